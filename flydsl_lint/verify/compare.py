@@ -1,0 +1,74 @@
+"""Verdicts for one kernel specialization compiled before and after a change."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from flydsl_lint.verify.isa import KernelIsa, Resources
+
+IDENTICAL = "identical"
+CHANGED = "changed"
+ONLY_BEFORE = "only-before"
+ONLY_AFTER = "only-after"
+COMPILE_ERROR = "compile-error"
+
+PARITY_BREAKING = frozenset({CHANGED, ONLY_BEFORE, ONLY_AFTER, COMPILE_ERROR})
+
+DIFF_CONTEXT_LINES = 2
+DIFF_MAX_LINES = 80
+
+
+@dataclass
+class KernelComparison:
+    kernel: str
+    arch: str
+    verdict: str
+    resource_deltas: dict[str, tuple[int | None, int | None]] = field(default_factory=dict)
+    histogram_deltas: dict[str, tuple[int, int]] = field(default_factory=dict)
+    isa_diff: list[str] = field(default_factory=list)
+    # Identifies the specialization in a larger run: test id and compile order.
+    test_id: str = ""
+    occurrence: int = 0
+    side: str = ""  # for compile-error: "before" or "after"
+    message: str = ""
+
+    @property
+    def breaks_parity(self) -> bool:
+        return self.verdict in PARITY_BREAKING
+
+
+def resource_deltas(before: Resources, after: Resources) -> dict[str, tuple[int | None, int | None]]:
+    """Only the resources whose value moved, as (before, after)."""
+    old, new = before.as_dict(), after.as_dict()
+    return {name: (old[name], new[name]) for name in old if old[name] != new[name]}
+
+
+def histogram_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, tuple[int, int]]:
+    classes = sorted(set(before) | set(after))
+    return {c: (before.get(c, 0), after.get(c, 0)) for c in classes if before.get(c, 0) != after.get(c, 0)}
+
+
+def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> KernelComparison:
+    if before is None and after is None:
+        raise ValueError("nothing to compare")
+    if before is None:
+        return KernelComparison(after.name, after.arch, ONLY_AFTER, resource_deltas(Resources(), after.resources))
+    if after is None:
+        return KernelComparison(before.name, before.arch, ONLY_BEFORE, resource_deltas(before.resources, Resources()))
+    resources = resource_deltas(before.resources, after.resources)
+    if before.instructions == after.instructions and not resources:
+        return KernelComparison(before.name, before.arch, IDENTICAL)
+    diff = list(
+        difflib.unified_diff(
+            before.instructions, after.instructions, "before", "after", n=DIFF_CONTEXT_LINES, lineterm=""
+        )
+    )
+    return KernelComparison(
+        before.name,
+        before.arch,
+        CHANGED,
+        resource_deltas=resources,
+        histogram_deltas=histogram_deltas(before.histogram, after.histogram),
+        isa_diff=diff[:DIFF_MAX_LINES],
+    )

@@ -1,0 +1,237 @@
+"""Parsing FlyDSL's final ISA dumps into comparable per-kernel records.
+
+The normalized instruction stream keeps everything that changes the program
+(mnemonics, operands, register numbers, control flow) and drops what does not:
+comments, debug directives and labels, and the arbitrary numbering of basic
+block labels (``.LBB0_3`` becomes ``L1`` by order of first appearance).
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+FINAL_ISA_GLOB = "*_final_isa.s"
+BINARY_STAGE_GLOB = "*_gpu_module_to_binary.mlir"
+
+
+@dataclass(frozen=True)
+class Resources:
+    vgpr: int | None = None
+    agpr: int | None = None
+    sgpr: int | None = None
+    lds_bytes: int | None = None
+    scratch_bytes: int | None = None
+    vgpr_spills: int | None = None
+    sgpr_spills: int | None = None
+    code_bytes: int | None = None  # None when the code object was not dumped
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class KernelIsa:
+    name: str
+    arch: str
+    instructions: list[str]
+    resources: Resources
+    histogram: dict[str, int] = field(default_factory=dict)
+
+
+# Metadata keys (amdhsa.kernels YAML) -> Resources fields.
+_METADATA_FIELDS = {
+    "vgpr_count": "vgpr",
+    "agpr_count": "agpr",
+    "sgpr_count": "sgpr",
+    "group_segment_fixed_size": "lds_bytes",
+    "private_segment_fixed_size": "scratch_bytes",
+    "vgpr_spill_count": "vgpr_spills",
+    "sgpr_spill_count": "sgpr_spills",
+}
+
+# Ordered: the first matching prefix names the class.
+_INSTRUCTION_CLASSES = (
+    ("s_waitcnt", "waitcnt"),
+    ("s_wait_", "waitcnt"),  # gfx12 split counters (s_wait_loadcnt, ...)
+    ("s_barrier", "barrier"),
+    ("s_cbranch", "branch"),
+    ("s_branch", "branch"),
+    ("s_setpc", "branch"),
+    ("s_swappc", "branch"),
+    ("s_getpc", "branch"),
+    ("global_", "global-mem"),
+    ("flat_", "global-mem"),
+    ("scratch_", "scratch-mem"),
+    ("buffer_", "buffer-mem"),
+    ("ds_", "lds"),
+    ("s_load", "scalar-mem"),
+    ("s_buffer_", "scalar-mem"),
+    ("s_store", "scalar-mem"),
+    ("v_mfma", "mfma"),
+    ("v_smfmac", "mfma"),
+    ("v_wmma", "wmma"),
+    ("v_swmmac", "wmma"),
+    ("v_", "valu"),
+    ("s_", "salu"),
+)
+
+_BLOCK_LABEL = re.compile(r"\.LBB\d+_\d+")
+_DEBUG_LABEL = re.compile(r"^\.L(tmp|func_begin|func_end)\w*:")
+
+
+def instruction_class(mnemonic: str) -> str:
+    for prefix, name in _INSTRUCTION_CLASSES:
+        if mnemonic.startswith(prefix):
+            return name
+    return "other"
+
+
+def _strip_comment(line: str) -> str:
+    return line.split(";", 1)[0].split("//", 1)[0].strip()
+
+
+def normalize_body(lines: list[str]) -> list[str]:
+    """Instructions and block labels of one kernel body, without noise."""
+    renamed: dict[str, str] = {}
+
+    def rename(match: re.Match) -> str:
+        return renamed.setdefault(match.group(0), f"L{len(renamed) + 1}")
+
+    normalized = []
+    for raw in lines:
+        line = _strip_comment(raw)
+        if not line or _DEBUG_LABEL.match(line):
+            continue
+        if line.startswith("."):
+            if _BLOCK_LABEL.match(line):  # a block label: keep it, renumbered
+                normalized.append(_BLOCK_LABEL.sub(rename, line))
+            continue  # directives (.loc, .p2align, .cfi_*) do not change the program
+        normalized.append(_BLOCK_LABEL.sub(rename, " ".join(line.split())))
+    return normalized
+
+
+def histogram(instructions: list[str]) -> dict[str, int]:
+    counts = Counter(instruction_class(line.split()[0]) for line in instructions if not line.endswith(":"))
+    return dict(sorted(counts.items()))
+
+
+def _kernel_bodies(text: str) -> dict[str, list[str]]:
+    """Lines between each ``.type name,@function`` label and its ``.Lfunc_end``/``.size``."""
+    functions = re.findall(r"^\s*\.type\s+([\w.$]+),\s*@function", text, re.M)
+    lines = text.splitlines()
+    bodies: dict[str, list[str]] = {}
+    for name in functions:
+        try:
+            start = lines.index(f"{name}:") + 1
+        except ValueError:
+            continue
+        end = start
+        while end < len(lines) and not (
+            lines[end].startswith(".Lfunc_end") or lines[end].strip().startswith(f".size\t{name}")
+        ):
+            end += 1
+        bodies[name] = lines[start:end]
+    return bodies
+
+
+def _kernel_metadata(text: str) -> dict[str, dict[str, int]]:
+    """Per-kernel integer fields of the amdhsa.kernels metadata list."""
+    match = re.search(r"^amdhsa\.kernels:\n(.*?)^(?=\S)", text, re.M | re.S)
+    if not match:
+        return {}
+    kernels, current = {}, {}
+    for line in match.group(1).splitlines():
+        if line.startswith("  - "):  # a new kernel entry (deeper dashes are .args items)
+            current = {}
+            line = "    " + line[4:]
+        field_match = re.match(r"^    \.(\w+):\s+(\S+)\s*$", line)
+        if not field_match:
+            continue
+        key, value = field_match.groups()
+        if key == "name":
+            kernels[value] = current
+        elif re.fullmatch(r"-?\d+", value):
+            current[key] = int(value)
+    return kernels
+
+
+def _target_arch(text: str) -> str:
+    match = re.search(r'\.amdgcn_target\s+"[^"]*-(gfx\w+)', text)
+    return match.group(1) if match else "unknown"
+
+
+def parse_isa(text: str, code_sizes: dict[str, int] | None = None) -> list[KernelIsa]:
+    arch = _target_arch(text)
+    metadata = _kernel_metadata(text)
+    code_sizes = code_sizes or {}
+    kernels = []
+    for name, body in _kernel_bodies(text).items():
+        fields = metadata.get(name, {})
+        resources = Resources(
+            **{target: fields.get(key) for key, target in _METADATA_FIELDS.items()},
+            code_bytes=code_sizes.get(name),
+        )
+        instructions = normalize_body(body)
+        kernels.append(KernelIsa(name, arch, instructions, resources, histogram(instructions)))
+    return kernels
+
+
+def _unescape_mlir_bytes(escaped: str) -> bytes:
+    out = bytearray()
+    i = 0
+    while i < len(escaped):
+        if escaped[i] == "\\":
+            out.append(int(escaped[i + 1 : i + 3], 16))
+            i += 3
+        else:
+            out.extend(escaped[i].encode("latin-1"))
+            i += 1
+    return bytes(out)
+
+
+def elf_function_sizes(elf: bytes) -> dict[str, int]:
+    """st_size of every function symbol in a 64-bit little-endian ELF (AMDGPU code objects)."""
+    if elf[:4] != b"\x7fELF" or elf[4] != 2 or elf[5] != 1:
+        return {}
+    shoff, = struct.unpack_from("<Q", elf, 0x28)
+    shentsize, shnum = struct.unpack_from("<HH", elf, 0x3A)
+    sections = [struct.unpack_from("<IIQQQQIIQQ", elf, shoff + i * shentsize) for i in range(shnum)]
+    sizes = {}
+    for _name, sh_type, _flags, _addr, offset, size, link, _info, _align, entsize in sections:
+        if sh_type != 2:  # SHT_SYMTAB
+            continue
+        strtab_offset = sections[link][4]
+        for sym in range(size // entsize):
+            st_name, st_info, _other, _shndx, _value, st_size = struct.unpack_from(
+                "<IBBHQQ", elf, offset + sym * entsize
+            )
+            if st_info & 0xF == 2:  # STT_FUNC
+                end = elf.index(b"\0", strtab_offset + st_name)
+                sizes[elf[strtab_offset + st_name : end].decode()] = st_size
+    return sizes
+
+
+def code_sizes_from_binary_stage(text: str) -> dict[str, int]:
+    """Function sizes from the code object embedded in the gpu-module-to-binary dump."""
+    sizes = {}
+    for escaped in re.findall(r'bin = "((?:[^"\\]|\\.)*)"', text):
+        try:
+            sizes.update(elf_function_sizes(_unescape_mlir_bytes(escaped)))
+        except (struct.error, ValueError, IndexError):
+            continue  # an unreadable object only costs the code-size column
+    return sizes
+
+
+def parse_dump_dir(dump_dir: Path) -> list[KernelIsa]:
+    """All kernels of every final ISA file under one compilation's dump directory."""
+    kernels = []
+    for isa_file in sorted(dump_dir.rglob(FINAL_ISA_GLOB)):
+        sizes: dict[str, int] = {}
+        for binary_stage in isa_file.parent.glob(BINARY_STAGE_GLOB):
+            sizes.update(code_sizes_from_binary_stage(binary_stage.read_text(encoding="utf-8", errors="replace")))
+        kernels.extend(parse_isa(isa_file.read_text(encoding="utf-8", errors="replace"), sizes))
+    return kernels

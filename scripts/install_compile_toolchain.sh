@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Installs what `flydsl-lint-verify` compile mode and tests/verify need:
+#   - torch 2.13.0, CPU build only (kernels' tests import torch; no GPU is used)
+#   - flydsl, pinned (see FLYDSL_VERSION below)
+#   - ziglang, whose bundled ld.lld links the code objects when neither ROCm's
+#     nor a system ld.lld is available
+# Idempotent: each package is installed only when the exact version is missing.
+set -euo pipefail
+
+PYTHON="${PYTHON:-python}"
+TORCH_VERSION="2.13.0"
+# 0.5.0 is the newest flydsl release on PyPI; it installs as a cp311 manylinux
+# wheel and compiles kernels under COMPILE_ONLY=1 with torch 2.13.0 (verified
+# by tests/verify). Bump deliberately: dump file names and ISA layout are
+# what the verifier parses.
+FLYDSL_VERSION="0.5.0"
+ZIGLANG_SPEC="ziglang>=0.11"
+# Optional extra index holding CPU torch wheels (e.g. https://download.pytorch.org/whl/cpu)
+# for machines without a local torch-2.13.0+cpu wheel in pip's find-links.
+TORCH_CPU_INDEX="${TORCH_CPU_INDEX:-}"
+
+installed_version() {
+    "$PYTHON" -c "import importlib.metadata as m, sys
+try: print(m.version(sys.argv[1]))
+except m.PackageNotFoundError: pass" "$1"
+}
+
+torch_now="$(installed_version torch)"
+if [[ "$torch_now" != "$TORCH_VERSION" && "$torch_now" != "$TORCH_VERSION+cpu" ]]; then
+    # Pinning the "+cpu" local version makes a CUDA build unresolvable: plain
+    # PyPI only publishes CUDA builds for Linux under the bare version.
+    index_args=()
+    if [[ -n "$TORCH_CPU_INDEX" ]]; then index_args=(--extra-index-url "$TORCH_CPU_INDEX"); fi
+    if ! "$PYTHON" -m pip install "torch==${TORCH_VERSION}+cpu" "${index_args[@]}"; then
+        echo "install_compile_toolchain: no torch ${TORCH_VERSION}+cpu wheel found;" \
+             "put one in pip's find-links or set TORCH_CPU_INDEX=https://download.pytorch.org/whl/cpu" >&2
+        exit 2
+    fi
+fi
+if ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.version.cuda is None else 1)"; then
+    echo "install_compile_toolchain: a CUDA build of torch is installed; replace it with the CPU build" >&2
+    exit 2
+fi
+
+if [[ "$(installed_version flydsl)" != "$FLYDSL_VERSION" ]]; then
+    "$PYTHON" -m pip install "flydsl==${FLYDSL_VERSION}"
+fi
+
+if [[ -z "$(installed_version ziglang)" ]]; then
+    "$PYTHON" -m pip install "$ZIGLANG_SPEC"
+fi
+
+"$PYTHON" - <<'PY'
+import flydsl, torch
+print(f"compile toolchain ready: flydsl {flydsl.__version__}, torch {torch.__version__}")
+PY
