@@ -28,11 +28,12 @@ ENV_ARCH = "FLYDSL_VERIFY_ARCH"
 ENV_DUMP_ROOT = "FLYDSL_VERIFY_DUMP_ROOT"
 COMPILES_MANIFEST = "compiles.jsonl"
 OUTCOMES_MANIFEST = "outcomes.jsonl"
+LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
 
 OUTSIDE_ANY_TEST = "<module import>"
 
 
-def _append_json_line(path: Path, record: dict) -> None:
+def append_json_line(path: Path, record: dict) -> None:
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
 
@@ -88,13 +89,13 @@ class CompileRecorder:
                 record["error"] = describe_exception(exc)
                 raise
             finally:
-                _append_json_line(recorder.manifest, record)
+                append_json_line(recorder.manifest, record)
 
         MlirCompiler.compile = classmethod(recording_compile)
 
     def record_outcome(self, label: str, outcome: str, message: str = "") -> None:
         """outcome: passed | output-mismatch | compile-error | error | skipped."""
-        _append_json_line(self.outcomes, {"label": label, "outcome": outcome, "message": message})
+        append_json_line(self.outcomes, {"label": label, "outcome": outcome, "message": message})
 
 
 def classify_failure(exc: BaseException) -> str:

@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -89,20 +90,36 @@ def _capture_environment(tree: Path, arch: str, dump_root: Path, linker: Linker)
     return env
 
 
+_live_processes: set[subprocess.Popen] = set()
+_live_lock = threading.Lock()
+_stopping = threading.Event()
+
+
+def kill_running_captures() -> None:
+    """Kill every capture subprocess still running (on Ctrl-C, from any thread)."""
+    _stopping.set()
+    with _live_lock:
+        for process in _live_processes:
+            process.kill()
+
+
 def _run(command: list[str], *, cwd: Path, env: dict, log_path: Path, timeout: float) -> tuple[int | None, str]:
     """Run to completion; returns (exit code or None on timeout, log tail)."""
-    with log_path.open("w", encoding="utf-8") as log:
+    with log_path.open("w", encoding="utf-8") as log, _live_lock:
+        if _stopping.is_set():
+            raise KeyboardInterrupt
+        # The child keeps its own copy of the log descriptor.
         process = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            returncode = process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            returncode = None
-        except BaseException:  # Ctrl-C: never leave a compiler running
-            process.kill()
-            process.wait()
-            raise
+        _live_processes.add(process)
+    try:
+        returncode = process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        returncode = None
+    finally:
+        process.kill()  # no-op once exited; never leave a compiler running
+        process.wait()
+        with _live_lock:
+            _live_processes.discard(process)
     return returncode, log_path.read_text(encoding="utf-8", errors="replace")[-LOG_TAIL_CHARS:]
 
 

@@ -1,0 +1,117 @@
+"""Rule documentation generated from rules.toml and the rule classes.
+
+`python -m flydsl_lint.docs` writes docs/rules/*.md and docs/rules.md;
+`--check` fails when the committed pages drift from their sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import sys
+from pathlib import Path
+
+from .engine.registry import Invalid, Rule, all_rules, load_metadata
+
+SECTION_TITLES = {
+    "0": "Project boundaries and tool hygiene", "1": "§1 ArithValue and index helpers", "1b": "§1b Redundant fx.* wraps",
+    "2": "§2 buffer_ops → make_buffer_tensor", "3": "§3 Raw upstream dialects", "3b": "§3b fly.ptr → !llvm.ptr",
+    "3c": "§3c Manual s_waitcnt bitfields", "4": "§4 SmemAllocator → SharedAllocator",
+    "5": "§5 Runtime branches in helpers", "6": "§6 Raw MFMA → MMA atom + fx.gemm",
+    "7": "§7 Tiled copy/MMA", "7a": "§7a Tiled copy/MMA (TV layout)", "7b": "§7b fx.copy / fx.gemm over *_atom_call",
+    "8": "§8 Comments and dead code", "9": "§9 Launch overhead and shared helpers",
+}
+_FIX_WORDS = {"safe": "Safe", "unsafe": "Unsafe (applied only with `--unsafe-fixes`)",
+              "display-only": "Display-only (shown with `--diff`/`--show-fixes`, never applied)"}
+
+
+def _example(rule: type[Rule]) -> Invalid:
+    for case in rule.invalid:
+        if case.fixed is not None:
+            return case
+    return rule.invalid[0]
+
+
+def render_rule(rule: type[Rule]) -> str:
+    meta = load_metadata()[rule.code]
+    example = _example(rule)
+    lines = [
+        f"# {rule.code} {meta.name}",
+        "",
+        f"Guide section: {SECTION_TITLES.get(meta.section, meta.section)}",
+        "",
+        "## What it does",
+        "",
+        f"Flags {meta.summary}.",
+        "",
+        "## Why",
+        "",
+        inspect.cleandoc(rule.__doc__ or ""),
+        "",
+        "## Example",
+        "",
+        "```python",
+        example.source.rstrip("\n"),
+        "```",
+        "",
+        f"Message: {meta.message}",
+        "",
+    ]
+    use_instead = example.fixed or rule.use_instead
+    if use_instead:
+        lines += ["## Use instead", "", "```python", use_instead.rstrip("\n"), "```", ""]
+    fix = _FIX_WORDS.get(meta.fix.value, meta.fix.value) if meta.fix else "No fix"
+    lines += ["## Fix safety", "", f"{fix}. {meta.fix_reason}", ""]
+    if meta.fix_since:
+        lines += [f"The fix needs FlyDSL >= {meta.fix_since}; it is withheld for an older `target-version`.", ""]
+    if meta.candidate:
+        lines += ["## Replaces", "", f"The guide's candidate search `{meta.candidate}`, with imports and aliases resolved.", ""]
+    if rule.valid:
+        lines += ["## Not flagged", "", "```python"]
+        for case in rule.valid:
+            lines += [getattr(case, "source", case).rstrip("\n"), ""]
+        lines[-1:] = ["```", ""]
+    return "\n".join(lines)
+
+
+def render_index() -> str:
+    metadata = load_metadata()
+    lines = ["# Rules", "", "Generated from `rules.toml` and the rule classes by `python -m flydsl_lint.docs`.", "",
+             "Fix: ✔ safe, ⚠ unsafe, 👁 display-only.", "",
+             "| Code | Name | Section | Summary | Fix |", "| --- | --- | --- | --- | --- |"]
+    marks = {"safe": "✔", "unsafe": "⚠", "display-only": "👁"}
+    for code in all_rules():
+        meta = metadata[code]
+        mark = marks.get(meta.fix.value, "") if meta.fix else ""
+        lines.append(f"| [{code}](rules/{code}.md) | {meta.name} | §{meta.section} | {meta.summary} | {mark} |")
+    return "\n".join(lines) + "\n"
+
+
+def pages(docs: Path) -> dict[Path, str]:
+    rendered = {docs / "rules" / f"{code}.md": render_rule(rule) for code, rule in all_rules().items()}
+    rendered[docs / "rules.md"] = render_index()
+    return rendered
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--docs", type=Path, default=Path(__file__).resolve().parent.parent / "docs")
+    parser.add_argument("--check", action="store_true", help="fail if the pages differ from their sources")
+    args = parser.parse_args(argv)
+    expected = pages(args.docs)
+    stale = sorted(p for p in (args.docs / "rules").glob("*.md") if p not in expected)
+    drift = [p for p, text in expected.items() if not p.is_file() or p.read_text(encoding="utf-8") != text]
+    if args.check:
+        for path in drift + stale:
+            print(f"{path}: out of date; run `python -m flydsl_lint.docs`", file=sys.stderr)
+        return 1 if drift or stale else 0
+    for path in stale:
+        path.unlink()
+    for path in drift:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(expected[path], encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

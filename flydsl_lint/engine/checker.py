@@ -1,0 +1,140 @@
+"""Check one file: one parse, one model, every selected rule, noqa applied."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from .config import Settings
+from .diagnostics import Diagnostic
+from .model import SemanticModel
+from .noqa import NoqaDirective, logical_line_ranges, parse_directives
+from .project import ProjectIndex, module_name_for
+from .registry import RuleMeta, all_rules, load_metadata
+from .source import Comment, SourceError, SourceFile, find_comments
+from .versions import Version
+
+
+@dataclass
+class Context:
+    """What a rule sees: the file, its model, the settings, and a sink."""
+
+    source: SourceFile
+    model: SemanticModel
+    settings: Settings
+    metadata: dict[str, RuleMeta]
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def add(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+
+    @cached_property
+    def comments(self) -> list[Comment]:
+        return find_comments(self.source, self.model.string_spans)
+
+    @cached_property
+    def noqa(self) -> dict[int, NoqaDirective]:
+        if "noqa" not in self.source.text.lower():
+            return {}
+        return parse_directives(self.comments)
+
+    @property
+    def is_tuned_kernel(self) -> bool:
+        return self.settings.is_tuned_kernel(self.source.path)
+
+
+class Checker:
+    """Runs the selected rules over files; reusable across files of one run."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.metadata = load_metadata()
+        self.rule_classes = [cls for code, cls in all_rules().items() if settings.is_selected(code)]
+        self._projects: dict[Path, ProjectIndex] = {}
+
+    def project_for(self, path: str) -> tuple[ProjectIndex, str, bool]:
+        """The module name of `path` and an index rooted where its packages live.
+
+        One index per package root, so project modules are summarized once a run.
+        """
+        module, is_package, package_root = module_name_for(Path(path))
+        index = self._projects.get(package_root)
+        if index is None:
+            roots = [self.settings.root / src for src in self.settings.src]
+            index = ProjectIndex([root for root in roots if root.is_dir()], self.settings.legacy_module_roots)
+            index.add_root(package_root)
+            self._projects[package_root] = index
+        return index, module, is_package
+
+    def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
+        """Diagnostics for one file; raises SourceError if it cannot be checked."""
+        tree = source.tree
+        project, module, is_package = self.project_for(source.path)
+        model = SemanticModel(tree, module, is_package, project)
+        context = Context(source, model, self.settings, self.metadata)
+        ignored = self.settings.ignored_for(source.path)
+        rules = [cls(context) for cls in self.rule_classes if not cls.code.startswith(ignored or ("\0",))]
+
+        dispatch: dict[type, list] = {}
+        for rule in rules:
+            for node_type in rule.node_types():
+                dispatch.setdefault(node_type, []).append(getattr(rule, f"visit_{node_type.__name__}"))
+        for rule in rules:
+            self._guard(rule, source, rule.check_file)
+        for node_type, handlers in dispatch.items():
+            for node in model.nodes(node_type):
+                for handler in handlers:
+                    self._guard(handler.__self__, source, handler, node)
+
+        diagnostics = context.diagnostics
+        self._gate_fixes_on_version(diagnostics)
+        if context.noqa:
+            self._mark_suppressed(diagnostics, context.noqa, tree)
+        for rule in rules:
+            finish = getattr(rule, "check_suppressions", None)
+            if finish is not None:
+                self._guard(rule, source, finish)
+        if apply_noqa:
+            diagnostics = [d for d in diagnostics if not d.suppressed]
+        diagnostics.sort(key=Diagnostic.sort_key)
+        return diagnostics
+
+    def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
+        """Withhold fixes whose replacement API the target FlyDSL lacks."""
+        target = self.settings.target_version
+        if target is None:
+            return  # unknown target: offer fixes (documented; set target-version)
+        for diagnostic in diagnostics:
+            since = self.metadata[diagnostic.code].fix_since
+            if diagnostic.fix is not None and since and target < Version.parse(since):
+                diagnostic.fix = None
+                diagnostic.message += f" (fix needs FlyDSL >= {since}; target is {target})"
+
+    @staticmethod
+    def _guard(rule, source: SourceFile, function, *args) -> None:
+        try:
+            function(*args)
+        except RecursionError:
+            raise SourceError(source.path, f"{rule.code} gave up: expression nesting too deep") from None
+        except Exception as exc:  # a rule bug must name itself, not hide as a clean file
+            where = f" at line {args[0].lineno}" if args and hasattr(args[0], "lineno") else ""
+            raise SourceError(source.path, f"internal error in {rule.code}{where}: {type(exc).__name__}: {exc}") from exc
+
+    @staticmethod
+    def _mark_suppressed(diagnostics: list[Diagnostic], directives: dict[int, NoqaDirective], tree: ast.Module) -> None:
+        spans: dict[int, tuple[int, int]] = {}
+        for lo, hi in logical_line_ranges(tree):
+            for row in range(lo, hi + 1):
+                current = spans.get(row)
+                if current is None or hi - lo < current[1] - current[0]:
+                    spans[row] = (lo, hi)
+        for diagnostic in diagnostics:
+            lo, hi = spans.get(diagnostic.noqa_row, (diagnostic.noqa_row, diagnostic.noqa_row))
+            for row in range(lo, hi + 1):
+                directive = directives.get(row)
+                if directive is not None and directive.matches(diagnostic.code):
+                    diagnostic.suppressed = True
+                    directive.used.add(diagnostic.code)
+                    break

@@ -1,0 +1,195 @@
+"""[tool.flydsl-lint] in pyproject.toml, validated into Settings."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from .tomlcompat import tomllib
+from .versions import Version, installed_flydsl_version
+
+DEFAULT_EXCLUDE = (
+    ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "build", "dist", "node_modules",
+    ".tox", ".nox", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".flydsl-lint-cache",
+)
+DEFAULT_TUNED_KERNELS = ("flash_attn_gfx950.py", "mla_fwd_decode_*")
+KNOWN_ARCHES = re.compile(r"^gfx(9\d\d|9[0-9a-f]{2}|10\d\d|11\d\d|12\d\d)$")
+_CODE_PREFIX = re.compile(r"^FLY\d{0,3}$")
+
+
+class ConfigError(Exception):
+    """A bad setting; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    root: Path = field(default_factory=Path.cwd)
+    config_file: Path | None = None
+    select: tuple[str, ...] = ("FLY",)
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    extend_exclude: tuple[str, ...] = ()
+    respect_gitignore: bool = True
+    target_version: Version | None = None
+    target_version_source: str = "unknown"
+    target_arch: tuple[str, ...] = ()
+    legacy_module_roots: tuple[str, ...] = ()
+    src: tuple[str, ...] = (".", "python", "src")
+    tuned_kernels: tuple[str, ...] = DEFAULT_TUNED_KERNELS
+    cache_dir: str = ".flydsl-lint-cache"
+
+    def is_selected(self, code: str) -> bool:
+        """Most specific prefix wins, as in ruff; ties go to ignore."""
+        chosen = -1
+        selected = False
+        for prefix in self.select + self.extend_select:
+            if code.startswith(prefix) and len(prefix) > chosen:
+                chosen, selected = len(prefix), True
+        for prefix in self.ignore:
+            if code.startswith(prefix) and len(prefix) >= chosen:
+                chosen, selected = len(prefix), False
+        return selected
+
+    def ignored_for(self, path: str) -> tuple[str, ...]:
+        relative = _relative(path, self.root)
+        codes: list[str] = []
+        for pattern, ignored in self.per_file_ignores:
+            if _path_matches(relative, pattern):
+                codes.extend(ignored)
+        return tuple(codes)
+
+    def is_excluded(self, path: Path) -> bool:
+        relative = _relative(str(path), self.root)
+        return any(_path_matches(relative, pattern) for pattern in self.exclude + self.extend_exclude)
+
+    def is_tuned_kernel(self, path: str) -> bool:
+        return any(_path_matches(_relative(path, self.root), pattern) for pattern in self.tuned_kernels)
+
+    def fingerprint(self) -> str:
+        """Everything that can change a file's diagnostics, for the cache key."""
+        parts = (
+            self.select, self.ignore, self.extend_select, self.per_file_ignores, str(self.target_version),
+            self.target_arch, self.legacy_module_roots, self.src, self.tuned_kernels, str(self.root),
+        )
+        return repr(parts)
+
+
+def _relative(path: str, root: Path) -> str:
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def _path_matches(relative: str, pattern: str) -> bool:
+    """gitignore-like: a bare name matches any component, a path matches from the root."""
+    pattern = pattern.rstrip("/")
+    if "/" in pattern:
+        return fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern + "/*")
+    return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest pyproject.toml with a [tool.flydsl-lint] table, walking up."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                with open(candidate, "rb") as handle:
+                    data = tomllib.load(handle)
+            except (OSError, tomllib.TOMLDecodeError):
+                return candidate  # reported by load_settings with its reason
+            if "flydsl-lint" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    return tuple(value)
+
+
+def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
+    codes = _string_list(value, key, where)
+    for code in codes:
+        if not _CODE_PREFIX.match(code):
+            raise ConfigError(f"{where}: `{key}` has {code!r}, which is not a FLY code or prefix")
+    return codes
+
+
+def _parse_table(table: dict, where: str) -> dict:
+    parsed: dict = {}
+    for key, value in table.items():
+        if key in ("select", "ignore", "extend-select"):
+            parsed[key.replace("-", "_")] = _codes(value, key, where)
+        elif key in ("exclude", "extend-exclude", "legacy-module-roots", "src", "tuned-kernels"):
+            parsed[key.replace("-", "_")] = _string_list(value, key, where)
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: `per-file-ignores` must be a table of pattern = [codes]")
+            parsed["per_file_ignores"] = tuple(
+                (pattern, _codes(codes, f"per-file-ignores.{pattern}", where)) for pattern, codes in value.items()
+            )
+        elif key == "target-version":
+            try:
+                parsed["target_version"] = Version.parse(str(value))
+            except ValueError:
+                raise ConfigError(f"{where}: `target-version` = {value!r} is not a FlyDSL version like \"0.5.0\"") from None
+            parsed["target_version_source"] = "config"
+        elif key == "target-arch":
+            arches = _string_list([value] if isinstance(value, str) else value, key, where)
+            bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
+            if bad:
+                raise ConfigError(f"{where}: `target-arch` has {bad[0]!r}, not a gfx target like \"gfx942\"")
+            parsed["target_arch"] = arches
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: `respect-gitignore` must be true or false")
+            parsed["respect_gitignore"] = value
+        elif key == "cache-dir":
+            if not isinstance(value, str):
+                raise ConfigError(f"{where}: `cache-dir` must be a string")
+            parsed["cache_dir"] = value
+        elif key == "verify":
+            continue  # read by flydsl-lint-verify
+        else:
+            raise ConfigError(f"{where}: unknown key `{key}` in [tool.flydsl-lint]")
+    return parsed
+
+
+def load_settings(config: Path | None = None, start: Path | None = None, **overrides: object) -> Settings:
+    """Settings from an explicit file, else the nearest pyproject.toml, else defaults."""
+    path = config if config is not None else find_config(start or Path.cwd())
+    parsed: dict = {}
+    root = (start or Path.cwd()).resolve()
+    if root.is_file():
+        root = root.parent
+    if path is not None:
+        where = str(path)
+        try:
+            with open(path, "rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"{where}: config file not found") from None
+        except OSError as exc:
+            raise ConfigError(f"{where}: cannot read config: {exc.strerror or exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+        table = data.get("tool", {}).get("flydsl-lint", {}) if path.name == "pyproject.toml" else data
+        if not isinstance(table, dict):
+            raise ConfigError(f"{where}: [tool.flydsl-lint] must be a table")
+        parsed = _parse_table(table, where)
+        root = path.resolve().parent
+    settings = Settings(root=root, config_file=path, **parsed)
+    settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    if settings.target_version is None:
+        installed = installed_flydsl_version()
+        if installed is not None:
+            settings = replace(settings, target_version=installed, target_version_source="installed flydsl")
+    return settings

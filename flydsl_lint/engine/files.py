@@ -1,0 +1,64 @@
+"""Which files a run checks: explicit paths, directory walks, excludes, .gitignore."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Settings
+
+
+@dataclass(frozen=True)
+class MissingPath:
+    path: str
+
+
+def _git_listing(folder: Path) -> list[Path] | None:
+    """Tracked and untracked-but-not-ignored files under `folder`, or None outside git."""
+    try:
+        result = subprocess.run(
+            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            capture_output=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if result.returncode != 0:
+        return None
+    return [folder / name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+def _walk(folder: Path, settings: Settings) -> list[Path]:
+    found = []
+    for current, dirs, names in os.walk(folder):
+        base = Path(current)
+        dirs[:] = sorted(d for d in dirs if not settings.is_excluded(base / d))
+        found.extend(base / name for name in sorted(names) if name.endswith((".py", ".pyi")))
+    return found
+
+
+def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[MissingPath]]:
+    """Python files to check, in a stable order, and the paths that do not exist.
+
+    A file named on the command line is always checked; directories are walked
+    with `exclude`/`extend-exclude` and, inside a git work tree, .gitignore.
+    """
+    files: list[Path] = []
+    missing: list[MissingPath] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_file():
+            files.append(path)
+        elif path.is_dir():
+            listing = _git_listing(path) if settings.respect_gitignore else None
+            if listing is None:
+                candidates = _walk(path, settings)
+            else:
+                candidates = [p for p in listing if p.suffix in (".py", ".pyi") and p.is_file()]
+            files.extend(p for p in candidates if not settings.is_excluded(p))
+        else:
+            missing.append(MissingPath(raw))
+    unique = list(dict.fromkeys(os.path.normpath(p) for p in files))
+    return [Path(p) for p in sorted(unique)], missing

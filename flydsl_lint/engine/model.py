@@ -1,0 +1,510 @@
+"""One semantic model per file: scopes, bindings, import resolution, kernels.
+
+Built in a single walk of the AST. Rules ask it questions such as "does this
+call resolve to `flydsl.expr.arith.unwrap`?" or "is this node traced kernel
+code?"; they never look at import statements or raw text themselves.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import sys
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from .project import ProjectIndex, absolute_module
+
+KERNEL_DECORATORS = {
+    "flydsl.compiler.kernel": "kernel",
+    "flydsl.compiler.kernel_function.kernel": "kernel",
+    "flydsl.compiler.jit": "jit",
+    "flydsl.compiler.jit_function.jit": "jit",
+}
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(eq=False)
+class Binding:
+    name: str
+    kind: str  # import | assign | param | def | class | loop | with | except | comprehension | match | global
+    position: tuple[int, int]  # where the binding takes effect
+    node: ast.AST
+    target: str | None = None  # qualified name an import binds
+    alias_of: ast.expr | None = None  # `x = fx.max`: the expression x aliases
+    fallback: bool = False  # bound in an `except ImportError` handler
+    used: int = 0
+    scope: "Scope | None" = None
+
+
+@dataclass(eq=False)
+class Scope:
+    kind: str  # module | function | class | lambda | comprehension
+    node: ast.AST
+    parent: "Scope | None"
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    declared_global: set[str] = field(default_factory=set)
+    declared_nonlocal: set[str] = field(default_factory=set)
+
+    def add(self, binding: Binding) -> None:
+        binding.scope = self
+        self.bindings.setdefault(binding.name, []).append(binding)
+
+
+def _position(node: ast.AST, end: bool = False) -> tuple[int, int]:
+    if end:
+        return (node.end_lineno, node.end_col_offset)
+    return (node.lineno, node.col_offset)
+
+
+def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
+    names = []
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for item in types:
+        if isinstance(item, ast.Name):
+            names.append(item.id)
+    return any(name in ("ImportError", "ModuleNotFoundError") for name in names)
+
+
+class SemanticModel:
+    """Scopes and bindings of one module, with name resolution on demand."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        module_name: str = "",
+        is_package: bool = False,
+        project: ProjectIndex | None = None,
+    ) -> None:
+        self.tree = tree
+        self.module_name = module_name
+        self.is_package = is_package
+        self.project = project or ProjectIndex()
+        self.module_scope = Scope("module", tree, None)
+        self.scopes: list[Scope] = [self.module_scope]
+        self.star_imports: list[str] = []
+        # Nodes grouped by type in source order, so rules are dispatched without
+        # another walk; string spans feed comment detection.
+        self.nodes_by_type: dict[type, list[ast.AST]] = {}
+        self.string_spans: dict[int, list[tuple[int, int]]] = {}
+        self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
+        self._resolved: dict[int, str | None] = {}
+        self._function_kinds: dict[int, str | None] = {}
+        self._build()
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            ast_parent_attr = "_fly_parent"
+            setattr(self.tree, ast_parent_attr, None)
+            self._visit_body(self.tree.body, self.tree, self.module_scope, fallback=False)
+        finally:
+            sys.setrecursionlimit(limit)
+        self._uses_counted = False
+
+    def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
+        node._fly_parent = parent  # type: ignore[attr-defined]
+        bucket = self.nodes_by_type.get(type(node))
+        if bucket is None:
+            self.nodes_by_type[type(node)] = [node]
+        else:
+            bucket.append(node)
+
+    def _visit_body(self, body: list[ast.stmt], parent: ast.AST, scope: Scope, fallback: bool) -> None:
+        for stmt in body:
+            self._visit(stmt, parent, scope, fallback)
+
+    def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        visit(item, node, scope, fallback)
+            elif isinstance(value, ast.AST):
+                visit(value, node, scope, fallback)
+
+    def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
+        self._record(node, parent)
+        kind = type(node)
+        if kind is ast.Name:
+            if isinstance(node.ctx, ast.Load):
+                self._scope_of_node[id(node)] = scope
+            else:
+                self._bind_target(node, scope, _position(node), fallback)
+            return
+        if kind is ast.Constant:
+            if isinstance(node.value, (str, bytes)):
+                self._add_string_span(node)
+            return
+        if kind is ast.JoinedStr:
+            self._add_string_span(node)
+        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            self._visit_function(node, scope, fallback)
+            return
+        elif kind is ast.ClassDef:
+            self._visit_class(node, scope, fallback)
+            return
+        elif kind is ast.Lambda:
+            self._visit_lambda(node, scope, fallback)
+            return
+        elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
+            self._visit_comprehension(node, scope, fallback)
+            return
+        elif kind is ast.Import or kind is ast.ImportFrom:
+            self._visit_import(node, scope, fallback)
+            return
+        elif kind is ast.Try or (sys.version_info >= (3, 11) and kind is getattr(ast, "TryStar", None)):
+            self._visit_try(node, scope, fallback)
+            return
+        elif kind is ast.Global:
+            scope.declared_global.update(node.names)
+            return
+        elif kind is ast.Nonlocal:
+            scope.declared_nonlocal.update(node.names)
+            return
+        elif kind is ast.Assign:
+            self._visit(node.value, node, scope, fallback)
+            for target in node.targets:
+                self._visit_target(target, node, scope, _position(node, end=True), fallback)
+            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if isinstance(node.value, (ast.Name, ast.Attribute)):
+                    binding = scope.bindings[node.targets[0].id][-1]
+                    binding.alias_of = node.value
+            return
+        elif kind is ast.AnnAssign or kind is ast.AugAssign:
+            if node.value is not None:
+                self._visit(node.value, node, scope, fallback)
+            if kind is ast.AnnAssign:
+                self._visit(node.annotation, node, scope, fallback)
+            self._visit_target(node.target, node, scope, _position(node, end=True), fallback)
+            return
+        elif kind is ast.NamedExpr:
+            self._visit(node.value, node, scope, fallback)
+            owner = scope
+            while owner.kind == "comprehension" and owner.parent is not None:
+                owner = owner.parent  # PEP 572: binds in the enclosing scope
+            self._visit_target(node.target, node, owner, _position(node, end=True), fallback)
+            return
+        elif kind is ast.For or kind is ast.AsyncFor:
+            self._visit(node.iter, node, scope, fallback)
+            self._visit_target(node.target, node, scope, _position(node.target), fallback, kind="loop")
+            self._visit_body(node.body, node, scope, fallback)
+            self._visit_body(node.orelse, node, scope, fallback)
+            return
+        elif kind is ast.ExceptHandler:
+            if node.type is not None:
+                self._visit(node.type, node, scope, fallback)
+            if node.name:
+                scope.add(Binding(node.name, "except", _position(node), node))
+            self._visit_body(node.body, node, scope, fallback)
+            return
+        elif kind is ast.alias:
+            return
+        elif sys.version_info >= (3, 10) and kind in (ast.MatchAs, ast.MatchStar):
+            if node.name:
+                scope.add(Binding(node.name, "match", _position(node), node))
+        elif sys.version_info >= (3, 10) and kind is ast.MatchMapping and node.rest:
+            scope.add(Binding(node.rest, "match", _position(node), node))
+        elif kind is ast.withitem:
+            self._visit(node.context_expr, node, scope, fallback)
+            if node.optional_vars is not None:
+                self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
+            return
+        self._visit_children(node, scope, fallback)
+
+    def _visit_target(
+        self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int], fallback: bool, kind: str = "assign"
+    ) -> None:
+        self._record(target, parent)
+        if isinstance(target, ast.Name):
+            scope.add(Binding(target.id, kind, position, target, fallback=fallback))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._visit_target(element, target, scope, position, fallback, kind)
+        elif isinstance(target, ast.Starred):
+            self._visit_target(target.value, target, scope, position, fallback, kind)
+        else:  # attribute or subscript targets read their base
+            self._visit_children(target, scope, fallback)
+
+    def _bind_target(self, node: ast.Name, scope: Scope, position: tuple[int, int], fallback: bool) -> None:
+        scope.add(Binding(node.id, "assign", position, node, fallback=fallback))
+
+    def _add_string_span(self, node: ast.AST) -> None:
+        big = 1 << 30
+        for row in range(node.lineno, node.end_lineno + 1):
+            lo = node.col_offset if row == node.lineno else 0
+            hi = node.end_col_offset if row == node.end_lineno else big
+            self.string_spans.setdefault(row, []).append((lo, hi))
+
+    def _visit_arguments(self, args: ast.arguments, owner: ast.AST, outer: Scope, inner: Scope, fallback: bool) -> None:
+        self._record(args, owner)
+        for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
+            self._visit(default, args, outer, fallback)
+        every = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+        every += [a for a in (args.vararg, args.kwarg) if a is not None]
+        for arg in every:
+            self._record(arg, args)
+            if arg.annotation is not None:
+                self._visit(arg.annotation, arg, outer, fallback)
+            inner.add(Binding(arg.arg, "param", (owner.lineno, owner.col_offset), arg))
+
+    def _visit_function(self, node: ast.FunctionDef, scope: Scope, fallback: bool) -> None:
+        for decorator in node.decorator_list:
+            self._visit(decorator, node, scope, fallback)
+        if node.returns is not None:
+            self._visit(node.returns, node, scope, fallback)
+        inner = Scope("function", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[id(node)] = inner
+        self._visit_arguments(node.args, node, scope, inner, fallback)
+        self._visit_body(node.body, node, inner, False)
+        scope.add(Binding(node.name, "def", _position(node), node, fallback=fallback))
+
+    def _visit_class(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> None:
+        for expr in list(node.decorator_list) + list(node.bases) + [k.value for k in node.keywords]:
+            self._visit(expr, node, scope, fallback)
+        inner = Scope("class", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[id(node)] = inner
+        self._visit_body(node.body, node, inner, False)
+        scope.add(Binding(node.name, "class", _position(node), node, fallback=fallback))
+
+    def _visit_lambda(self, node: ast.Lambda, scope: Scope, fallback: bool) -> None:
+        inner = Scope("lambda", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[id(node)] = inner
+        self._visit_arguments(node.args, node, scope, inner, fallback)
+        self._visit(node.body, node, inner, fallback)
+
+    def _visit_comprehension(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        inner = Scope("comprehension", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[id(node)] = inner
+        for index, generator in enumerate(node.generators):
+            self._record(generator, node)
+            # The first iterable is evaluated in the enclosing scope.
+            self._visit(generator.iter, generator, scope if index == 0 else inner, fallback)
+            self._visit_target(generator.target, generator, inner, _position(node), fallback, kind="comprehension")
+            for condition in generator.ifs:
+                self._visit(condition, generator, inner, fallback)
+        elements = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for element in elements:
+            self._visit(element, node, inner, fallback)
+
+    def _visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope, fallback: bool) -> None:
+        position = _position(node, end=True)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self._record(alias, node)
+                if alias.asname:
+                    name, target = alias.asname, alias.name
+                else:
+                    name = target = alias.name.split(".")[0]
+                scope.add(Binding(name, "import", position, alias, target=target, fallback=fallback))
+            return
+        source = absolute_module(self.module_name, self.is_package, node.level, node.module)
+        for alias in node.names:
+            self._record(alias, node)
+            if alias.name == "*":
+                if source:
+                    self.star_imports.append(source)
+                continue
+            target = f"{source}.{alias.name}" if source else None
+            scope.add(Binding(alias.asname or alias.name, "import", position, alias, target=target, fallback=fallback))
+
+    def _visit_try(self, node: ast.Try, scope: Scope, fallback: bool) -> None:
+        self._visit_body(node.body, node, scope, fallback)
+        for handler in node.handlers:
+            self._record(handler, node)
+            handler_fallback = fallback or _is_import_error_handler(handler)
+            if handler.type is not None:
+                self._visit(handler.type, handler, scope, fallback)
+            if handler.name:
+                scope.add(Binding(handler.name, "except", _position(handler), handler))
+            self._visit_body(handler.body, handler, scope, handler_fallback)
+        self._visit_body(node.orelse, node, scope, fallback)
+        self._visit_body(node.finalbody, node, scope, fallback)
+
+    def count_uses(self) -> None:
+        """Fill `Binding.used`; only fixes need it, so it is not done eagerly."""
+        if self._uses_counted:
+            return
+        self._uses_counted = True
+        for node in self.nodes_by_type.get(ast.Name, ()):
+            if isinstance(node.ctx, ast.Load):
+                binding = self.binding_of(node)
+                if binding is not None:
+                    binding.used += 1
+
+    # -------------------------------------------------------------- queries
+    def nodes(self, kind: type) -> list[ast.AST]:
+        return self.nodes_by_type.get(kind, [])
+
+    @staticmethod
+    def parent(node: ast.AST) -> ast.AST | None:
+        return getattr(node, "_fly_parent", None)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def binding_of(self, node: ast.Name) -> Binding | None:
+        """The binding a loaded name refers to at this point, if any."""
+        scope = self._scope_of_node.get(id(node))
+        if scope is None:
+            return None
+        return self._lookup(node.id, scope, (node.lineno, node.col_offset))
+
+    def _lookup(self, name: str, scope: Scope, position: tuple[int, int]) -> Binding | None:
+        current: Scope | None = scope
+        same_scope = True
+        if name in scope.declared_global:
+            current, same_scope = self.module_scope, False
+        while current is not None:
+            if current.kind == "class" and not same_scope:
+                current = current.parent  # class bodies are not enclosing scopes
+                continue
+            bindings = current.bindings.get(name)
+            if bindings:
+                primary = [b for b in bindings if not b.fallback] or bindings
+                if same_scope:
+                    preceding = [b for b in primary if b.position <= position]
+                    if preceding:
+                        return preceding[-1]
+                    if current.kind != "module":
+                        return primary[0]  # a local read before assignment (loop-carried)
+                else:
+                    return primary[-1]  # a nested scope sees the final binding
+            if current.kind == "module":
+                return None
+            current = current.parent
+            same_scope = False
+        return None
+
+    def resolve(self, node: ast.AST) -> str | None:
+        """Qualified name of a Name/Attribute expression, following imports.
+
+        `fx.rocdl.s_waitcnt` with `import flydsl.expr as fx` resolves to
+        `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
+        """
+        key = id(node)
+        if key in self._resolved:
+            return self._resolved[key]
+        self._resolved[key] = None  # guards against alias cycles
+        result = self._resolve_uncached(node)
+        if result is not None:
+            result = self.project.canonical(result)
+        self._resolved[key] = result
+        return result
+
+    def _resolve_uncached(self, node: ast.AST) -> str | None:
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if not isinstance(node, ast.Name):
+            return None
+        binding = self.binding_of(node)
+        if binding is None:
+            if node.id in _BUILTINS or id(node) not in self._scope_of_node:
+                return None
+            return self._from_star_import(node.id)
+        if binding.kind == "import" and binding.target:
+            return binding.target
+        if binding.alias_of is not None and self.is_single_binding(binding):
+            return self.resolve(binding.alias_of)
+        return None
+
+    def is_single_binding(self, binding: Binding) -> bool:
+        """Whether `binding` is the only binding of its name in its scope."""
+        return binding.scope is not None and len(binding.scope.bindings[binding.name]) == 1
+
+    def _from_star_import(self, name: str) -> str | None:
+        unknown = []
+        for module in self.star_imports:
+            summary = self.project.summary(module)
+            if summary is None:
+                unknown.append(module)
+            elif name in summary.defined or name in summary.imported:
+                return f"{module}.{name}"
+        # A name no one binds can only come from a star import we cannot read.
+        return f"{unknown[0]}.{name}" if len(unknown) == 1 else None
+
+    def resolves_to(self, node: ast.AST, *qualified: str) -> bool:
+        return self.resolve(node) in qualified
+
+    def call_name(self, node: ast.AST) -> str | None:
+        return self.resolve(node.func) if isinstance(node, ast.Call) else None
+
+    def local_name_for(self, qualified: str) -> str | None:
+        """A module-level name (or dotted path) that reaches `qualified` here.
+
+        Fixes use it to spell a replacement the way the file already imports it,
+        e.g. `fx.max` when the file has `import flydsl.expr as fx`.
+        """
+        best: str | None = None
+        for name, bindings in self.module_scope.bindings.items():
+            binding = [b for b in bindings if not b.fallback][-1:] or bindings[-1:]
+            target = binding[0].target if binding[0].kind == "import" else None
+            if not target:
+                continue
+            if target == qualified:
+                return name
+            if qualified.startswith(target + "."):
+                candidate = name + qualified[len(target):]
+                if best is None or len(candidate) < len(best):
+                    best = candidate
+        return best
+
+    def is_bound_anywhere(self, name: str) -> bool:
+        return any(name in scope.bindings for scope in self.scopes)
+
+    def is_bound_anywhere_else(self, binding: Binding) -> bool:
+        """Whether another import also binds this name (then keep both)."""
+        return any(
+            other is not binding and other.kind == "import"
+            for scope in self.scopes
+            for other in scope.bindings.get(binding.name, ())
+        )
+
+    # ------------------------------------------------------------- kernels
+    def function_kind(self, node: ast.AST) -> str | None:
+        """'kernel' or 'jit' for a FlyDSL-decorated function, else None."""
+        key = id(node)
+        if key not in self._function_kinds:
+            kind = None
+            for decorator in getattr(node, "decorator_list", ()):
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                kind = KERNEL_DECORATORS.get(self.resolve(target) or "") or kind
+            self._function_kinds[key] = kind
+        return self._function_kinds[key]
+
+    def traced_function(self, node: ast.AST) -> ast.AST | None:
+        """The outermost @flyc.kernel / @flyc.jit function containing `node`."""
+        found = None
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.function_kind(ancestor):
+                found = ancestor
+        return found
+
+    def in_traced_code(self, node: ast.AST) -> bool:
+        return self.traced_function(node) is not None
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return ancestor
+        return None
+
+    def import_bindings(self) -> Iterator[Binding]:
+        self.count_uses()
+        for scope in self.scopes:
+            for bindings in scope.bindings.values():
+                for binding in bindings:
+                    if binding.kind == "import":
+                        yield binding

@@ -1,0 +1,198 @@
+"""The linted project's own modules: where they live and what they re-export.
+
+Kernel files import helpers through their project (`from kernels.common.utils
+import buffer_load`, `from .buffer_ops import *`, `__init__.py` re-exports).
+To resolve such a name to the module that defines it, we read the project
+module's top-level statements; the code is never imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Legacy helper modules by their canonical path. A project module whose last
+# component matches one of these names and that defines the helper is treated
+# as a vendored copy of it.
+LEGACY_MODULES = {
+    "flydsl.expr.buffer_ops": "buffer_ops",
+    "kernels.common.buffer_ops": "buffer_ops",
+    "kernels.common.mem_ops": "mem_ops",
+    "flydsl.utils.smem_allocator": "smem_allocator",
+    "kernels.common.smem_allocator": "smem_allocator",
+}
+LEGACY_MODULE_NAMES = frozenset(LEGACY_MODULES.values())
+
+# Leaf names some rule matches on. Following a name through project modules
+# means parsing them, so only these names are followed (see `followed`).
+FOLLOWED_NAMES: set[str] = set()
+
+
+def followed(*qualified_names: str) -> frozenset[str]:
+    """Declare qualified names a rule matches; returns them as a set.
+
+    Rules build their name sets through this so that a re-export of, say,
+    `buffer_load` by a project module is followed, and nothing else is.
+    """
+    FOLLOWED_NAMES.update(name.rpartition(".")[2] for name in qualified_names)
+    return frozenset(qualified_names)
+
+
+@dataclass
+class ModuleSummary:
+    """What a module binds at top level, as far as the linter needs."""
+
+    name: str
+    is_package: bool
+    defined: set[str] = field(default_factory=set)  # def / class / assignment
+    imported: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
+    star_modules: list[str] = field(default_factory=list)
+
+
+def absolute_module(current: str, is_package: bool, level: int, module: str | None) -> str | None:
+    """Resolve `from <level dots><module> import ...` inside module `current`."""
+    if level == 0:
+        return module
+    parts = current.split(".") if current else []
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) or None
+
+
+def summarize(name: str, is_package: bool, tree: ast.Module) -> ModuleSummary:
+    summary = ModuleSummary(name, is_package)
+    pending = list(tree.body)
+    while pending:
+        stmt = pending.pop(0)
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            summary.defined.add(stmt.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                if alias.asname:
+                    summary.imported[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    summary.imported[head] = head
+        elif isinstance(stmt, ast.ImportFrom):
+            source = absolute_module(name, is_package, stmt.level, stmt.module)
+            if source is None:
+                continue
+            for alias in stmt.names:
+                if alias.name == "*":
+                    summary.star_modules.append(source)
+                else:
+                    summary.imported[alias.asname or alias.name] = f"{source}.{alias.name}"
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                for node in ast.walk(target):
+                    if isinstance(node, ast.Name):
+                        summary.defined.add(node.id)
+                        summary.imported.pop(node.id, None)
+        elif isinstance(stmt, (ast.If, ast.Try, ast.With)):
+            # Conditional and guarded imports still bind at top level.
+            pending[:0] = list(stmt.body) + list(getattr(stmt, "orelse", []))
+            for handler in getattr(stmt, "handlers", []):
+                pending.extend(handler.body)
+    return summary
+
+
+def module_name_for(path: Path) -> tuple[str, bool, Path]:
+    """Dotted module name of a file from its package folders, and its root."""
+    path = path.resolve()
+    is_package = path.name == "__init__.py"
+    parts = [] if is_package else [path.stem]
+    folder = path.parent
+    while (folder / "__init__.py").exists():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    return ".".join(parts), is_package, folder
+
+
+class ProjectIndex:
+    """Finds and summarizes project modules under a set of source roots."""
+
+    def __init__(self, roots: list[Path] | None = None, legacy_roots: tuple[str, ...] = ()) -> None:
+        self.roots: list[Path] = []
+        for root in roots or []:
+            self.add_root(root)
+        self.legacy_roots = legacy_roots
+        self._summaries: dict[str, ModuleSummary | None] = {}
+
+    def add_root(self, root: Path) -> None:
+        root = root.resolve()
+        if root not in self.roots:
+            self.roots.append(root)
+
+    def find(self, module: str) -> tuple[Path, bool] | None:
+        relative = Path(*module.split("."))
+        for root in self.roots:
+            package = root / relative / "__init__.py"
+            if package.is_file():
+                return package, True
+            plain = root / relative.with_suffix(".py")
+            if plain.is_file():
+                return plain, False
+        return None
+
+    def summary(self, module: str) -> ModuleSummary | None:
+        if module in self._summaries:
+            return self._summaries[module]
+        self._summaries[module] = None  # guards against import cycles
+        found = self.find(module)
+        if found is not None:
+            path, is_package = found
+            try:
+                tree = ast.parse(path.read_bytes())
+            except (OSError, SyntaxError, ValueError):
+                tree = None
+            if tree is not None:
+                self._summaries[module] = summarize(module, is_package, tree)
+        return self._summaries[module]
+
+    def canonical(self, qualified: str, _depth: int = 0) -> str:
+        """Follow project re-exports of `qualified` to its defining module.
+
+        FlyDSL's own names and the canonical legacy modules are final: rules
+        are written against their public paths.
+        """
+        module, _, name = qualified.rpartition(".")
+        if name not in FOLLOWED_NAMES or not module or _depth > 16 or self._is_final(module):
+            return qualified
+        summary = self.summary(module)
+        if summary is None:
+            return self._vendored(qualified, module, name, None)
+        if name in summary.imported:
+            return self.canonical(summary.imported[name], _depth + 1)
+        if name in summary.defined:
+            return self._vendored(qualified, module, name, summary)
+        for star in summary.star_modules:
+            star_summary = self.summary(star)
+            if star_summary is None:
+                if self._is_final(star):
+                    return self.canonical(f"{star}.{name}", _depth + 1)
+                continue
+            if name in star_summary.defined or name in star_summary.imported or star_summary.star_modules:
+                resolved = self.canonical(f"{star}.{name}", _depth + 1)
+                if resolved != f"{star}.{name}" or name in star_summary.defined or name in star_summary.imported:
+                    return resolved
+        return qualified
+
+    def _vendored(self, qualified: str, module: str, name: str, summary: ModuleSummary | None) -> str:
+        last = module.rpartition(".")[2]
+        if last not in LEGACY_MODULE_NAMES:
+            return qualified
+        under_legacy_root = any(module == root or module.startswith(root + ".") for root in self.legacy_roots)
+        if under_legacy_root or (summary is not None and name in summary.defined):
+            return f"kernels.common.{last}.{name}" if last != "smem_allocator" else f"flydsl.utils.smem_allocator.{name}"
+        return qualified
+
+    @staticmethod
+    def _is_final(module: str) -> bool:
+        return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES

@@ -1,0 +1,183 @@
+"""Rule metadata (from rules.toml) and the base class every rule derives from."""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from .tomlcompat import tomllib
+
+if TYPE_CHECKING:
+    from .checker import Context
+
+_CODE_RE = re.compile(r"^FLY\d{3}$")
+_SECTION_FAMILY = {
+    "0": "FLY0", "1": "FLY1", "1b": "FLY1", "2": "FLY2", "3": "FLY3", "3b": "FLY3", "3c": "FLY3",
+    "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
+}
+_REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
+_OPTIONAL = ("fix-since", "candidate", "unfixable-note")
+
+
+@dataclass(frozen=True)
+class RuleMeta:
+    code: str
+    name: str
+    section: str
+    summary: str
+    message: str
+    fix: Applicability | None  # None: the rule offers no fix
+    fix_reason: str
+    fix_since: str | None = None  # first FlyDSL release with the replacement API
+    candidate: str | None = None  # the guide's ripgrep line this rule replaces
+
+
+def rules_toml_path() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    shipped = here / "rules.toml"  # inside an installed wheel
+    return shipped if shipped.is_file() else here.parent / "rules.toml"
+
+
+@lru_cache(maxsize=None)
+def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
+    source = Path(path) if path else rules_toml_path()
+    with open(source, "rb") as handle:
+        data = tomllib.load(handle)
+    metas: dict[str, RuleMeta] = {}
+    for code, entry in data.get("rules", {}).items():
+        where = f"{source}: [rules.{code}]"
+        if not _CODE_RE.match(code):
+            raise ValueError(f"{where}: a code is FLY followed by three digits")
+        missing = [key for key in _REQUIRED if key not in entry]
+        unknown = [key for key in entry if key not in _REQUIRED + _OPTIONAL]
+        if missing or unknown:
+            raise ValueError(f"{where}: missing {missing}, unknown {unknown}")
+        family = _SECTION_FAMILY.get(str(entry["section"]))
+        if family is None or not code.startswith(family):
+            raise ValueError(f"{where}: section {entry['section']!r} does not belong to {code[:4]}xx")
+        fix = None if entry["fix"] == "none" else Applicability.parse(entry["fix"])
+        metas[code] = RuleMeta(
+            code=code,
+            name=entry["name"],
+            section=str(entry["section"]),
+            summary=entry["summary"],
+            message=entry["message"],
+            fix=fix,
+            fix_reason=entry["fix-reason"],
+            fix_since=entry.get("fix-since"),
+            candidate=entry.get("candidate"),
+        )
+    return metas
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """A snippet the rule must flag; `fixed` is the source after its fix."""
+
+    source: str
+    fixed: str | None = None
+    count: int = 1
+    unsafe: bool = False  # the expected fix needs --unsafe-fixes
+    settings: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Valid:
+    source: str
+    settings: dict = field(default_factory=dict)
+
+
+class Rule:
+    """Base class. A rule is one code; it subscribes to node types with
+    `visit_<NodeType>(node)` methods, or overrides `check_file()` for
+    file-level checks (comments, blank lines). Docs come from the class
+    docstring (the "Why") and `valid`/`invalid` cases.
+    """
+
+    code: ClassVar[str]
+    valid: ClassVar[list[Valid | str]] = []
+    invalid: ClassVar[list[Invalid]] = []
+    # Text for the "Use instead" section when the first invalid case has no fix.
+    use_instead: ClassVar[str | None] = None
+
+    def __init__(self, context: "Context") -> None:
+        self.context = context
+        self.model = context.model
+        self.settings = context.settings
+        self.meta = context.metadata[self.code]
+
+    # A rule subclass lists its node types through visit_* methods.
+    @classmethod
+    def node_types(cls) -> list[type]:
+        types = []
+        for attribute in dir(cls):
+            if attribute.startswith("visit_"):
+                node_type = getattr(ast, attribute[len("visit_"):], None)
+                if isinstance(node_type, type):
+                    types.append(node_type)
+        return types
+
+    def check_file(self) -> None:
+        """File-level hook; most rules only use visit_* methods."""
+
+    # ----------------------------------------------------------- reporting
+    def report(
+        self,
+        node: ast.AST | None = None,
+        *,
+        start: Position | None = None,
+        end: Position | None = None,
+        fix: Fix | None = None,
+        **message_args: object,
+    ) -> None:
+        source = self.context.source
+        if node is not None:
+            start = Position(node.lineno, source.char_col(node.lineno, node.col_offset))
+            end = Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
+        assert start is not None and end is not None
+        message = self.meta.message.format(**message_args) if message_args else self.meta.message
+        self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, noqa_row=start.row))
+
+    def make_fix(self, edits: Iterable[Edit], message: str, applicability: Applicability | None = None) -> Fix | None:
+        """A fix with the rule's declared applicability unless it is lowered here."""
+        declared = self.meta.fix
+        if declared is None:
+            return None
+        chosen = applicability or declared
+        order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY]
+        if order.index(chosen) < order.index(declared):
+            chosen = declared  # a rule may lower, never raise, its fix safety
+        return Fix(tuple(sorted(edits)), chosen, message)
+
+    # ----------------------------------------------------------- edit help
+    def replace(self, node: ast.AST, content: str) -> Edit:
+        source = self.context.source
+        return Edit(
+            Position(node.lineno, source.char_col(node.lineno, node.col_offset)),
+            Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)),
+            content,
+        )
+
+    def text(self, node: ast.AST) -> str:
+        return self.context.source.segment(node)
+
+
+_RULES: dict[str, type[Rule]] = {}
+
+
+def register(cls: type[Rule]) -> type[Rule]:
+    if cls.code in _RULES:
+        raise ValueError(f"{cls.code} is registered twice ({_RULES[cls.code].__name__}, {cls.__name__})")
+    _RULES[cls.code] = cls
+    return cls
+
+
+def all_rules() -> dict[str, type[Rule]]:
+    from .. import rules  # noqa: F401  (importing registers every rule module)
+
+    return dict(sorted(_RULES.items()))

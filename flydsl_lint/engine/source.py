@@ -1,0 +1,138 @@
+"""Reading a file once: bytes -> text -> AST, with what edits and noqa need."""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+
+class SourceError(Exception):
+    """A file that cannot be checked; the message is one line naming the reason."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+_NEWLINE_RE = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass
+class SourceFile:
+    path: str
+    text: str
+    encoding: str = "utf-8"
+    bom: bool = False
+    newline: str = "\n"
+    _tree: ast.Module | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_bytes(cls, path: str, data: bytes) -> "SourceFile":
+        if b"\x00" in data:
+            raise SourceError(path, "binary file (contains a NUL byte)")
+        bom = data.startswith(codecs.BOM_UTF8)
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:
+            raise SourceError(path, f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+        try:
+            text = data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
+        except (UnicodeDecodeError, LookupError) as exc:
+            raise SourceError(path, f"cannot decode as {encoding}: {exc}") from None
+        first_newline = _NEWLINE_RE.search(text)
+        newline = first_newline.group(0) if first_newline else "\n"
+        return cls(path=path, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding, bom=bom, newline=newline)
+
+    @classmethod
+    def read(cls, path: Path | str) -> "SourceFile":
+        name = str(path)
+        try:
+            data = Path(path).read_bytes()
+        except FileNotFoundError:
+            raise SourceError(name, "no such file") from None
+        except IsADirectoryError:
+            raise SourceError(name, "is a directory") from None
+        except OSError as exc:
+            raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
+        return cls.from_bytes(name, data)
+
+    def encode(self, text: str) -> bytes:
+        """Encode new text the way the file was stored (encoding, BOM)."""
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+    @property
+    def tree(self) -> ast.Module:
+        if self._tree is None:
+            try:
+                self._tree = ast.parse(self.text, filename=self.path, type_comments=False)
+            except SyntaxError as exc:
+                where = f"{exc.lineno}:{(exc.offset or 0)}" if exc.lineno else "?"
+                raise SourceError(self.path, f"syntax error at {where}: {exc.msg}") from None
+            except (ValueError, RecursionError, MemoryError) as exc:
+                raise SourceError(self.path, f"cannot parse: {exc}") from None
+        return self._tree
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Physical lines without their line endings; lines[0] is row 1."""
+        return _NEWLINE_RE.split(self.text)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Character offset of each row's first character (index 0 is row 1)."""
+        starts = [0]
+        for match in _NEWLINE_RE.finditer(self.text):
+            starts.append(match.end())
+        return starts
+
+    def char_col(self, row: int, byte_col: int) -> int:
+        """Convert an AST column (UTF-8 bytes) to a character column."""
+        line = self.lines[row - 1] if 0 < row <= len(self.lines) else ""
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore"))
+
+    def offset(self, row: int, col: int) -> int:
+        return self.line_starts[row - 1] + col
+
+    def segment(self, node: ast.AST) -> str:
+        start = self.offset(node.lineno, self.char_col(node.lineno, node.col_offset))
+        end = self.offset(node.end_lineno, self.char_col(node.end_lineno, node.end_col_offset))
+        return self.text[start:end]
+
+
+@dataclass(frozen=True)
+class Comment:
+    row: int
+    col: int
+    text: str  # from the `#` to the end of the line
+
+
+def find_comments(source: SourceFile, string_spans: dict[int, list[tuple[int, int]]]) -> list[Comment]:
+    """Every comment, found without tokenizing the whole file.
+
+    A `#` starts a comment unless it lies inside a string literal; the spans
+    (row -> UTF-8 byte column ranges) come from the semantic model's single walk.
+    """
+    found: list[Comment] = []
+    for index, line in enumerate(source.lines):
+        if "#" not in line:
+            continue
+        row = index + 1
+        row_spans = string_spans.get(row)
+        start = line.find("#")
+        while start != -1:
+            byte_col = start if line.isascii() else len(line[:start].encode("utf-8"))
+            if not row_spans or not any(lo <= byte_col < hi for lo, hi in row_spans):
+                found.append(Comment(row, start, line[start:]))
+                break
+            start = line.find("#", start + 1)
+    return found

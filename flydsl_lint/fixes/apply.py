@@ -1,0 +1,168 @@
+"""Apply fixes to a fixed point and write the result without ever losing a file."""
+
+from __future__ import annotations
+
+import ast
+import os
+import stat
+import tempfile
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..engine.checker import Checker
+from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from ..engine.model import SemanticModel
+from ..engine.source import SourceError, SourceFile
+
+MAX_PASSES = 10
+
+
+@dataclass
+class FixResult:
+    source: SourceFile
+    new_text: str
+    applied: Counter = field(default_factory=Counter)  # code -> fixes applied
+    remaining: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text != self.source.text
+
+
+def allowed(fix: Fix | None, unsafe: bool) -> bool:
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
+
+
+def apply_edits(text: str, edits: list[Edit], newline: str) -> str:
+    """Apply non-overlapping edits (positions in the original text), last first."""
+    starts = [0]
+    index = text.find("\n")
+    # Row starts in characters; "\r" alone is not a line break for our edits.
+    while index != -1:
+        starts.append(index + 1)
+        index = text.find("\n", index + 1)
+    pieces = []
+    cursor = len(text)
+    def offset(position: Position) -> int:
+        if position.row > len(starts):  # an insertion after the last line
+            return len(text)
+        return starts[position.row - 1] + position.col
+
+    for edit in sorted(edits, reverse=True):
+        begin, end = offset(edit.start), offset(edit.end)
+        content = edit.content.replace("\r\n", "\n").replace("\n", newline)
+        if begin == len(text) and text and not text.endswith(("\n", "\r")):
+            content = newline + content
+        pieces.append(text[end:cursor])
+        pieces.append(content)
+        cursor = begin
+    pieces.append(text[:cursor])
+    return "".join(reversed(pieces))
+
+
+def _choose(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+    chosen: list[Diagnostic] = []
+    for diagnostic in sorted(diagnostics, key=lambda d: (d.start, d.code)):
+        if allowed(diagnostic.fix, unsafe) and not any(diagnostic.fix.overlaps(other.fix) for other in chosen):
+            chosen.append(diagnostic)
+    return chosen
+
+
+def _used_imports(text: str) -> dict[tuple[str, int], int]:
+    """(bound name, binding row) -> uses, for every import binding."""
+    model = SemanticModel(ast.parse(text))
+    return {(b.name, b.node.lineno if hasattr(b.node, "lineno") else 0): b.used for b in model.import_bindings()}
+
+
+def remove_unused_imports(original: str, text: str, newline: str) -> str:
+    """Drop imports that were used before the fixes and are used no more.
+
+    Only imports the fixes emptied are touched; an import unused from the
+    start stays, since its side effects may be wanted.
+    """
+    before_names = {name for (name, _), uses in _used_imports(original).items() if uses}
+    tree = ast.parse(text)
+    model = SemanticModel(tree)
+    dead = {
+        id(binding.node)
+        for binding in model.import_bindings()
+        if binding.used == 0 and binding.name in before_names and not model.is_bound_anywhere_else(binding)
+    }
+    if not dead:
+        return text
+    edits: list[Edit] = []
+    source = SourceFile(path="<fix>", text=text)
+    for statement in model.nodes(ast.Import) + model.nodes(ast.ImportFrom):
+        kept = [alias for alias in statement.names if id(alias) not in dead]
+        if len(kept) == len(statement.names):
+            continue
+        start = Position(statement.lineno, source.char_col(statement.lineno, statement.col_offset))
+        end = Position(statement.end_lineno, source.char_col(statement.end_lineno, statement.end_col_offset))
+        if kept:
+            names = ", ".join(ast.unparse(alias) for alias in kept)
+            if isinstance(statement, ast.Import):
+                content = f"import {names}"
+            else:
+                content = f"from {'.' * statement.level}{statement.module or ''} import {names}"
+            edits.append(Edit(start, end, content))
+            continue
+        line = source.lines[statement.end_lineno - 1]
+        whole_lines = source.lines[statement.lineno - 1][: start.col].strip() == "" and line[end.col :].strip() == ""
+        parent = SemanticModel.parent(statement)
+        body = getattr(parent, "body", None) or []
+        if whole_lines and not (len(body) == 1 and body[0] is statement):
+            edits.append(Edit(Position(statement.lineno, 0), Position(statement.end_lineno + 1, 0), ""))
+        else:
+            edits.append(Edit(start, end, "pass"))
+    return apply_edits(text, edits, newline)
+
+
+def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> FixResult:
+    """Apply fixes until none is left (bounded); the result must parse."""
+    text = source.text
+    applied: Counter = Counter()
+    current = source
+    for _ in range(MAX_PASSES):
+        diagnostics = checker.check(current)
+        chosen = _choose(diagnostics, unsafe)
+        if not chosen:
+            break
+        text = apply_edits(text, [edit for d in chosen for edit in d.fix.edits], source.newline)
+        applied.update(d.code for d in chosen)
+        current = SourceFile(source.path, text, source.encoding, source.bom, source.newline)
+        try:
+            current.tree
+        except SourceError as exc:
+            codes = ", ".join(sorted(set(d.code for d in chosen)))
+            raise SourceError(source.path, f"fixes for {codes} produced invalid code ({exc.reason}); file left untouched") from None
+    if applied:
+        text = remove_unused_imports(source.text, text, source.newline)
+        current = SourceFile(source.path, text, source.encoding, source.bom, source.newline)
+        try:
+            current.tree
+        except SourceError as exc:
+            raise SourceError(source.path, f"removing unused imports produced invalid code ({exc.reason}); file left untouched") from None
+    remaining = checker.check(current) if applied else checker.check(source)
+    return FixResult(source, text, applied, remaining)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that an interruption leaves old or new, never half."""
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".flydsl-lint", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except FileNotFoundError:
+            pass
+        raise

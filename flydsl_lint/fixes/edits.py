@@ -1,0 +1,82 @@
+"""Building blocks for fixes: they edit only the flagged construct and keep style."""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..engine.diagnostics import Edit, Position
+
+if TYPE_CHECKING:
+    from ..engine.registry import Rule
+
+# Expressions that never need parentheses wherever they land.
+_ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict, ast.Set,
+           ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.JoinedStr)
+# Places where any expression fits without parentheses.
+_OPEN_CONTEXTS = (ast.keyword, ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
+
+
+def needs_parentheses(rule: "Rule", node: ast.expr, replaced: ast.expr) -> bool:
+    """Whether `node`'s text must be parenthesized when it takes `replaced`'s place."""
+    if isinstance(node, _ATOMIC) or rule.text(node).startswith("("):
+        return False
+    parent = rule.model.parent(replaced)
+    if isinstance(parent, _OPEN_CONTEXTS):
+        return False
+    if isinstance(parent, ast.Call) and replaced in parent.args:
+        return isinstance(node, ast.NamedExpr)
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and not isinstance(node, (ast.NamedExpr, ast.Starred)):
+        return isinstance(node, (ast.Lambda, ast.IfExp)) and isinstance(parent, ast.Tuple)
+    return True
+
+
+def replace_with_argument(rule: "Rule", call: ast.Call, argument: ast.expr) -> Edit:
+    """`wrap(x)` -> `x`, keeping `x`'s text (comments inside it included)."""
+    text = rule.text(argument)
+    if needs_parentheses(rule, argument, call):
+        text = f"({text})"
+    return rule.replace(call, text)
+
+
+def replace_callee(rule: "Rule", call: ast.Call, callee: str) -> Edit:
+    """`old.name(args)` -> `callee(args)`; arguments and their layout are untouched."""
+    return rule.replace(call.func, callee)
+
+
+def as_method_receiver(rule: "Rule", node: ast.expr) -> str:
+    """Text of `node` usable before `.method()`."""
+    text = rule.text(node)
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or text.startswith("("):
+        return text
+    return f"({text})"
+
+
+def reference(rule: "Rule", qualified: str, alias: str, module: str) -> tuple[str, list[Edit]] | None:
+    """Spell `qualified` (e.g. `flydsl.expr.max`) the way this file can reach it.
+
+    Uses an existing import when one reaches it (`fx.max`); otherwise adds
+    `import <module> as <alias>` after the module's imports, unless `alias` is
+    taken, in which case there is no safe spelling and the caller offers no fix.
+    """
+    local = rule.model.local_name_for(qualified)
+    if local is not None:
+        return local, []
+    if rule.model.is_bound_anywhere(alias):
+        return None
+    tail = qualified[len(module) + 1 :] if qualified.startswith(module + ".") else None
+    if tail is None:
+        return None
+    return f"{alias}.{tail}", [_import_edit(rule, f"import {module} as {alias}")]
+
+
+def _import_edit(rule: "Rule", statement: str) -> Edit:
+    body = rule.model.tree.body
+    row = 1
+    for index, stmt in enumerate(body):
+        is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
+        if is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            row = stmt.end_lineno + 1
+        else:
+            break
+    return Edit(Position(row, 0), Position(row, 0), statement + "\n")

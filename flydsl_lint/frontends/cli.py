@@ -1,0 +1,141 @@
+"""`flydsl-lint`: check, fix and explain rules from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .. import __version__
+    from .output import FORMATS
+
+    parser = argparse.ArgumentParser(prog="flydsl-lint", description="Lint and fix FlyDSL kernel code.")
+    parser.add_argument("--version", action="version", version=f"flydsl-lint {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    check = commands.add_parser("check", help="check files or folders (default: .)")
+    check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    check.add_argument("--select", type=_codes, help="codes or prefixes to enable (replaces the configured set)")
+    check.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable in addition")
+    check.add_argument("--ignore", type=_codes, help="codes or prefixes to disable")
+    check.add_argument("--output-format", choices=sorted(FORMATS), default="text")
+    check.add_argument("--fix", action="store_true", help="apply safe fixes")
+    check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
+    check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
+    check.add_argument("--show-fixes", action="store_true", help="print fixes as a diff, display-only suggestions too")
+    check.add_argument("--statistics", action="store_true", help="count diagnostics per code")
+    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
+    check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
+    check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+
+    rule = commands.add_parser("rule", help="explain a rule")
+    rule.add_argument("code")
+    commands.add_parser("rules", help="list every rule")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "check":
+            return _check(args)
+        if args.command == "rule":
+            return _rule(args.code)
+        if args.command == "rules":
+            return _rules()
+        parser.print_help()
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("flydsl-lint: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_CLEAN
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..engine.config import ConfigError, load_settings
+    from ..engine.runner import Mode, run
+    from ..engine.versions import Version
+    from .output import write, write_statistics
+
+    overrides: dict = {"select": args.select, "extend_select": args.extend_select}
+    try:
+        if args.target_version:
+            try:
+                overrides["target_version"] = Version.parse(args.target_version)
+            except ValueError:
+                raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
+            overrides["target_version_source"] = "command line"
+        start = Path(args.paths[0]) if args.paths else Path.cwd()
+        settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
+    except ConfigError as exc:
+        print(f"flydsl-lint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if args.ignore:
+        from dataclasses import replace
+
+        settings = replace(settings, ignore=settings.ignore + args.ignore)
+
+    mode = Mode(fix=args.fix and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
+                diff=args.diff or args.show_fixes)
+    result = run(args.paths, settings, mode)
+    options = {"unsafe_fixes": args.unsafe_fixes}
+
+    for error in result.errors:
+        print(f"error: {error}", file=sys.stderr)
+    if mode.diff:
+        for file_result in result.files:
+            sys.stdout.write(file_result.diff)
+        would_fix = sum(result.fixed.values())
+        print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
+        if args.show_fixes:
+            write(result, args.output_format, options)
+    elif args.statistics:
+        write_statistics(result, sys.stdout, options)
+    else:
+        write(result, args.output_format, options)
+
+    if result.errors:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if mode.diff:
+        return EXIT_FINDINGS if sum(result.fixed.values()) else EXIT_CLEAN
+    return EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN
+
+
+def _rule(code: str) -> int:
+    from ..docs import render_rule
+    from ..engine.registry import all_rules
+
+    rules = all_rules()
+    code = code.upper()
+    if code not in rules:
+        print(f"flydsl-lint: error: unknown rule {code!r} (see `flydsl-lint rules`)", file=sys.stderr)
+        return EXIT_ERROR
+    sys.stdout.write(render_rule(rules[code]))
+    return EXIT_CLEAN
+
+
+def _rules() -> int:
+    from ..engine.registry import all_rules, load_metadata
+
+    metadata = load_metadata()
+    for code in all_rules():
+        meta = metadata[code]
+        fix = {None: "   "}.get(meta.fix, "[*]" if meta.fix and meta.fix.value == "safe" else "[~]")
+        print(f"{code}  {fix} §{meta.section:<3} {meta.name:<36} {meta.summary}")
+    return EXIT_CLEAN
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,49 @@
+"""flake8 extension `FLY`: the same diagnostics as `flydsl-lint check`.
+
+flake8 owns selection, noqa and per-file-ignores here, so the plugin reports
+every diagnostic before suppression and lets flake8 filter.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Iterator
+
+from .. import __version__
+
+
+class FlyDSLChecker:
+    name = "flydsl-lint"
+    version = __version__
+    _checkers: dict = {}  # settings root -> Checker, shared by the files of a run
+
+    def __init__(self, tree: ast.Module, filename: str, lines: list[str]) -> None:
+        self.tree = tree
+        self.filename = filename
+        self.lines = lines
+
+    def _checker(self):
+        from ..engine.checker import Checker
+        from ..engine.config import ConfigError, find_config, load_settings
+
+        config = find_config(Path(self.filename).resolve().parent) if self.filename not in ("stdin", "-") else None
+        key = str(config)
+        if key not in self._checkers:
+            try:
+                settings = load_settings(config, Path(self.filename).resolve().parent)
+            except ConfigError:
+                settings = load_settings(None, Path.cwd())  # flake8 reports its own config; ours falls back
+            from dataclasses import replace
+
+            self._checkers[key] = Checker(replace(settings, select=("FLY",), ignore=(), per_file_ignores=()))
+        return self._checkers[key]
+
+    def run(self) -> Iterator[tuple[int, int, str, type]]:
+        from ..engine.source import SourceFile
+
+        source = SourceFile(self.filename, "".join(self.lines))
+        source._tree = self.tree  # flake8 already parsed this file
+        diagnostics = self._checker().check(source, apply_noqa=False)
+        for diagnostic in diagnostics:
+            yield diagnostic.start.row, diagnostic.start.col, f"{diagnostic.code} {diagnostic.message}", type(self)

@@ -1,0 +1,82 @@
+"""FlyDSL names the rules share, by qualified path (see engine/model.py)."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.model import SemanticModel
+from ..engine.project import followed
+
+EXPR = "flydsl.expr"
+RAW_DIALECTS = "flydsl._mlir.dialects"
+# Modules whose attributes are the typed scalar constructors (fx.Int32, ...).
+_TYPED_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
+TYPED_SCALARS = followed(
+    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+    "Float32", "Float64", "Boolean", "Index",
+)
+# The FlyDSL wrapper module and the raw MLIR dialect module for arith.
+EXPR_ARITH = ("flydsl.expr.arith", "flydsl.expr.utils.arith")
+RAW_ARITH = "flydsl._mlir.dialects.arith"
+INDEX_TYPES = ("flydsl.expr.typing.T.index", "flydsl._mlir.extras.types.index", "flydsl.expr.T.index")
+
+
+def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
+    return followed(*(f"{module}.{name}" for module in modules))
+
+
+_TYPE_PRESERVING_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,
+                        ast.LShift, ast.RShift)
+
+
+def typed_scalar(model: SemanticModel, call: ast.AST) -> str | None:
+    """`Int32` for a call of fx.Int32 (any alias), else None."""
+    if not isinstance(call, ast.Call):
+        return None
+    name = model.resolve(call.func)
+    if not name:
+        return None
+    module, _, leaf = name.rpartition(".")
+    return leaf if leaf in TYPED_SCALARS and module in _TYPED_MODULES else None
+
+
+def single_positional(call: ast.Call) -> ast.expr | None:
+    if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return None
+
+
+def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
+    """The fx scalar type an expression provably has, else None.
+
+    Known: a wrap call, a name bound exactly once to a known expression or
+    annotated with a scalar type, and arithmetic of a known operand with
+    another of the same type or an int literal.
+    """
+    wrap = typed_scalar(model, node)
+    if wrap:
+        return wrap
+    if isinstance(node, ast.BinOp) and isinstance(node.op, _TYPE_PRESERVING_OPS):
+        left, right = known_scalar_type(model, node.left), known_scalar_type(model, node.right)
+        if left and (right == left or _int_literal(node.right)):
+            return left
+        if right and _int_literal(node.left):
+            return right
+        return None
+    if isinstance(node, ast.Name):
+        binding = model.binding_of(node)
+        if binding is None or not model.is_single_binding(binding):
+            return None
+        if binding.kind == "param":
+            annotation = getattr(binding.node, "annotation", None)
+            if annotation is None:
+                return None
+            return typed_scalar(model, ast.Call(func=annotation, args=[], keywords=[]))
+        statement = model.parent(binding.node)
+        if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+            return known_scalar_type(model, statement.value)
+    return None
+
+
+def _int_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int

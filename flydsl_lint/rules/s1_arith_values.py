@@ -1,0 +1,257 @@
+"""§1 ArithValue and index helpers, §1b redundant fx.* wraps."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.diagnostics import Applicability
+from ..engine.project import followed
+from ..engine.registry import Invalid, Rule, Valid, register
+from ..fixes.edits import as_method_receiver, reference, replace_with_argument
+from ._flydsl import EXPR_ARITH, INDEX_TYPES, RAW_ARITH, known_scalar_type, qualified, single_positional, typed_scalar
+
+_HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+
+
+@register
+class ArithValueWrap(Rule):
+    """`ArithValue` is deprecated in `expr/arith.py`. Wrapping a value per use hides
+    its type; a raw `ir.Value` should be wrapped once at its source with its
+    real type (`fx.Float32(v)`), and typed values need no wrapper at all."""
+
+    code = "FLY101"
+    names = qualified(EXPR_ARITH + ("flydsl.expr",), "ArithValue")
+    valid = [
+        "from flydsl.expr.arith import ArithValue\ndef f(ArithValue):\n    return ArithValue(1)\n",
+        "from flydsl.expr.arith import ArithValue\nisinstance(x, ArithValue)\n",
+    ]
+    invalid = [
+        Invalid("from flydsl.expr.arith import ArithValue\nacc = ArithValue(val) + peer\n",
+                fixed="acc = val + peer\n", unsafe=True),
+        Invalid("from flydsl.expr import arith as A\nlane = A.ArithValue(tid) % 64\n",
+                fixed="lane = tid % 64\n", unsafe=True),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) not in self.names:
+            return
+        argument = single_positional(node)
+        fix = None
+        if argument is not None:
+            fix = self.make_fix([replace_with_argument(self, node, argument)], "Drop the `ArithValue` wrapper")
+        self.report(node, fix=fix)
+
+
+@register
+class ArithUnwrap(Rule):
+    """`arith.unwrap` turns a typed value back into a raw `ir.Value`. Only a raw
+    op such as a manual `scf.IfOp` needs that, and the typed value's own
+    `.ir_value()` says so at the use site."""
+
+    code = "FLY102"
+    names = qualified(EXPR_ARITH, "unwrap")
+    valid = ["cond = (idx >= limit).ir_value()\n", "from mylib import unwrap\nunwrap(x)\n"]
+    invalid = [
+        Invalid(_HEADER + "cond = arith.unwrap(idx >= limit)\n", unsafe=True,
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\ncond = (idx >= limit).ir_value()\n"),
+        Invalid("from flydsl.expr.arith import unwrap as uw\nv = uw(x)\n", fixed="v = x.ir_value()\n", unsafe=True),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) not in self.names:
+            return
+        argument = single_positional(node)
+        fix = None
+        if argument is not None:
+            edit = self.replace(node, f"{as_method_receiver(self, argument)}.ir_value()")
+            fix = self.make_fix([edit], "Call `.ir_value()` on the typed value")
+        self.report(node, fix=fix)
+
+
+@register
+class ArithIndexCast(Rule):
+    """`arith.index_cast` is deprecated. `fx.Index(x)` casts to the index type
+    with the same op and keeps the consumer's index contract; casts to other
+    widths are `fx.Int32(x)` / `fx.Int64(x)`."""
+
+    code = "FLY103"
+    names = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
+    valid = ["off = fx.Index(x)\n", "from flydsl.expr import arith\narith.index_cast\n"]
+    invalid = [
+        Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
+                fixed="import flydsl.expr as fx\n@flyc.kernel\ndef k(x):\n    off = fx.Index(x)\n"),
+        Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) not in self.names:
+            return
+        fix = None
+        if len(node.args) == 2 and not node.keywords and self.model.resolve(node.args[0]) in INDEX_TYPES:
+            spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
+            if spelled is not None:
+                callee, imports = spelled
+                edit = self.replace(node, f"{callee}({self.text(node.args[1])})")
+                fix = self.make_fix([edit, *imports], "Replace with `fx.Index(x)`")
+        self.report(node, fix=fix)
+
+
+@register
+class RawValueHelper(Rule):
+    """`_to_raw` is a private helper that strips the type from a value so it can
+    feed a raw dialect op. Kernels should keep typed values and drop to a raw
+    `ir.Value` only at a hard boundary, with `.ir_value()`."""
+
+    code = "FLY104"
+    names = qualified(EXPR_ARITH + ("flydsl.expr",), "_to_raw")
+    valid = ["def _to_raw(v):\n    return v\n_to_raw(x)\n"]
+    invalid = [
+        Invalid("from flydsl.expr.utils.arith import _to_raw as _raw\ncond = _raw(q < n)\n"),
+        Invalid("from flydsl.expr import arith\nv = arith._to_raw(x)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) in self.names:
+            self.report(node)
+
+
+@register
+class ArithIndexConstant(Rule):
+    """`arith.index(n)` builds an index-typed constant through the deprecated
+    helper. Pick the type deliberately: `fx.Int32(n)`/`fx.Int64(n)` for
+    arithmetic, `fx.Index(n)` where an API requires the index type."""
+
+    code = "FLY105"
+    names = qualified(EXPR_ARITH, "index")
+    valid = ["from flydsl.expr import arith\nlane = tid % fx.Int64(64)\n"]
+    invalid = [
+        Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) not in self.names:
+            return
+        fix = None
+        argument = single_positional(node)
+        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr") if argument is not None else None
+        if spelled is not None:
+            callee, imports = spelled
+            fix = self.make_fix([self.replace(node, f"{callee}({self.text(argument)})"), *imports], "Replace with `fx.Index(n)`")
+        self.report(node, fix=fix)
+
+
+@register
+class DoubleWrap(Rule):
+    """Wrapping a value in the type it was just wrapped in is dead code:
+    `fx.Int64(fx.Int64(x))` is `fx.Int64(x)`. Nested wraps of different
+    types are real casts and are left alone."""
+
+    code = "FLY111"
+    valid = [
+        "import flydsl.expr as fx\nv = fx.Int64(fx.Int32(x))\n",
+        "import flydsl.expr as fx\nv = fx.Int64(x)\n",
+    ]
+    invalid = [
+        Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n", fixed="import flydsl.expr as fx\noff = fx.Int64(base)\n"),
+        Invalid("from flydsl.expr import Float32 as F32\ny = F32(\n    F32(v)  # already f32\n)\n",
+                fixed="from flydsl.expr import Float32 as F32\ny = F32(v)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        outer = typed_scalar(self.model, node)
+        inner = single_positional(node) if outer else None
+        if inner is None or typed_scalar(self.model, inner) != outer:
+            return
+        fix = self.make_fix([self.replace(node, self.text(inner))], f"Drop the outer `{outer}` wrap")
+        self.report(node, fix=fix, type=outer)
+
+
+@register
+class RedundantRewrap(Rule):
+    """Re-wrapping a value that already has the type is noise: when `tx` was
+    bound once to `fx.Int32(...)`, `fx.Int32(tx)` is just `tx`."""
+
+    code = "FLY112"
+    valid = [
+        "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx + 1\n    return fx.Int32(tx)\n",
+        "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    return fx.Int64(tx)\n",
+    ]
+    invalid = [
+        Invalid("import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    idx = fx.Int32(tx)\n",
+                fixed="import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    idx = tx\n"),
+        Invalid("import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return fx.Int32(tx) + 1\n",
+                fixed="import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return tx + 1\n"),
+        Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base) + fx.Int64(4)) * 2\n",
+                fixed="import flydsl.expr as fx\noff = (fx.Int64(base) + fx.Int64(4)) * 2\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        wrap = typed_scalar(self.model, node)
+        argument = single_positional(node) if wrap else None
+        if argument is None or typed_scalar(self.model, argument):
+            return  # a direct double wrap is FLY111
+        if known_scalar_type(self.model, argument) != wrap:
+            return
+        fix = self.make_fix([replace_with_argument(self, node, argument)], f"Drop the `{wrap}` re-wrap")
+        self.report(node, fix=fix, type=wrap)
+
+
+_BUILDERS = followed(
+    "flydsl.expr.make_layout", "flydsl.expr.make_shape", "flydsl.expr.make_stride", "flydsl.expr.make_coord",
+    "flydsl.expr.make_tile", "flydsl.expr.range_constexpr", "flydsl.expr.typing.Constexpr", "flydsl.expr.Constexpr",
+)
+
+
+@register
+class WrapInCompileTimeBuilder(Rule):
+    """Compile-time shapes, strides and bounds (`make_layout`, `make_shape`,
+    `range_constexpr`, `Constexpr`) take plain Python ints. Wrapping a
+    compile-time constant in `fx.Int32` turns it into a runtime value the
+    builder does not need. Wraps of runtime values (thread ids, loads) are
+    dynamic layout inputs and are not flagged."""
+
+    code = "FLY113"
+    valid = [
+        "import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n",
+        "import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(n_rows), 1)\n",
+    ]
+    invalid = [
+        Invalid("import flydsl.expr as fx\ntile = fx.make_layout(fx.Int32(BLOCK), fx.Int32(1))\n",
+                fixed="import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n", count=2, unsafe=True),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import range_constexpr\nfor i in range_constexpr(fx.Int32(n)):\n    pass\n",
+                fixed="from flydsl.expr import range_constexpr\nfor i in range_constexpr(n):\n    pass\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nshape = fx.make_shape((fx.Int32(4), 8))\n",
+                fixed="import flydsl.expr as fx\nshape = fx.make_shape((4, 8))\n", unsafe=True),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        builder = self.model.resolve(node.func)
+        if builder not in _BUILDERS:
+            return
+        every_wrap = builder.endswith(("range_constexpr", "Constexpr"))  # only Python ints are valid there
+        pending = list(node.args) + [keyword.value for keyword in node.keywords]
+        while pending:
+            argument = pending.pop(0)
+            if isinstance(argument, (ast.Tuple, ast.List)):
+                pending[:0] = argument.elts
+                continue
+            wrap = typed_scalar(self.model, argument)
+            inner = single_positional(argument) if wrap else None
+            if inner is None or not (every_wrap or _compile_time(inner)):
+                continue
+            fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`")
+            self.report(argument, fix=fix, type=wrap)
+
+
+def _compile_time(node: ast.expr) -> bool:
+    """Literal ints and CONSTANT_CASE names and arithmetic of them."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    if isinstance(node, ast.Name):
+        return node.id.isupper() or (node.id.lstrip("_")[:1].isupper() and node.id.upper() == node.id)
+    if isinstance(node, ast.BinOp):
+        return _compile_time(node.left) and _compile_time(node.right)
+    if isinstance(node, ast.UnaryOp):
+        return _compile_time(node.operand)
+    return False

@@ -1,0 +1,177 @@
+"""Rendering a verify run: terminal summary, JSON, Markdown, GitHub annotations."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from flydsl_lint.verify.compare import IDENTICAL, KernelComparison
+from flydsl_lint.verify.plan import Plan
+
+EXIT_PARITY = 0
+EXIT_BROKEN = 1
+EXIT_SETUP = 2
+
+DEVICE_MODE_DISCLAIMER = (
+    "device mode has only been exercised against a fake device; "
+    "this project's CI never ran it on AMD GPU hardware"
+)
+
+
+@dataclass
+class VerifyReport:
+    plan: Plan
+    comparisons: list[KernelComparison] = field(default_factory=list)
+    device_findings: list = field(default_factory=list)  # device.DeviceFinding
+    notes: list[str] = field(default_factory=list)
+    evidence_dir: Path | None = None
+    elapsed_seconds: float = 0.0
+
+    @property
+    def broken(self) -> list:
+        return [c for c in self.comparisons if c.breaks_parity] + [f for f in self.device_findings if f.breaks_parity]
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_BROKEN if self.broken else EXIT_PARITY
+
+
+def _format_resources(deltas: dict) -> str:
+    return ", ".join(f"{name} {old}->{new}" for name, (old, new) in deltas.items())
+
+
+def _where(c: KernelComparison) -> str:
+    occurrence = f" #{c.occurrence + 1}" if c.occurrence else ""
+    return f"{c.test_id} [{c.arch}] {c.kernel}{occurrence}"
+
+
+def _comparison_line(c: KernelComparison) -> str:
+    line = f"{c.verdict:<13} {_where(c)}"
+    if c.side:
+        line += f" ({c.side}): {c.message.splitlines()[0] if c.message else ''}"
+    if c.resource_deltas:
+        line += f"  resources: {_format_resources(c.resource_deltas)}"
+    if c.histogram_deltas:
+        line += f"  classes: {_format_resources(c.histogram_deltas)}"
+    return line
+
+
+def render_terminal(report: VerifyReport) -> str:
+    plan = report.plan
+    lines = [f"flydsl-lint-verify: {plan.mode} mode, {plan.base[:12]} -> {plan.head}, archs {','.join(plan.archs)}"]
+    if plan.mode == "device":
+        lines.append(f"note: {DEVICE_MODE_DISCLAIMER}")
+    lines += [f"note: {n}" for n in plan.notes + report.notes]
+    identical = sum(c.verdict == IDENTICAL for c in report.comparisons)
+    if report.comparisons:
+        lines.append(f"{len(report.comparisons)} specializations compared, {identical} identical")
+    lines += [_comparison_line(c) for c in report.comparisons if c.verdict != IDENTICAL]
+    lines += [f.summary() for f in report.device_findings if f.breaks_parity]
+    if report.evidence_dir:
+        lines.append(f"evidence kept in {report.evidence_dir}")
+    verdict = "parity broken" if report.broken else "parity holds"
+    lines.append(f"{verdict} ({report.elapsed_seconds:.1f}s)")
+    return "\n".join(lines)
+
+
+def render_json(report: VerifyReport) -> str:
+    return json.dumps(
+        {
+            "exit_code": report.exit_code,
+            "plan": report.plan.as_dict(),
+            "comparisons": [asdict(c) for c in report.comparisons],
+            "device": [f.as_dict() for f in report.device_findings],
+            "notes": report.notes,
+            "evidence_dir": str(report.evidence_dir) if report.evidence_dir else None,
+            "elapsed_seconds": round(report.elapsed_seconds, 2),
+        },
+        indent=2,
+    )
+
+
+def render_markdown(report: VerifyReport) -> str:
+    plan = report.plan
+    status = ":x: parity broken" if report.broken else ":white_check_mark: parity holds"
+    lines = [
+        f"## flydsl-lint-verify: {status}",
+        "",
+        f"{plan.mode} mode, `{plan.base[:12]}` -> `{plan.head}`, archs {', '.join(plan.archs)}, "
+        f"{len(plan.tests)} test files, {len(plan.probes)} probes",
+        "",
+    ]
+    if plan.mode == "device":
+        lines += [f"> {DEVICE_MODE_DISCLAIMER}", ""]
+    if report.comparisons:
+        lines += ["| verdict | test | arch | kernel | resources | instruction classes |", "|---|---|---|---|---|---|"]
+        for c in report.comparisons:
+            detail = c.message.splitlines()[0] if c.message else ""
+            resources = _format_resources(c.resource_deltas) or detail
+            lines.append(
+                f"| {c.verdict}{f' ({c.side})' if c.side else ''} | `{c.test_id}` | {c.arch} | `{c.kernel}` "
+                f"| {resources} | {_format_resources(c.histogram_deltas)} |"
+            )
+        lines.append("")
+    for c in report.comparisons:
+        if c.isa_diff:
+            lines += [f"<details><summary>ISA diff: {_where(c)}</summary>", "", "```diff", *c.isa_diff, "```",
+                      "", "</details>", ""]
+    if report.device_findings:
+        lines += ["| device check | result |", "|---|---|"]
+        lines += [f"| {f.kind} | {f.summary()} |" for f in report.device_findings]
+        lines.append("")
+    lines += [f"- {n}" for n in plan.notes + report.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _escape_annotation(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def render_github(report: VerifyReport) -> str:
+    """Workflow-command annotations; the Markdown report also goes to $GITHUB_STEP_SUMMARY."""
+    lines = []
+    for c in report.comparisons:
+        if c.breaks_parity:
+            file = c.test_id.split("::")[0]
+            file_arg = f"file={file}," if file.endswith(".py") else ""
+            lines.append(f"::error {file_arg}title=FlyDSL parity: {c.verdict}::{_escape_annotation(_comparison_line(c))}")
+    for f in report.device_findings:
+        if f.breaks_parity:
+            lines.append(f"::error title=FlyDSL device parity: {f.kind}::{_escape_annotation(f.summary())}")
+    for note in report.plan.notes + report.notes:
+        lines.append(f"::notice title=flydsl-lint-verify::{_escape_annotation(note)}")
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as fh:
+            fh.write(render_markdown(report))
+    lines.append(render_terminal(report))
+    return "\n".join(lines)
+
+
+RENDERERS = {"json": render_json, "markdown": render_markdown, "github": render_github}
+
+
+class ProgressBar:
+    """A single self-overwriting line on stderr, only when stderr is a terminal."""
+
+    WIDTH = 30
+
+    def __init__(self, stream=None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty()
+
+    def update(self, done: int, total: int, label: str) -> None:
+        if not self.enabled or total <= 0:
+            return
+        filled = self.WIDTH * done // total
+        bar = "#" * filled + "-" * (self.WIDTH - filled)
+        self.stream.write(f"\r[{bar}] {done}/{total} {label}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\r" + " " * (self.WIDTH + 60) + "\r")
+            self.stream.flush()

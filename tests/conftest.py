@@ -1,0 +1,40 @@
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from flydsl_lint.engine.checker import Checker  # noqa: E402
+from flydsl_lint.engine.config import Settings  # noqa: E402
+from flydsl_lint.engine.source import SourceFile  # noqa: E402
+from flydsl_lint.engine.versions import Version  # noqa: E402
+from flydsl_lint.fixes.apply import fix_source  # noqa: E402
+
+
+def make_settings(tmp_path: Path, **overrides) -> Settings:
+    values = {"root": tmp_path, "target_version": Version.parse("0.5.0"), "target_version_source": "test"}
+    values.update(overrides)
+    return Settings(**values)
+
+
+def lint_text(text: str, tmp_path: Path, name: str = "kernel.py", **overrides):
+    settings = make_settings(tmp_path, **overrides)
+    return Checker(settings).check(SourceFile(str(tmp_path / name), text))
+
+
+def fix_text(text: str, tmp_path: Path, unsafe: bool = False, name: str = "kernel.py", **overrides) -> str:
+    settings = make_settings(tmp_path, **overrides)
+    return fix_source(SourceFile(str(tmp_path / name), text), Checker(settings), unsafe=unsafe).new_text
+
+
+@pytest.fixture
+def lint(tmp_path):
+    return lambda text, **kw: lint_text(text, tmp_path, **kw)
+
+
+@pytest.fixture
+def fix(tmp_path):
+    return lambda text, **kw: fix_text(text, tmp_path, **kw)

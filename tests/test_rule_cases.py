@@ -1,0 +1,52 @@
+"""Every rule's inline valid/invalid cases (Fixit style), run through the real engine."""
+
+from __future__ import annotations
+
+import pytest
+
+from flydsl_lint.engine.registry import Invalid, Valid, all_rules, load_metadata
+from tests.conftest import fix_text, lint_text
+
+RULES = all_rules()
+
+
+def _cases(kind: str):
+    for code, rule in RULES.items():
+        for index, case in enumerate(getattr(rule, kind)):
+            yield pytest.param(code, case, id=f"{code}-{kind}-{index}")
+
+
+@pytest.mark.parametrize("code, case", list(_cases("valid")))
+def test_valid_case_is_not_flagged(code, case, tmp_path):
+    case = case if isinstance(case, Valid) else Valid(case)
+    found = [d for d in lint_text(case.source, tmp_path, select=(code,), **case.settings) if d.code == code]
+    assert found == []
+
+
+@pytest.mark.parametrize("code, case", list(_cases("invalid")))
+def test_invalid_case_is_flagged_and_fixed(code, case: Invalid, tmp_path):
+    found = [d for d in lint_text(case.source, tmp_path, select=(code,), **case.settings) if d.code == code]
+    assert len(found) == case.count, [f"{d.start.row}:{d.start.col} {d.message}" for d in found]
+    for diagnostic in found:
+        assert "{" not in diagnostic.message, "message placeholders left unfilled"
+    if case.fixed is None:
+        assert all(d.fix is None for d in found)
+        return
+    fixed = fix_text(case.source, tmp_path, unsafe=case.unsafe, select=(code,), **case.settings)
+    assert fixed == case.fixed
+    assert fix_text(fixed, tmp_path, unsafe=True, select=(code,), **case.settings) == fixed, "a second fix pass changed the code"
+    if case.unsafe:
+        assert fix_text(case.source, tmp_path, unsafe=False, select=(code,), **case.settings) == case.source
+
+
+def test_every_rule_has_metadata_and_cases():
+    metadata = load_metadata()
+    assert sorted(metadata) == sorted(RULES), "rules.toml and the rule classes must list the same codes"
+    for code, rule in RULES.items():
+        assert rule.valid and rule.invalid, f"{code} needs valid and invalid cases"
+        assert (rule.__doc__ or "").strip(), f"{code} needs a docstring (its Why)"
+        has_fix_case = any(case.fixed is not None for case in rule.invalid)
+        if metadata[code].fix is None:
+            assert not has_fix_case, f"{code} declares no fix but a case expects one"
+        else:
+            assert has_fix_case, f"{code} declares a fix but no case shows it"
