@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 
 from .source import Comment
 
-_NOQA_RE = re.compile(
-    r"#\s*noqa(?::[\s]?(?P<codes>[A-Z][0-9]+(?:[,\s]+[A-Z][0-9]+)*))?(?P<rest>.*)$", re.IGNORECASE
-)
+# flake8's own pattern (flake8/defaults.py), so both front ends agree.
+_NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?(?P<rest>.*)$", re.IGNORECASE)
 _CODE_SPLIT = re.compile(r"[,\s]+")
 _REASON_LEAD = re.compile(r"^[\s,:;\-–—]*")
 
@@ -45,7 +44,8 @@ def parse_directives(comments: list[Comment]) -> dict[int, NoqaDirective]:
         match = _NOQA_RE.match(comment.text[hash_at:]) if hash_at != -1 else None
         if match is None:
             continue
-        codes = tuple(code.upper() for code in _CODE_SPLIT.split(match.group("codes").strip())) if match.group("codes") else None
+        raw_codes = match.group("codes")
+        codes = tuple(code.upper() for code in _CODE_SPLIT.split(raw_codes.strip()) if code) if raw_codes else None
         reason = _REASON_LEAD.sub("", match.group("rest")).strip()
         directives[comment.row] = NoqaDirective(
             comment.row, comment.col + hash_at, comment.col + len(comment.text.rstrip()), codes, reason

@@ -41,7 +41,9 @@ class SourceFile:
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:
-            raise SourceError(path, f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}") from None
+            if "invalid or missing" not in str(exc):
+                raise SourceError(path, f"bad encoding declaration: {exc}") from None
+            encoding = "utf-8"  # undecodable bytes and no cookie: say so below
         try:
             text = data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
         except (UnicodeDecodeError, LookupError) as exc:

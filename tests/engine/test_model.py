@@ -1,0 +1,200 @@
+"""The semantic model: import/alias resolution, shadowing, kernels, re-exports."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.project import ProjectIndex, followed, module_name_for
+
+followed("flydsl.expr.arith.unwrap", "kernels.common.buffer_ops.buffer_load", "kernels.common.buffer_ops.buffer_store")
+
+
+def calls(source: str, module: str = "", is_package: bool = False, project: ProjectIndex | None = None):
+    tree = ast.parse(textwrap.dedent(source))
+    model = SemanticModel(tree, module, is_package, project)
+    return model, {ast.unparse(c.func): model.resolve(c.func) for c in model.nodes(ast.Call)}
+
+
+@pytest.mark.parametrize(
+    "source, callee, expected",
+    [
+        ("import flydsl.expr.arith as A\nA.unwrap(x)", "A.unwrap", "flydsl.expr.arith.unwrap"),
+        ("import flydsl.expr\nflydsl.expr.arith.unwrap(x)", "flydsl.expr.arith.unwrap", "flydsl.expr.arith.unwrap"),
+        ("from flydsl.expr import arith as ar\nar.unwrap(x)", "ar.unwrap", "flydsl.expr.arith.unwrap"),
+        ("from flydsl.expr.arith import unwrap as uw\nuw(x)", "uw", "flydsl.expr.arith.unwrap"),
+        ("import flydsl.expr as fx\nfx.arith.unwrap(x)", "fx.arith.unwrap", "flydsl.expr.arith.unwrap"),
+        ("from flydsl.expr.arith import *\nunwrap(x)", "unwrap", "flydsl.expr.arith.unwrap"),
+        ("from flydsl.expr import arith\nuw = arith.unwrap\nuw(x)", "uw", "flydsl.expr.arith.unwrap"),
+        (
+            "try:\n    from flydsl.expr import arith\nexcept ImportError:\n    from old_flydsl import arith\narith.unwrap(x)",
+            "arith.unwrap",
+            "flydsl.expr.arith.unwrap",
+        ),
+        ("def f():\n    from flydsl.expr import arith\n    return arith.unwrap(x)", "arith.unwrap", "flydsl.expr.arith.unwrap"),
+        ("from flydsl.expr import arith\nclass K:\n    def m(self):\n        return arith.unwrap(x)", "arith.unwrap", "flydsl.expr.arith.unwrap"),
+    ],
+)
+def test_import_forms_resolve(source, callee, expected):
+    _, resolved = calls(source)
+    assert resolved[callee] == expected
+
+
+@pytest.mark.parametrize(
+    "shadowing",
+    [
+        "arith = make_arith()",
+        "def arith(): ...",
+        "class arith: ...",
+        "for arith in things: ...",
+        "with ctx() as arith: ...",
+        "import numpy as arith",
+        "from other import arith",
+        "arith: object = None",
+        "(arith := 3)",
+    ],
+)
+def test_rebinding_shadows_the_import(shadowing):
+    _, resolved = calls(f"from flydsl.expr import arith\n{shadowing}\narith.unwrap(x)")
+    assert resolved["arith.unwrap"] != "flydsl.expr.arith.unwrap"
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "from flydsl.expr import arith\ndef f(arith):\n    return arith.unwrap(x)",
+        "from flydsl.expr import arith\ndef f(*, arith=None):\n    return arith.unwrap(x)",
+        "from flydsl.expr import arith\nlam = lambda arith: arith.unwrap(x)",
+        "from flydsl.expr import arith\nvals = [arith.unwrap(x) for arith in mods]",
+        "from flydsl.expr import arith\ntry:\n    pass\nexcept Exception as arith:\n    arith.unwrap(x)",
+        "from flydsl.expr import arith\ndef f():\n    arith = other\n    return arith.unwrap(x)",
+    ],
+)
+def test_local_bindings_shadow(source):
+    _, resolved = calls(source)
+    assert resolved["arith.unwrap"] is None
+
+
+def test_use_before_a_later_rebinding_still_resolves():
+    _, resolved = calls("from flydsl.expr import arith\nfirst = arith.unwrap(x)\narith = None\n")
+    assert resolved["arith.unwrap"] == "flydsl.expr.arith.unwrap"
+
+
+def test_builtins_and_unknown_names_do_not_resolve():
+    _, resolved = calls("print(x)\nunknown_fn(y)\n")
+    assert resolved == {"print": None, "unknown_fn": None}
+
+
+def test_kernel_and_jit_bodies_under_any_alias():
+    model, _ = calls(
+        """
+        import flydsl.compiler as C
+        from flydsl.compiler import jit as J
+
+        @C.kernel
+        def k():
+            def inner():
+                a()
+            b()
+
+        @J
+        def launcher():
+            c()
+
+        @C.kernel(name="x")
+        def k2():
+            d()
+
+        def host():
+            e()
+        """
+    )
+    traced = {ast.unparse(c.func): model.in_traced_code(c) for c in model.nodes(ast.Call) if isinstance(c.func, ast.Name) and len(c.func.id) == 1}
+    assert traced == {"a": True, "b": True, "c": True, "d": True, "e": False}
+    kinds = {f.name: model.function_kind(f) for f in model.nodes(ast.FunctionDef)}
+    assert kinds == {"k": "kernel", "inner": None, "launcher": "jit", "k2": "kernel", "host": None}
+
+
+def test_decorator_named_kernel_from_elsewhere_is_not_a_kernel():
+    model, _ = calls("from mylib import kernel\n@kernel\ndef k():\n    pass\n")
+    assert model.function_kind(model.nodes(ast.FunctionDef)[0]) is None
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+
+
+def _project_calls(root: Path, relative: str):
+    path = root / relative
+    module, is_package, package_root = module_name_for(path)
+    index = ProjectIndex([package_root])
+    return calls(path.read_text(), module, is_package, index)[1]
+
+
+def test_relative_imports_and_project_reexports(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "kernels/__init__.py": "",
+            "kernels/common/__init__.py": "from .buffer_ops import buffer_load\n",
+            "kernels/common/buffer_ops.py": "def buffer_load(*a): ...\ndef buffer_store(*a): ...\n",
+            "kernels/common/utils.py": "from kernels.common.buffer_ops import *\n",
+            "kernels/norm/__init__.py": "",
+            "kernels/norm/k.py": """
+                from ..common import buffer_load as bl
+                from . import sibling
+                from kernels.common.utils import buffer_store
+                from kernels.common import buffer_ops
+                bl(r, 0)
+                buffer_store(v, r, 0)
+                buffer_ops.buffer_load(r, 1)
+                sibling.thing()
+            """,
+        },
+    )
+    resolved = _project_calls(tmp_path, "kernels/norm/k.py")
+    assert resolved["bl"] == "kernels.common.buffer_ops.buffer_load"
+    assert resolved["buffer_store"] == "kernels.common.buffer_ops.buffer_store"
+    assert resolved["buffer_ops.buffer_load"] == "kernels.common.buffer_ops.buffer_load"
+    assert resolved["sibling.thing"] == "kernels.norm.sibling.thing"
+
+
+def test_vendored_legacy_module_is_recognised_without_configuration(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "myproj/__init__.py": "",
+            "myproj/vendor/__init__.py": "",
+            "myproj/vendor/buffer_ops.py": "def buffer_load(rsrc, offset, vec_width=1, dtype=None): ...\n",
+            "myproj/kernel.py": "from myproj.vendor import buffer_ops\nbuffer_ops.buffer_load(r, 0)\n",
+            "myproj/other/__init__.py": "",
+            "myproj/other/buffer_ops.py": "def unrelated(): ...\n",
+            "myproj/kernel2.py": "from myproj.other import buffer_ops\nbuffer_ops.buffer_load(r, 0)\n",
+        },
+    )
+    assert _project_calls(tmp_path, "myproj/kernel.py")["buffer_ops.buffer_load"] == "kernels.common.buffer_ops.buffer_load"
+    # A module merely named like a legacy module, not defining the helper, is not one.
+    assert _project_calls(tmp_path, "myproj/kernel2.py")["buffer_ops.buffer_load"] == "myproj.other.buffer_ops.buffer_load"
+
+
+def test_configured_legacy_root(tmp_path):
+    _write(tmp_path, {"ext/__init__.py": "", "ext/k.py": "from thirdparty.buffer_ops import buffer_load\nbuffer_load(r, 0)\n"})
+    path = tmp_path / "ext/k.py"
+    module, is_package, root = module_name_for(path)
+    index = ProjectIndex([root], legacy_roots=("thirdparty",))
+    _, resolved = calls(path.read_text(), module, is_package, index)
+    assert resolved["buffer_load"] == "kernels.common.buffer_ops.buffer_load"
+
+
+def test_local_name_for_spells_replacements_with_existing_imports():
+    model, _ = calls("import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n")
+    assert model.local_name_for("flydsl.expr.max") == "fx.max"
+    assert model.local_name_for("flydsl.expr.rocdl.s_waitcnt") == "rocdl.s_waitcnt"
+    assert model.local_name_for("torch.zeros") is None

@@ -1,0 +1,212 @@
+"""The CLI's contract from the foundation issue: exit codes, bad input, config, fixes on disk."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+LEGACY = textwrap.dedent(
+    """\
+    import flydsl.expr as fx
+    from flydsl.expr import arith
+
+    def k(a, b):
+        # arith.maximumf(a, b) in a comment is not code
+        doc = "arith.maximumf(a, b) in a string is not code"
+        return arith.maximumf(a, b), fx.Int64(fx.Int64(a))
+    """
+)
+FIXED = textwrap.dedent(
+    """\
+    import flydsl.expr as fx
+
+    def k(a, b):
+        # arith.maximumf(a, b) in a comment is not code
+        doc = "arith.maximumf(a, b) in a string is not code"
+        return fx.max(a, b), fx.Int64(a)
+    """
+)
+
+
+def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_COLOR="1")
+    return subprocess.run(
+        [sys.executable, "-m", "flydsl_lint.frontends.cli", *args], cwd=cwd, capture_output=True, text=True, env=env
+    )
+
+
+@pytest.fixture
+def project(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.flydsl-lint]\ntarget-version = "0.5.0"\n')
+    return tmp_path
+
+
+def test_exit_codes_and_json_schema(project):
+    (project / "clean.py").write_text("import flydsl.expr as fx\nv = fx.max(a, b)\n")
+    assert cli("check", "clean.py", cwd=project).returncode == 0
+    (project / "k.py").write_text(LEGACY)
+    result = cli("check", "k.py", "--output-format", "json", cwd=project)
+    assert result.returncode == 1
+    rows = json.loads(result.stdout)
+    assert {(r["code"], r["location"]["row"]) for r in rows} == {("FLY301", 7), ("FLY111", 7)}
+    first = next(r for r in rows if r["code"] == "FLY301")
+    assert first["location"] == {"row": 7, "column": 12}
+    assert first["end_location"]["row"] == 7
+    assert first["fix"]["applicability"] == "safe"
+    assert first["fix"]["edits"][0]["content"] == "fx.max"
+    assert first["noqa_row"] == 7 and first["filename"] == str(project / "k.py")
+    assert set(first) == {"cell", "code", "end_location", "filename", "fix", "location", "message", "noqa_row", "url"}
+    assert cli("check", "k.py", "--exit-zero", cwd=project).returncode == 0
+
+
+def test_select_ignore_prefixes(project):
+    (project / "k.py").write_text(LEGACY)
+    only_1 = json.loads(cli("check", "k.py", "--select", "FLY1", "--output-format", "json", cwd=project).stdout)
+    assert {r["code"] for r in only_1} == {"FLY111"}
+    ignored = json.loads(cli("check", "k.py", "--ignore", "FLY11", "--output-format", "json", cwd=project).stdout)
+    assert {r["code"] for r in ignored} == {"FLY301"}
+
+
+def test_fix_writes_atomically_and_is_idempotent(project):
+    target = project / "k.py"
+    target.write_text(LEGACY)
+    target.chmod(0o750)
+    result = cli("check", "--fix", "k.py", cwd=project)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert target.read_text() == FIXED
+    assert stat.S_IMODE(target.stat().st_mode) == 0o750
+    assert sorted(p.name for p in project.iterdir()) == ["k.py", "pyproject.toml"]  # no temp files left
+    assert cli("check", "--fix", "k.py", cwd=project).returncode == 0
+    assert target.read_text() == FIXED
+
+
+def test_fix_keeps_bom_crlf_and_encoding(project):
+    target = project / "k.py"
+    target.write_bytes(b"\xef\xbb\xbf" + LEGACY.replace("\n", "\r\n").encode())
+    assert cli("check", "--fix", "k.py", cwd=project).returncode == 0
+    assert target.read_bytes() == b"\xef\xbb\xbf" + FIXED.replace("\n", "\r\n").encode()
+    latin = project / "latin.py"
+    text = "# -*- coding: latin-1 -*-\n# caf\xe9\nimport flydsl.expr as fx\nv = fx.Int32(fx.Int32(x))\n"
+    latin.write_bytes(text.encode("latin-1"))
+    assert cli("check", "--fix", "latin.py", cwd=project).returncode == 0
+    assert latin.read_bytes() == text.replace("fx.Int32(fx.Int32(x))", "fx.Int32(x)").encode("latin-1")
+
+
+def test_diff_writes_nothing(project):
+    target = project / "k.py"
+    target.write_text(LEGACY)
+    result = cli("check", "--diff", "k.py", cwd=project)
+    assert result.returncode == 1
+    assert "+    return fx.max(a, b), fx.Int64(a)" in result.stdout
+    assert target.read_text() == LEGACY
+
+
+def test_bad_files_are_reported_and_the_rest_still_checked(project):
+    (project / "good.py").write_text(LEGACY)
+    (project / "syntax.py").write_text("def broken(:\n")
+    (project / "latin.py").write_bytes(b"x = '\xff\xfe'\n")
+    (project / "binary.py").write_bytes(b"x = 1\x00\n")
+    result = cli("check", ".", "missing.py", "--output-format", "json", cwd=project)
+    assert result.returncode == 2
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 4, result.stderr
+    assert any("syntax.py: syntax error at 1:" in line for line in errors)
+    assert any("latin.py: cannot decode as utf-8" in line for line in errors)
+    assert any("binary.py: binary file" in line for line in errors)
+    assert any("missing.py: no such file or directory" in line for line in errors)
+    assert {r["code"] for r in json.loads(result.stdout)} == {"FLY301", "FLY111"}
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read a chmod 000 file")
+def test_unreadable_file(project):
+    target = project / "k.py"
+    target.write_text(LEGACY)
+    target.chmod(0)
+    result = cli("check", "k.py", cwd=project)
+    assert result.returncode == 2 and "k.py: cannot read" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ('[tool.flydsl-lint]\nselect = "FLY"\n', "`select` must be a list of strings"),
+        ('[tool.flydsl-lint]\nselekt = ["FLY"]\n', "unknown key `selekt`"),
+        ('[tool.flydsl-lint]\ntarget-version = "latest"\n', "`target-version`"),
+        ('[tool.flydsl-lint]\ntarget-arch = ["sm_90"]\n', "`target-arch` has 'sm_90'"),
+        ('[tool.flydsl-lint]\nignore = ["E501"]\n', "not a FLY code"),
+        ("[tool.flydsl-lint\n", "invalid TOML"),
+    ],
+)
+def test_bad_config_is_one_clear_error(tmp_path, config, message):
+    (tmp_path / "pyproject.toml").write_text(config)
+    (tmp_path / "k.py").write_text("x = 1\n")
+    result = cli("check", "k.py", cwd=tmp_path)
+    assert result.returncode == 2
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert message in result.stderr and "pyproject.toml" in result.stderr
+
+
+def test_config_file_settings_apply(tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.flydsl-lint]\nignore = ["FLY3"]\nper-file-ignores = {"legacy/*" = ["FLY1"]}\nextend-exclude = ["generated"]\n'
+    )
+    for name in ("k.py", "legacy/old.py", "generated/g.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(LEGACY)
+    rows = json.loads(cli("check", ".", "--output-format", "json", cwd=tmp_path).stdout)
+    assert sorted((Path(r["filename"]).relative_to(tmp_path).as_posix(), r["code"]) for r in rows) == [("k.py", "FLY111")]
+
+
+def test_noqa_forms(project):
+    (project / "k.py").write_text(
+        "import flydsl.expr as fx\n"
+        "a = fx.Int64(fx.Int64(x))  # noqa\n"
+        "b = fx.Int64(fx.Int64(x))  # noqa: FLY111\n"
+        "c = fx.Int64(fx.Int64(x))  # noqa:FLY1\n"
+        "d = fx.Int64(fx.Int64(x))  # noqa: FLY301\n"
+        "e = fx.Int64(\n    fx.Int64(x)\n)  # noqa: FLY111 -- kept on purpose\n"
+    )
+    rows = json.loads(cli("check", "k.py", "--output-format", "json", "--select", "FLY1", cwd=project).stdout)
+    assert [r["location"]["row"] for r in rows] == [5]
+
+
+def test_gitignored_files_are_skipped(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    for name in ("k.py", "ignored/k.py"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(LEGACY)
+    rows = json.loads(cli("check", ".", "--output-format", "json", cwd=tmp_path).stdout)
+    assert {Path(r["filename"]).relative_to(tmp_path).as_posix() for r in rows} == {"k.py"}
+
+
+def test_linted_code_is_never_imported_or_executed(project):
+    marker = project / "marker"
+    (project / "evil.py").write_text(
+        f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n"
+        "import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))\n"
+    )
+    (project / "user.py").write_text("from evil import v\nimport evil\n")
+    result = cli("check", "--fix", ".", cwd=project)
+    assert result.returncode == 0
+    assert not marker.exists()
+    assert "flydsl" not in subprocess.run(
+        [sys.executable, "-c", "import sys, flydsl_lint.frontends.cli as c; c.main(['check', '--exit-zero', '.']); "
+         "print(' '.join(m for m in sys.modules if m.startswith('flydsl') and not m.startswith('flydsl_lint')))"],
+        cwd=project, capture_output=True, text=True,
+    ).stdout.split("\n")[-2]
+
+
+def test_rule_and_rules_commands(project):
+    listing = cli("rules", cwd=project)
+    assert listing.returncode == 0 and "FLY301" in listing.stdout
+    page = cli("rule", "fly301", cwd=project)
+    assert page.returncode == 0 and page.stdout.startswith("# FLY301 raw-typed-arithmetic")
+    assert cli("rule", "FLY999", cwd=project).returncode == 2
