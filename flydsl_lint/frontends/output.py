@@ -61,34 +61,44 @@ def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
 
 def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
     unsafe = options.get("unsafe_fixes", False)
+    style = Style.for_stream(stream, options)
     diagnostics = result.diagnostics
     for d in diagnostics:
-        marker = " [*]" if _fixable(d, unsafe) else ""
-        stream.write(f"{d.path}:{d.start.row}:{d.start.col + 1}: {d.code}{marker} {d.message}\n")
+        stream.write(_concise_line(d, unsafe, style))
     write_summary(result, stream, options)
+
+
+def _concise_line(d: Diagnostic, unsafe: bool, style: "Style") -> str:
+    marker = style.cyan(" [*]") if _fixable(d, unsafe) else ""
+    where = f"{style.bold(d.path)}{style.cyan(':')}{d.start.row}{style.cyan(':')}{d.start.col + 1}{style.cyan(':')}"
+    return f"{where} {style.red(d.code)}{marker} {d.message}\n"
 
 
 def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
     unsafe = options.get("unsafe_fixes", False)
+    style = Style.for_stream(stream, options)
     diagnostics = result.diagnostics
     fixed = sum(result.fixed.values())
     if not diagnostics:
         if fixed:
-            stream.write(f"Found {fixed} error{'s' * (fixed != 1)} ({fixed} fixed, 0 remaining).\n")
+            stream.write(style.bold(f"Found {fixed} error{'s' * (fixed != 1)} ({fixed} fixed, 0 remaining).") + "\n")
         elif not result.errors:
-            stream.write("All checks passed!\n")
+            stream.write(style.green("All checks passed!") + "\n")
         return
     total = len(diagnostics) + fixed
     if fixed:
-        stream.write(f"Found {total} error{'s' * (total != 1)} ({fixed} fixed, {len(diagnostics)} remaining).\n")
+        stream.write(style.bold(f"Found {total} error{'s' * (total != 1)} ({fixed} fixed, {len(diagnostics)} remaining).") + "\n")
     else:
-        stream.write(f"Found {total} error{'s' * (total != 1)}.\n")
+        stream.write(style.bold(f"Found {total} error{'s' * (total != 1)}.") + "\n")
     fixable = sum(_fixable(d, unsafe) for d in diagnostics)
     if fixable:
-        stream.write(f"[*] {fixable} fixable with the `--fix` option.\n")
+        stream.write(f"{style.cyan('[*]')} {fixable} fixable with the `--fix` option.\n")
     hidden = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE) if not unsafe else 0
     if hidden:
         stream.write(f"{hidden} hidden fix{'es' * (hidden != 1)} can be enabled with the `--unsafe-fixes` option.\n")
+    display = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.DISPLAY)
+    if display:
+        stream.write(f"{display} suggested rewrite{'s' * (display != 1)} (display-only) can be shown with `--show-fixes`.\n")
 
 
 def write_statistics(result: RunResult, stream: TextIO, options: dict) -> None:
@@ -100,11 +110,319 @@ def write_statistics(result: RunResult, stream: TextIO, options: dict) -> None:
         stream.write(f"{count:5d}\t{code}\t{marker} {metadata[code].name}\n")
 
 
+# ------------------------------------------------------------------ colour
+class Style:
+    """ANSI colour, on for a TTY; NO_COLOR turns it off, FORCE_COLOR on (NO_COLOR wins)."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    @classmethod
+    def for_stream(cls, stream: TextIO, options: dict | None = None) -> "Style":
+        return cls(colour_enabled(stream, (options or {}).get("color")))
+
+    def _wrap(self, code: str, text: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self.enabled and text else text
+
+    def bold(self, text: str) -> str:
+        return self._wrap("1", text)
+
+    def red(self, text: str) -> str:
+        return self._wrap("1;31", text)
+
+    def green(self, text: str) -> str:
+        return self._wrap("1;32", text)
+
+    def cyan(self, text: str) -> str:
+        return self._wrap("36", text)
+
+    def blue(self, text: str) -> str:
+        return self._wrap("1;34", text)
+
+    def dim(self, text: str) -> str:
+        return self._wrap("2", text)
+
+
+def colour_enabled(stream: TextIO, forced: bool | None = None, environ: dict | None = None) -> bool:
+    if forced is not None:
+        return forced
+    environ = os.environ if environ is None else environ
+    if environ.get("NO_COLOR"):
+        return False
+    if environ.get("FORCE_COLOR"):
+        return True
+    if environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):
+        return False
+
+
+# ------------------------------------------------------------------ more formats
+class _Sources:
+    """Each file's text, read once, for formats that quote source lines."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, object] = {}
+
+    def get(self, path: str):
+        from ..engine.source import SourceError, SourceFile
+
+        if path not in self._cache:
+            try:
+                self._cache[path] = SourceFile.read(path)
+            except SourceError:
+                self._cache[path] = None
+        return self._cache[path]
+
+
+def write_concise(result: RunResult, stream: TextIO, options: dict) -> None:
+    write_text(result, stream, options)
+
+
+def write_grouped(result: RunResult, stream: TextIO, options: dict) -> None:
+    """ruff's `grouped`: one heading per file, then row:col CODE message."""
+    unsafe = options.get("unsafe_fixes", False)
+    style = Style.for_stream(stream, options)
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in result.diagnostics:
+        by_path.setdefault(d.path, []).append(d)
+    for path, diagnostics in by_path.items():
+        stream.write(style.bold(style.blue(path) if style.enabled else path) + style.cyan(":") + "\n")
+        width_row = max(len(str(d.start.row)) for d in diagnostics)
+        width_col = max(len(str(d.start.col + 1)) for d in diagnostics)
+        for d in diagnostics:
+            marker = style.cyan(" [*]") if _fixable(d, unsafe) else ""
+            row, col = str(d.start.row).rjust(width_row), str(d.start.col + 1).ljust(width_col)
+            stream.write(f"  {row}{style.cyan(':')}{col} {style.red(d.code)}{marker} {d.message}\n")
+        stream.write("\n")
+    write_summary(result, stream, options)
+
+
+_FIX_TITLES = {Applicability.SAFE: "Safe fix", Applicability.UNSAFE: "Unsafe fix",
+               Applicability.DISPLAY: "Suggested rewrite (display-only)"}
+
+
+def fix_preview(source, fix) -> list[str]:
+    """The fix as `-`/`+` lines: the changed rows before and after (no context)."""
+    import difflib
+
+    from ..fixes.apply import apply_edits
+
+    after = apply_edits(source.text, list(fix.edits), "\n").split("\n")
+    before = source.text.replace("\r\n", "\n").split("\n")
+    lines = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, before, after, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        lines += [("-", i + 1, before[i]) for i in range(i1, i2)]
+        lines += [("+", j + 1, after[j]) for j in range(j1, j2)]
+    return [f"{sign} {row:>4} | {text}" for sign, row, text in lines]
+
+
+def write_full(result: RunResult, stream: TextIO, options: dict) -> None:
+    """Each diagnostic with its source lines, carets under the range, and the fix."""
+    unsafe = options.get("unsafe_fixes", False)
+    style = Style.for_stream(stream, options)
+    sources = _Sources()
+    for d in result.diagnostics:
+        stream.write(_concise_line(d, unsafe, style))
+        source = sources.get(d.path)
+        if source is None:
+            stream.write("\n")
+            continue
+        last = min(d.end.row, d.start.row + 5, len(source.lines))
+        gutter = len(str(last))
+        bar = style.blue(" " * gutter + " |")
+        stream.write(bar + "\n")
+        for row in range(d.start.row, last + 1):
+            line = source.lines[row - 1]
+            stream.write(f"{style.blue(str(row).rjust(gutter) + ' |')} {line}\n")
+            lo = d.start.col if row == d.start.row else len(line) - len(line.lstrip())
+            hi = d.end.col if row == d.end.row else len(line)
+            carets = "^" * max(1, hi - lo)
+            label = f" {d.code}" if row == last else ""
+            stream.write(f"{bar} {' ' * lo}{style.red(carets + label)}\n")
+        if last < d.end.row:
+            stream.write(f"{bar} {style.dim('...')}\n")
+        stream.write(bar + "\n")
+        if d.fix is not None:
+            title = _FIX_TITLES[d.fix.applicability]
+            message = f": {d.fix.message}" if d.fix.message else ""
+            stream.write(f"{style.blue(' ' * gutter + ' =')} {style.bold('help')}: {title}{message}\n")
+            for line in fix_preview(source, d.fix):
+                stream.write("    " + (style.green(line) if line.startswith("+") else style.red(line)) + "\n")
+        stream.write("\n")
+    write_summary(result, stream, options)
+
+
+def write_json_lines(result: RunResult, stream: TextIO, options: dict) -> None:
+    for d in result.diagnostics:
+        stream.write(json.dumps(diagnostic_json(d)) + "\n")
+
+
+def _gh_escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_escape_property(text: str) -> str:
+    return _gh_escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_github(result: RunResult, stream: TextIO, options: dict) -> None:
+    """GitHub Actions workflow commands: one annotation per diagnostic."""
+    for d in result.diagnostics:
+        properties = ",".join(
+            f"{key}={_gh_escape_property(str(value))}"
+            for key, value in (
+                ("file", d.path), ("line", d.start.row), ("col", d.start.col + 1),
+                ("endLine", d.end.row), ("endColumn", d.end.col + 1), ("title", d.code),
+            )
+        )
+        message = f"{d.path}:{d.start.row}:{d.start.col + 1}: {d.code} {d.message}"
+        stream.write(f"::error {properties}::{_gh_escape_data(message)}\n")
+
+
+def write_junit(result: RunResult, stream: TextIO, options: dict) -> None:
+    """JUnit XML: a test suite per file, a failing test case per diagnostic."""
+    import xml.etree.ElementTree as ET
+
+    diagnostics = result.diagnostics
+    root = ET.Element("testsuites", name="flydsl-lint", tests=str(max(1, len(diagnostics))),
+                      failures=str(len(diagnostics)), errors=str(len(result.errors)))
+    by_path: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_path.setdefault(d.path, []).append(d)
+    for path, items in by_path.items():
+        suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(items)), failures=str(len(items)), errors="0")
+        for d in items:
+            case = ET.SubElement(suite, "testcase", name=f"org.flydsl-lint.{d.code}", classname=path,
+                                 line=str(d.start.row), column=str(d.start.col + 1))
+            failure = ET.SubElement(case, "failure", message=d.message)
+            failure.text = f"line {d.start.row}, col {d.start.col + 1}, {d.message}"
+    if not by_path:
+        suite = ET.SubElement(root, "testsuite", name="flydsl-lint", tests="1", failures="0", errors=str(len(result.errors)))
+        ET.SubElement(suite, "testcase", name="No errors found", classname="flydsl-lint")
+    for error in result.errors:
+        suite = root.find("testsuite")
+        case = ET.SubElement(suite, "testcase", name="flydsl-lint.file-error", classname=error.split(":", 1)[0])
+        ET.SubElement(case, "error", message=error)
+    stream.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    stream.write(ET.tostring(root, encoding="unicode"))
+    stream.write("\n")
+
+
+def _docs_uri(code: str) -> str | None:
+    """An absolute URI for a rule's page, when the docs are on disk (a checkout)."""
+    from pathlib import Path
+
+    page = Path(__file__).resolve().parents[2] / DOCS_PATH.format(code=code)
+    return page.as_uri() if page.is_file() else None
+
+
+def _sarif_uri(path: str) -> dict:
+    from pathlib import Path
+
+    absolute = Path(path).resolve()
+    try:
+        return {"uri": absolute.relative_to(Path.cwd().resolve()).as_posix(), "uriBaseId": "%SRCROOT%"}
+    except ValueError:
+        return {"uri": absolute.as_uri()}
+
+
+def _sarif_region(start, end) -> dict:
+    return {"startLine": start.row, "startColumn": start.col + 1, "endLine": end.row, "endColumn": end.col + 1}
+
+
+def sarif_log(result: RunResult) -> dict:
+    from pathlib import Path
+
+    from .. import __version__
+
+    metadata = load_metadata()
+    codes = sorted(metadata)
+    index = {code: i for i, code in enumerate(codes)}
+    rules = []
+    for code in codes:
+        meta = metadata[code]
+        fix = meta.fix.value if meta.fix else "none"
+        rule = {
+            "id": code,
+            "name": meta.name,
+            "shortDescription": {"text": meta.summary.replace("`", "")},
+            "fullDescription": {"text": meta.message},
+            "help": {
+                "text": f"{meta.message}\nFix: {fix}. {meta.fix_reason}",
+                "markdown": f"{meta.message}\n\n**Fix:** {fix}. {meta.fix_reason}\n\nSee [{code}]({rule_url(code)}).",
+            },
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"section": meta.section, "fix": fix, "tags": [f"guide-section-{meta.section}"]},
+        }
+        if meta.fix_since:
+            rule["properties"]["fixSince"] = meta.fix_since
+        uri = _docs_uri(code)
+        if uri:
+            rule["helpUri"] = uri
+        rules.append(rule)
+    results = []
+    for d in result.diagnostics:
+        item = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [{"physicalLocation": {"artifactLocation": _sarif_uri(d.path),
+                                                "region": _sarif_region(d.start, d.end)}}],
+        }
+        if d.fix is not None:
+            item["fixes"] = [{
+                "description": {"text": d.fix.message or "fix"},
+                "artifactChanges": [{
+                    "artifactLocation": _sarif_uri(d.path),
+                    "replacements": [
+                        {"deletedRegion": _sarif_region(e.start, e.end), "insertedContent": {"text": e.content}}
+                        for e in d.fix.edits
+                    ],
+                }],
+                "properties": {"applicability": d.fix.applicability.value},
+            }]
+        results.append(item)
+    run = {
+        "tool": {"driver": {"name": "flydsl-lint", "version": __version__, "semanticVersion": __version__,
+                            "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().resolve().as_uri() + "/"}},
+        "results": results,
+        "invocations": [{
+            "executionSuccessful": not result.errors,
+            "toolExecutionNotifications": [{"level": "error", "message": {"text": error}} for error in result.errors],
+        }],
+    }
+    return {
+        "$schema": "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [run],
+    }
+
+
+def write_sarif(result: RunResult, stream: TextIO, options: dict) -> None:
+    json.dump(sarif_log(result), stream, indent=2)
+    stream.write("\n")
+
+
 FORMATS: dict[str, Callable[[RunResult, TextIO, dict], None]] = {
     "text": write_text,
     "json": write_json,
+    "json-lines": write_json_lines,
+    "concise": write_concise,
+    "full": write_full,
+    "grouped": write_grouped,
+    "github": write_github,
+    "junit": write_junit,
+    "sarif": write_sarif,
 }
 
 
-def write(result: RunResult, fmt: str, options: dict, stream: TextIO = sys.stdout) -> None:
-    FORMATS[fmt](result, stream, options)
+def write(result: RunResult, fmt: str, options: dict, stream: TextIO | None = None) -> None:
+    FORMATS[fmt](result, stream if stream is not None else sys.stdout, options)
