@@ -23,6 +23,7 @@ def load_gate(checkout: Path):
     path = checkout / "scripts" / "check_typed_arithmetic_usage.py"
     spec = importlib.util.spec_from_file_location("flydsl_typed_arith_gate", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module.scan_source
 
