@@ -1,0 +1,675 @@
+"""§3c manual s_waitcnt bitfields -> fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=).
+
+The wait-counter immediate has a different layout per GPU generation; the
+keyword form of `fx.rocdl.s_waitcnt` (FlyDSL >= 0.3.0) packs it per target.
+Bitfields are decoded here exactly as FlyDSL's per-arch encoders pack them
+(expr/rocdl/cdna3.py, rdna3.py, rdna4.py):
+
+| layout | arches | vmcnt | expcnt | lgkmcnt | keyword form |
+| --- | --- | --- | --- | --- | --- |
+| gfx9 | gfx942, gfx950 (also gfx90a/gfx908, no keyword form) | [3:0] + [15:14] (max 63) | [6:4] (7) | [11:8] (15) | yes (gfx942/gfx950) |
+| gfx10 | gfx10xx | [3:0] + [15:14] (63) | [6:4] (7) | [13:8] (63) | no (FlyDSL raises) |
+| gfx11 | gfx11xx, gfx120x | [15:10] (63) | [2:0] (7) | [9:4] (63) | yes |
+| none | gfx1250 | split counters only | | | no |
+
+gfx120x: the hardware has split counters (loadcnt/storecnt/dscnt/kmcnt);
+FlyDSL exposes no split-counter keywords and packs the gfx11-layout legacy
+immediate, which the LLVM backend translates. So on gfx120x the keyword form
+is exactly as expressive as the gfx11 immediate and is decoded as gfx11.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engine.diagnostics import Applicability, Edit, Position
+from ..engine.registry import Invalid, Rule, Valid, register
+from ..fixes.edits import reference
+from ._flydsl import qualified
+
+_ROCDL_MODULES = ("flydsl.expr.rocdl", "flydsl.expr.rocdl.universal", "flydsl._mlir.dialects.rocdl")
+S_WAITCNT = qualified(_ROCDL_MODULES, "s_waitcnt")
+KEYWORD_FORM = "flydsl.expr.rocdl.s_waitcnt"
+COUNTERS = ("vmcnt", "lgkmcnt", "expcnt")  # keyword order used in fixes, as in the guide
+_MAX = {"gfx9": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 15}, "gfx10": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63},
+        "gfx11": {"vmcnt": 63, "expcnt": 7, "lgkmcnt": 63}}
+_LAYOUT_LABEL = {"gfx9": "gfx9 (gfx942/gfx950)", "gfx10": "gfx10", "gfx11": "gfx11/gfx120x"}
+# Layouts considered when no target-arch is configured: those the keyword form supports.
+_DEFAULT_LAYOUTS = ("gfx9", "gfx11")
+_TUNED = ("; scheduler-sensitive tuned kernel: an op-identical swap can still shift the schedule, "
+          "migrate in a bounded step with a median-based perf check (never auto-fixed)")
+_CONSTANT_NAME = re.compile(r"^_*[A-Z0-9_]*(VMCNT|LGKMCNT|EXPCNT)[A-Z0-9_]*$")
+
+
+def arch_layout(arch: str) -> tuple[str | None, bool]:
+    """(bitfield layout, whether FlyDSL's keyword form supports the arch)."""
+    if arch.startswith(("gfx942", "gfx950")):
+        return "gfx9", True
+    if arch.startswith("gfx9"):
+        return "gfx9", False
+    if arch.startswith("gfx10"):
+        return "gfx10", False
+    if arch.startswith("gfx11"):
+        return "gfx11", True
+    if arch.startswith("gfx120"):
+        return "gfx11", True
+    return None, False  # gfx1250 and later: split counters, no legacy immediate
+
+
+def decode(value: int, layout: str) -> dict[str, int] | None:
+    """Counters a bitfield waits for in `layout`, or None when the keyword form
+    cannot express it (bits outside the counter fields, out of 16-bit range)."""
+    if not 0 <= value <= 0xFFFF:
+        return None
+    if layout in ("gfx9", "gfx10"):
+        if value & 0x80:
+            return None  # bit 7 is unused
+        vmcnt = (value & 0xF) | ((value >> 14) & 0x3) << 4
+        expcnt = (value >> 4) & 0x7
+        if layout == "gfx10":
+            lgkmcnt = (value >> 8) & 0x3F
+        else:
+            lgkmcnt = (value >> 8) & 0xF
+            high = (value >> 12) & 0x3  # bits 13:12, ignored by gfx9 hardware
+            # A gfx10-style "lgkmcnt=63" encoding (0x3F << 8) means "no wait" on
+            # gfx9 too; any other use of bits 13:12 is not expressible.
+            if high and not (high == 0x3 and lgkmcnt == 0xF):
+                return None
+        return {"vmcnt": vmcnt, "expcnt": expcnt, "lgkmcnt": lgkmcnt}
+    if layout == "gfx11":
+        if value & 0x8:
+            return None  # bit 3 is unused
+        return {"vmcnt": (value >> 10) & 0x3F, "expcnt": value & 0x7, "lgkmcnt": (value >> 4) & 0x3F}
+    return None
+
+
+def waited(counters: dict[str, int], layout: str) -> tuple[tuple[str, int], ...]:
+    """The counters that actually wait (below their max), in keyword order."""
+    return tuple((name, counters[name]) for name in COUNTERS if counters[name] < _MAX[layout][name])
+
+
+def keywords_text(pairs: tuple[tuple[str, int], ...]) -> str:
+    return ", ".join(f"{name}={count}" for name, count in pairs)
+
+
+# ------------------------------------------------------------ constant folding
+_BINOPS = {
+    ast.BitOr: lambda a, b: a | b, ast.BitAnd: lambda a, b: a & b, ast.BitXor: lambda a, b: a ^ b,
+    ast.LShift: lambda a, b: a << b if 0 <= b < 64 else None, ast.RShift: lambda a, b: a >> b if 0 <= b < 64 else None,
+    ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+}
+
+
+def fold(node: ast.AST, env: dict[str, int], lookup=None, depth: int = 0) -> int | None:
+    """Value of an integer expression over literals, `env` names and (through
+    `lookup`) names bound once to constants; None when not a compile-time int."""
+    if depth > 32:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+        operand = fold(node.operand, env, lookup, depth + 1)
+        if operand is None:
+            return None
+        return -operand if isinstance(node.op, ast.USub) else (~operand if isinstance(node.op, ast.Invert) else operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINOPS:
+        left = fold(node.left, env, lookup, depth + 1)
+        right = fold(node.right, env, lookup, depth + 1) if left is not None else None
+        return None if right is None else _BINOPS[type(node.op)](left, right)
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        return lookup(node, depth + 1) if lookup else None
+    if isinstance(node, ast.Call) and lookup is not None:
+        return lookup(node, depth + 1)
+    return None
+
+
+def _body(function: ast.FunctionDef) -> list[ast.stmt]:
+    body = list(function.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    return body
+
+
+def _parameters(function: ast.FunctionDef) -> list[ast.arg]:
+    args = function.args
+    return list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
+
+
+def bind_arguments(function: ast.FunctionDef, call: ast.Call, value_of) -> dict[str, int] | None:
+    """Parameter values for `call`, from its constant arguments and the defaults."""
+    args = function.args
+    if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    positional = list(args.posonlyargs) + list(args.args)
+    if len(call.args) > len(positional):
+        return None
+    env: dict[str, int] = {}
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    for parameter, argument in zip(positional, call.args):
+        env[parameter.arg] = argument
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return None
+        env[keyword.arg] = keyword.value
+    values: dict[str, int] = {}
+    for parameter in _parameters(function):
+        expression = env.get(parameter.arg, defaults.get(parameter.arg))
+        if expression is None:
+            return None
+        value = value_of(expression)
+        if value is None:
+            return None
+        values[parameter.arg] = value
+    return values
+
+
+@dataclass
+class Shim:
+    """A per-kernel waitcnt helper: an encoder returns a bitfield, a wrapper emits it."""
+
+    function: ast.FunctionDef
+    kind: str  # "encoder" | "wrapper"
+    result: ast.expr  # the encoder's return value / the wrapper's s_waitcnt argument
+    pure: bool  # a wrapper doing nothing but the wait (its call can be replaced)
+    constants: dict | None = None  # module constants of a shim defined in another module
+
+    def evaluate(self, call: ast.Call, value_of, lookup) -> int | None:
+        values = bind_arguments(self.function, call, value_of)
+        if values is None:
+            return None
+        if self.constants is not None:
+            lookup = None  # foreign nodes: only that module's constants apply
+        env = {**(self.constants or {}), **values}
+        for stmt in _body(self.function):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                value = fold(stmt.value, env, lookup)
+                if value is None:
+                    env.pop(stmt.targets[0].id, None)
+                else:
+                    env[stmt.targets[0].id] = value
+        return fold(self.result, env, lookup)
+
+
+def _value_names(expression: ast.expr) -> set[str]:
+    """Names used as values (not as the object of an attribute lookup)."""
+    bases = {id(n.value) for n in ast.walk(expression) if isinstance(n, ast.Attribute)}
+    return {n.id for n in ast.walk(expression) if isinstance(n, ast.Name) and id(n) not in bases}
+
+
+def _param_dependent(function: ast.FunctionDef, expression: ast.expr) -> bool:
+    """Whether `expression` is computed from the function's (non-self) parameters."""
+    dependent = {a.arg for a in _parameters(function)} - {"self", "cls"}
+    for stmt in _body(function):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if _value_names(stmt.value) & dependent:
+                dependent.add(stmt.targets[0].id)
+    return bool(_value_names(expression) & dependent)
+
+
+def _positional_waitcnt(call: ast.AST, resolve) -> ast.expr | None:
+    """The bitfield argument of a legacy positional s_waitcnt call, else None."""
+    if not isinstance(call, ast.Call) or resolve(call.func) not in S_WAITCNT:
+        return None
+    if len(call.args) == 1 and not isinstance(call.args[0], ast.Starred) and not call.keywords:
+        return call.args[0]
+    if not call.args and len(call.keywords) == 1 and call.keywords[0].arg == "bitfield":
+        return call.keywords[0].value
+    return None
+
+
+def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> Shim | None:
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
+        return None
+    body = _body(function)
+    if not body or function.args.vararg or function.args.kwarg:
+        return None
+    simple = all(
+        isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) for s in body[:-1]
+    )
+    last = body[-1]
+    # Encoder: straight-line assignments and `return <bit packing>`.
+    if simple and isinstance(last, ast.Return) and last.value is not None:
+        packs = any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.LShift, ast.BitOr)) for n in ast.walk(last.value))
+        counters = {a.arg for a in _parameters(function)} & set(COUNTERS)
+        if packs and (counters or is_encoder_hint) and _param_dependent(function, last.value):
+            return Shim(function, "encoder", last.value, pure=False)
+    # Wrapper: a small helper whose own body emits a positional s_waitcnt of a
+    # parameter-derived bitfield (a kernel builder merely containing one is not).
+    if len(body) > 6 or any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
+                            for s in body for n in ast.walk(s)):
+        return None
+    for stmt in body:
+        node = stmt.value if isinstance(stmt, ast.Expr) else None
+        argument = _positional_waitcnt(node, resolve)
+        if argument is not None and _param_dependent(function, argument):
+            pure = simple and last is stmt
+            return Shim(function, "wrapper", argument, pure=pure)
+    return None
+
+
+class _WaitcntRule(Rule):
+    """Shared machinery: shims, constant values, decoding and the fix."""
+
+    # ----------------------------------------------------------- functions
+    def shim_for(self, func: ast.expr, encoder_hint: bool = False) -> Shim | None:
+        """The shim a callee refers to, defined in this file or a project module."""
+        if isinstance(func, ast.Name):
+            binding = self.model.binding_of(func)
+            if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
+                return classify_shim(binding.node, self.model.resolve, encoder_hint)
+        name = self.model.resolve(func)
+        if not name or "." not in name or name.startswith("flydsl."):
+            return None
+        module, _, leaf = name.rpartition(".")
+        found = _project_module(self.model.project, module)
+        if found is None or leaf not in found.defs:
+            return None
+        shim = classify_shim(found.defs[leaf], found.resolve, encoder_hint)
+        if shim is not None:
+            shim.constants = found.constants
+        return shim
+
+    # ----------------------------------------------------------- constants
+    def lookup(self, node: ast.AST, depth: int = 0) -> int | None:
+        """A name bound once to a constant int expression, or a call of an
+        encoder shim with constant arguments."""
+        if depth > 16:
+            return None
+        if isinstance(node, ast.Call):
+            shim = self.shim_for(node.func)
+            if shim is None or shim.kind != "encoder":
+                return None
+            return shim.evaluate(node, lambda e: self.value_of(e, depth + 1), None)
+        if not isinstance(node, ast.Name):
+            return None
+        binding = self.model.binding_of(node)
+        if binding is None or binding.kind != "assign" or not self.model.is_single_binding(binding):
+            return None
+        statement = self.model.parent(binding.node)
+        if isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+            return fold(statement.value, {}, self.lookup, depth + 1)
+        if isinstance(statement, ast.AnnAssign) and statement.target is binding.node and statement.value is not None:
+            return fold(statement.value, {}, self.lookup, depth + 1)
+        return None
+
+    def value_of(self, node: ast.expr, depth: int = 0) -> int | None:
+        return fold(node, {}, self.lookup, depth)
+
+    # ----------------------------------------------------------- decoding
+    def layouts(self) -> tuple[list[str], bool]:
+        """Layouts to decode for, and whether they come from a configured arch."""
+        arches = self.settings.target_arch
+        if not arches:
+            return list(_DEFAULT_LAYOUTS), False
+        layouts: list[str] = []
+        for arch in arches:
+            layout, supported = arch_layout(arch)
+            if supported and layout not in layouts:
+                layouts.append(layout)
+        return layouts, True
+
+    def all_arches_supported(self) -> bool:
+        return bool(self.settings.target_arch) and all(arch_layout(a)[1] for a in self.settings.target_arch)
+
+    def describe(self, value: int | None, layouts: list[str]) -> tuple[str, tuple | None, bool]:
+        """(decoded text, the keywords if the same on every layout, expressible anywhere)."""
+        if value is None:
+            return "not a compile-time constant: decode it for the target arch by hand", None, True
+        decoded = {layout: decode(value, layout) for layout in layouts}
+        pairs = {layout: waited(c, layout) if c is not None else None for layout, c in decoded.items()}
+        expressible = any(p is not None for p in pairs.values())
+        distinct = {p for p in pairs.values()}
+        if len(distinct) == 1 and None not in distinct:
+            only = next(iter(distinct))
+            where = "every keyword-form arch" if len(layouts) > 1 else _LAYOUT_LABEL[layouts[0]]
+            text = f"waits for {keywords_text(only) or 'nothing'} on {where}"
+            return text, only, expressible
+        parts = []
+        for layout in layouts:
+            p = pairs[layout]
+            label = _LAYOUT_LABEL[layout]
+            parts.append(f"{keywords_text(p) or 'nothing'} on {label}" if p is not None else f"not expressible on {label} (bits outside the counter fields)")
+        return "waits for " + "; ".join(parts), None, expressible
+
+    def waitcnt_fix(self, node: ast.AST, keywords: tuple | None, from_config: bool):
+        """The keyword-form replacement of `node`, or None where not provable."""
+        if not keywords or self.context.is_tuned_kernel:
+            return None
+        spelled = reference(self, KEYWORD_FORM, "fx", "flydsl.expr")
+        if spelled is None:
+            return None
+        callee, imports = spelled
+        text = f"{callee}({keywords_text(keywords)})"
+        safe = from_config and self.all_arches_supported()
+        return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`",
+                             None if safe else Applicability.UNSAFE)
+
+    def advice(self, keywords: tuple | None, value: int | None) -> str:
+        if keywords:
+            return f"use `fx.rocdl.s_waitcnt({keywords_text(keywords)})`"
+        if value is not None:
+            return "use the keyword form `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` with the counters for your target arch"
+        return "use the keyword form `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"
+
+    def caution(self) -> str:
+        return _TUNED if self.context.is_tuned_kernel else ""
+
+    def inside_shim(self, node: ast.AST) -> bool:
+        function = self.model.enclosing_function(node)
+        return function is not None and classify_shim(function, self.model.resolve) is not None
+
+
+@dataclass
+class _ForeignModule:
+    defs: dict
+    constants: dict
+    resolve: object
+
+
+_PROJECT_MODULES: dict[tuple[str, int], _ForeignModule] = {}
+
+
+def _project_module(project, module: str) -> _ForeignModule | None:
+    """Top-level defs and integer constants of a project module (parsed, never imported)."""
+    found = project.find(module)
+    if found is None:
+        return None
+    path: Path = found[0]
+    try:
+        key = (str(path), path.stat().st_mtime_ns)
+    except OSError:
+        return None
+    cached = _PROJECT_MODULES.get(key)
+    if cached is not None:
+        return cached
+    from ..engine.model import SemanticModel
+
+    try:
+        tree = ast.parse(path.read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        tree = ast.Module(body=[], type_ignores=[])
+    model = SemanticModel(tree, module, path.name == "__init__.py", project)
+    defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    constants: dict[str, int] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            name = stmt.targets[0].id
+            value = fold(stmt.value, constants)
+            if value is None or name in constants:
+                constants.pop(name, None)
+            else:
+                constants[name] = value
+
+    def resolve(node: ast.AST) -> str | None:
+        # Shim bodies only need their s_waitcnt callee: resolve against the
+        # module's top-level imports.
+        if isinstance(node, ast.Attribute):
+            base = resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Name):
+            bindings = model.module_scope.bindings.get(node.id)
+            if bindings and bindings[-1].kind == "import":
+                return model.project.canonical(bindings[-1].target) if bindings[-1].target else None
+        return None
+
+    result = _ForeignModule(defs, constants, resolve)
+    _PROJECT_MODULES[key] = result
+    return result
+
+
+_H = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
+_HX = "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n"
+_GFX950 = {"target_arch": ("gfx950",)}
+_GFX1100 = {"target_arch": ("gfx1100",)}
+
+
+@register
+class RawWaitcntBitfield(_WaitcntRule):
+    """A raw `s_waitcnt` immediate hard-codes one GPU generation's bit layout:
+    vmcnt/expcnt/lgkmcnt sit in different bits on gfx9 (CDNA), gfx10 and
+    gfx11/gfx120x (RDNA), and lgkmcnt is 4 bits wide on gfx9 but 6 on RDNA.
+    The keyword form `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` (FlyDSL
+    >= 0.3.0) packs the right bitfield per target; unset counters mean "no
+    wait". The message decodes the immediate for the configured
+    `target-arch` (or for gfx9 and gfx11 when none is set).
+
+    The fix is safe only when it is provable: the value is a compile-time
+    constant (a literal or a name bound once to one), every configured arch
+    is supported by the keyword form (gfx942, gfx950, gfx11xx, gfx120x) and
+    decodes it to the same counters, and the file is not a tuned kernel.
+    Without a configured arch the fix is offered as unsafe where gfx9 and
+    gfx11 agree (e.g. `s_waitcnt(0)`): the keyword form raises on other
+    arches (gfx90a, gfx10xx, gfx1250). On gfx120x the keyword form packs the
+    gfx11-layout legacy immediate (FlyDSL has no split-counter keywords).
+
+    Not flagged: the keyword form; a constant no configured arch can express
+    with keywords (bits outside the counter fields) - the guide's legacy
+    boundary, keep it positional and localized; inline-asm strings."""
+
+    code = "FLY361"
+    valid = [
+        _HX + "rocdl.s_waitcnt(lgkmcnt=0)\n",
+        "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=3, lgkmcnt=0)\n",
+        # bit 7 is unused on gfx9: no keyword form can express it (legacy boundary)
+        Valid(_H + "rocdl.s_waitcnt(0x80)\n", _GFX950),
+        Valid("from flydsl._mlir.dialects import llvm\nllvm.InlineAsmOp(None, [], 's_waitcnt lgkmcnt(0)', '', has_side_effects=True)\n"),
+        # a per-arch encoder takes vmcnt positionally: not a bitfield
+        "from flydsl.expr.rocdl import cdna3\ncdna3.s_waitcnt(0)\n",
+        "def f(rocdl):\n    rocdl.s_waitcnt(0)\n",
+    ]
+    invalid = [
+        Invalid(_H + "rocdl.s_waitcnt(0)\n", fixed="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+                settings=_GFX950),
+        Invalid(_HX + "rocdl.s_waitcnt(0xC07F)\n", fixed=_HX + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950),
+        Invalid(_HX + "rocdl.s_waitcnt(0xFC07)\n", fixed=_HX + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX1100),
+        # lgkmcnt=63 encoded on gfx9 (bits 13:8 all set) means "no wait": leave it unset
+        Invalid(_HX + "_VM0 = 0x3F70\nrocdl.s_waitcnt(_VM0)\n", fixed=_HX + "_VM0 = 0x3F70\nrocdl.s_waitcnt(vmcnt=0)\n",
+                settings=_GFX950),
+        # no arch configured: 0 decodes the same everywhere, but the keyword form raises on gfx90a/gfx10/gfx1250
+        Invalid("import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
+                fixed="import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n", unsafe=True),
+        # decodes differently on gfx9 and gfx11: no fix without a target arch
+        Invalid(_HX + "rocdl.s_waitcnt(0xC07F)\n"),
+        # runtime value: flagged, no fix
+        Invalid(_HX + "def wait(n):\n    rocdl.s_waitcnt(n)\n"),
+        # arches that decode it differently: no fix
+        Invalid(_HX + "rocdl.s_waitcnt(0x0070)\n", settings={"target_arch": ("gfx950", "gfx1201")}),
+        # tuned kernel: reported with the scheduler caution, never fixed
+        Invalid(_HX + "rocdl.s_waitcnt(0)\n", settings={**_GFX950, "tuned_kernels": ("kernel.py",)}),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        argument = _positional_waitcnt(node, self.model.resolve)
+        if argument is None:
+            return
+        if isinstance(argument, ast.Call) and self.shim_for(argument.func, encoder_hint=True) is not None:
+            return  # `s_waitcnt(_encode_waitcnt(...))`: FLY362
+        layouts, from_config = self.layouts()
+        if not layouts:
+            return  # no configured arch has a keyword form to migrate to
+        value = self.value_of(argument)
+        decoded, keywords, expressible = self.describe(value, layouts)
+        if not expressible:
+            return  # the legacy boundary the keyword form cannot express
+        fix = self.waitcnt_fix(node, keywords, from_config)
+        shown = self.text(argument) if len(self.text(argument)) <= 40 else "..."
+        if value is not None and not isinstance(argument, ast.Constant):
+            shown += f" = {value:#06x}"
+        self.report(node, fix=fix, value=shown, decoded=decoded, advice=self.advice(keywords, value), caution=self.caution())
+
+
+@register
+class WaitcntShimCall(_WaitcntRule):
+    """Per-kernel waitcnt shims (`_encode_waitcnt(lgkmcnt=0)` encoders,
+    `_s_waitcnt(val)` / `_waitcnt_vm_n(n)` wrappers) re-implement one
+    generation's bit packing: the MLA/MoE encoders pack lgkmcnt into bits
+    [13:8] even on gfx9, where the field is 4 bits. Call the keyword form
+    `fx.rocdl.s_waitcnt(...)` instead.
+
+    The shim's result is evaluated from its own body (straight-line integer
+    code only) with the call's constant arguments and decoded like FLY361.
+    Counters at their maximum are "no wait" and are left unset: a shim
+    encoding `lgkmcnt=63` on gfx9 never becomes `lgkmcnt=63` (FlyDSL's gfx9
+    encoder caps it at 15 and raises). The fix follows FLY361's safety rules
+    and is offered for a wrapper only when it does nothing but the wait."""
+
+    code = "FLY362"
+    _ENCODER = (
+        "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+        "    vm_lo = vmcnt & 0xF\n"
+        "    vm_hi = (vmcnt >> 4) & 0x3\n"
+        "    return vm_lo | (expcnt << 4) | (lgkmcnt << 8) | (vm_hi << 14)\n\n\n"
+    )
+    _WRAPPER = "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n\n\n"
+    valid = [
+        _HX + "rocdl.s_waitcnt(vmcnt=1)\n",
+        # a helper that only shares the name pattern but emits inline asm is no shim
+        "def _barrier(vmcnt=63):\n    emit_asm(f's_waitcnt vmcnt({vmcnt})')\n\n\n_barrier(vmcnt=0)\n",
+    ]
+    invalid = [
+        Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n",
+                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950),
+        Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(vmcnt=1))\n",
+                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(vmcnt=1)\n", settings=_GFX950),
+        Invalid(_HX + _WRAPPER + "_s_waitcnt(0)\n", fixed=_HX + _WRAPPER + "rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+                settings=_GFX950),
+        # a gfx9 encoder on gfx11: decodes to garbage there, no fix
+        Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n", settings=_GFX1100),
+        # runtime count: flagged without a fix
+        Invalid(_HX + _ENCODER + "def f(n):\n    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=n))\n", settings=_GFX950),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        argument = _positional_waitcnt(node, self.model.resolve)
+        if argument is not None:
+            if not isinstance(argument, ast.Call):
+                return
+            shim = self.shim_for(argument.func, encoder_hint=True)
+            if shim is None or shim.kind != "encoder":
+                return
+            self._report(node, shim, argument, replaceable=True)
+            return
+        shim = self.shim_for(node.func)
+        if shim is None or shim.kind != "wrapper" or self.inside_shim(node):
+            return
+        self._report(node, shim, node, replaceable=shim.pure and isinstance(self.model.parent(node), ast.Expr))
+
+    def _report(self, node: ast.Call, shim: Shim, call: ast.Call, replaceable: bool) -> None:
+        layouts, from_config = self.layouts()
+        if not layouts:
+            return
+        value = shim.evaluate(call, self.value_of, self.lookup)
+        decoded, keywords, _ = self.describe(value, layouts)
+        fix = self.waitcnt_fix(node, keywords, from_config) if replaceable else None
+        self.report(node, fix=fix, shim=shim.function.name, decoded=decoded, advice=self.advice(keywords, value),
+                    caution=self.caution())
+
+
+@register
+class WaitcntShimDefinition(_WaitcntRule):
+    """A per-kernel s_waitcnt encoder or wrapper duplicates what
+    `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` does per arch, and
+    usually for one generation only. Migrate its callers (FLY362) and delete
+    it once unused. A helper is a shim when it packs a bitfield from
+    `vmcnt`/`lgkmcnt`/`expcnt` parameters with shifts/ors and returns it, or
+    when it emits a positional `s_waitcnt` of a parameter-derived value."""
+
+    code = "FLY363"
+    valid = [
+        "def _barrier(vmcnt=63, lgkmcnt=63):\n    emit_asm(f's_waitcnt vmcnt({vmcnt})')\n",
+        "def pack(hi, lo):\n    return (hi << 16) | lo\n",
+        _HX + "def wait_lds():\n    rocdl.s_waitcnt(lgkmcnt=0)\n",
+    ]
+    invalid = [
+        Invalid("def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+                "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n"),
+        Invalid(_HX + "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n"),
+        Invalid(_HX + "def wait_vmcnt(n):\n    rocdl.s_waitcnt((n & 0xF) | 0x3F70 | (((n >> 4) & 0x3) << 14))\n"),
+    ]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        shim = classify_shim(node, self.model.resolve)
+        if shim is None:
+            return
+        start = Position(node.lineno, self.context.source.char_col(node.lineno, node.col_offset))
+        header = self.context.source.text.splitlines()[node.lineno - 1]
+        column = header.find(node.name, node.col_offset)
+        end = Position(node.lineno, self.context.source.char_col(node.lineno, column + len(node.name)) if column >= 0 else start.col)
+        self.report(start=start, end=end, shim=node.name, kind=shim.kind)
+
+
+@register
+class WaitcntMagicConstant(_WaitcntRule):
+    """Named wait-counter bitfields and encoding constants (`_LGKMCNT_0_ONLY =
+    0xC07F`, `_LGKMCNT_EXPCNT_BASE = 0x3F70`, `_VMCNT_HI_SHIFT = 14`) bake one
+    generation's layout into the kernel. Once the waits use the keyword form
+    they are dead: delete them. Only upper-case names containing
+    VMCNT/LGKMCNT/EXPCNT bound to an integer constant are flagged (also as a
+    keyword argument, e.g. a traits field); a count such as
+    `_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V` is not a bitfield and is not flagged."""
+
+    code = "FLY364"
+    valid = [
+        "_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V\n",
+        "vmcnt = 3\n",
+        "class Traits:\n    LGKMCNT_0_ONLY: int\n",
+        # a count fed to the keyword form is not a bitfield
+        _HX + "_MAIN_VMCNT = 16\nrocdl.s_waitcnt(vmcnt=_MAIN_VMCNT)\n",
+    ]
+    invalid = [
+        Invalid("_LGKMCNT_0_ONLY = 0xC07F\n"),
+        Invalid(_HX + "_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n\n\ndef wait_vm(n):\n"
+                "    rocdl.s_waitcnt((n & _VMCNT_LO_MASK) | 0x3F70 | (((n >> 4) & 0x3) << _VMCNT_HI_SHIFT))\n", count=2),
+        Invalid("traits = Traits(\n    LGKMCNT_0_ONLY=0xC07F,\n)\n"),
+    ]
+
+    _bitfield_bindings: set[int] | None = None
+
+    def bitfield_bindings(self) -> set[int]:
+        """ids of the bindings read inside a positional s_waitcnt argument or a shim body."""
+        if self._bitfield_bindings is None:
+            regions: list[ast.AST] = []
+            for call in self.model.nodes(ast.Call):
+                argument = _positional_waitcnt(call, self.model.resolve)
+                if argument is not None:
+                    regions.append(argument)
+            for function in self.model.nodes(ast.FunctionDef):
+                if classify_shim(function, self.model.resolve) is not None:
+                    regions.append(function)
+            found: set[int] = set()
+            for region in regions:
+                for name in ast.walk(region):
+                    if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load):
+                        binding = self.model.binding_of(name)
+                        if binding is not None:
+                            found.add(id(binding.node))
+            self._bitfield_bindings = found
+        return self._bitfield_bindings
+
+    def _check(self, name: str, value: ast.expr, node: ast.AST, target: ast.AST | None) -> None:
+        if not _CONSTANT_NAME.match(name):
+            return
+        number = fold(value, {})
+        if number is None:
+            return
+        # A value above 63 cannot be a counter value; smaller ones must feed a bitfield.
+        if number > 63 or (target is not None and id(target) in self.bitfield_bindings()):
+            self.report(node, name=name, value=self.text(value))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self._check(node.targets[0].id, node.value, node, node.targets[0])
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if isinstance(node.target, ast.Name) and node.value is not None:
+            self._check(node.target.id, node.value, node, node.target)
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        if node.arg:
+            self._check(node.arg, node.value, node, None)
