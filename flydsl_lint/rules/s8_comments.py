@@ -1,0 +1,397 @@
+"""§8 trim comments and dead code: banners, commented-out code, blank-line runs.
+
+Every fix here deletes or rewrites comment lines and blank lines only, so the
+fixed module has the same AST as before (tests/rules/test_s8_comments.py
+proves it over a corpus). Docstrings are strings, never comments: untouched.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+import warnings
+
+from ..engine.diagnostics import Edit, Position
+from ..engine.registry import Invalid, Rule, register
+from ..engine.source import Comment
+
+# Characters a banner is drawn with (ASCII and the box-drawing dashes kernels use).
+# `+` and `|` are left out on purpose: they draw tables and layout diagrams.
+_FILL = frozenset("=-#*~_─━═—–")
+_MIN_SEPARATOR = 8
+_FILL_RUN = "[=\\-#*~_─━═—–]"
+# `# ---- title ----`, `# ── title ─────`, `# ===== title`: a title padded by fill runs.
+_HEADER_RE = re.compile(
+    r"^(?P<lead>(?P<lc>[=\-#*~_─━═—–])(?P=lc){1,})?\s*(?P<title>.*?[A-Za-z0-9].*?)\s*(?P<trail>(?P<tc>[=\-#*~_─━═—–])(?P=tc){1,})?$"
+)
+# Tool directives and pragmas: never commented-out code, never a banner.
+_PRAGMA_RE = re.compile(
+    r"^\s*(noqa|type\s*:|pragma|fmt\s*:|isort\s*:|pylint\s*:|mypy\s*:|pyright\s*:|ruff\s*:|flake8|nosec|yapf\s*:|"
+    r"-\*-|!|SPDX|Copyright)",
+    re.IGNORECASE,
+)
+
+
+def full_line_comments(rule: Rule) -> list[Comment]:
+    """Comments that are alone on their line (no code before the `#`)."""
+    lines = rule.context.source.lines
+    return [c for c in rule.context.comments if not lines[c.row - 1][: c.col].strip()]
+
+
+def delete_rows(rule: Rule, first: int, last: int) -> Edit:
+    """An edit that removes physical rows first..last with their line breaks."""
+    lines = rule.context.source.lines
+    if last < len(lines):
+        return Edit(Position(first, 0), Position(last + 1, 0), "")
+    if first > 1:  # the final line has no line break: take the previous one
+        return Edit(Position(first - 1, len(lines[first - 2])), Position(last, len(lines[last - 1])), "")
+    return Edit(Position(first, 0), Position(last, len(lines[last - 1])), "")
+
+
+def _is_blank(rule: Rule, row: int) -> bool:
+    lines = rule.context.source.lines
+    return 0 < row <= len(lines) and not lines[row - 1].strip() and row not in rule.model.string_spans
+
+
+def _separator(text: str) -> bool:
+    """`# =====`, `# -----`, `##########`, `# ─────`: fill characters only."""
+    body = text.strip()
+    if set(body) == {"#"}:
+        return len(body) >= _MIN_SEPARATOR
+    body = body[1:]
+    if body[:2].strip() != body[:2].lstrip() or body.startswith("  "):
+        return False  # the fill is indented inside a comment block: part of a diagram
+    body = body.strip()
+    return len(body) >= _MIN_SEPARATOR and set(body) <= _FILL
+
+
+@register
+class BannerSeparator(Rule):
+    """A comment line drawn only with `=`, `-`, `#`, `*` or box-drawing dashes
+    is an ASCII banner: it carries no information and the guide says to keep
+    one concise header per section, not a frame around it. The title line of a
+    boxed banner is kept (see FLY802 for a title padded with fill). Separator
+    lines indented inside a comment block, or next to `|` table rows, are
+    diagrams and are not flagged. The fix deletes the line (and one blank line
+    when the separator stood alone between two blank lines)."""
+
+    code = "FLY801"
+    valid = [
+        "# Softmax section\nx = 1\n",
+        "# +------+------+\n# | lane | row  |\n# +------+------+\nx = 1\n",
+        "# row layout:\n#   lane 0..31\n#   ----------\nx = 1\n",
+        "x = 1  # ----------\n",
+        "s = '''\n# ==========\n'''\n",
+        "# --\nx = 1\n",
+        "# | col 0 | col 1 |\n# -----------------\n# | a     | b     |\nx = 1\n",
+    ]
+    invalid = [
+        Invalid("# ==========================\n# Softmax\n# ==========================\nx = 1\n",
+                fixed="# Softmax\nx = 1\n", count=2),
+        Invalid("def f():\n    x = 1\n\n    # --------------------------------\n\n    return x\n",
+                fixed="def f():\n    x = 1\n\n    return x\n"),
+        Invalid("x = 1\n##########################\n", fixed="x = 1\n"),
+        Invalid("# ────────────────────────\nx = 1\n", fixed="x = 1\n"),
+    ]
+
+    def check_file(self) -> None:
+        lines = self.context.source.lines
+        comments = full_line_comments(self)
+        by_row = {c.row: c for c in comments}
+        for comment in comments:
+            if not _separator(comment.text):
+                continue
+            neighbours = [by_row.get(comment.row - 1), by_row.get(comment.row + 1)]
+            if any(n is not None and "|" in n.text for n in neighbours):
+                continue  # a table rule
+            first = last = comment.row
+            if _is_blank(self, comment.row - 1) and _is_blank(self, comment.row + 1):
+                last += 1
+            end_col = len(lines[comment.row - 1])
+            fix = self.make_fix([delete_rows(self, first, last)], "Delete the banner line")
+            self.report(start=Position(comment.row, comment.col), end=Position(comment.row, end_col), fix=fix)
+
+
+def _decorated_title(text: str) -> str | None:
+    """The title of `# ---- title ----` / `# ── title ────`, else None."""
+    body = text.strip()[1:]
+    if body.startswith("#") or not body.strip():
+        return None
+    body = body.strip()
+    match = _HEADER_RE.match(body)
+    if match is None:
+        return None
+    lead, trail, title = match.group("lead") or "", match.group("trail") or "", match.group("title")
+    if not lead and not trail:
+        return None
+    # Decoration, not punctuation: a run of >= 3 on each decorated side, >= 6 in all,
+    # and the title itself holds no long fill run (tables, arrows).
+    # One rule-like run (>= 8) makes a banner; `# --- inputs ---` is a plain header.
+    if (lead and len(lead) < 2) or (trail and len(trail) < 3) or max(len(lead), len(trail)) < _MIN_SEPARATOR:
+        return None
+    if not lead and len(title) < 3:
+        return None
+    if re.search(rf"({_FILL_RUN})\1\1", title) or "|" in title or "+" in title[:1]:
+        return None
+    if lead and not trail and len(lead) < 4:
+        return None
+    return title.strip()
+
+
+@register
+class DecoratedHeader(Rule):
+    """A section header padded with long runs of `-`, `=`, `#` or box-drawing
+    dashes (`# ──── Prologue ────────────`) is an ASCII banner around a header.
+    The guide keeps one concise header per section: `# Prologue`. The fix
+    rewrites the comment to its title; the code is untouched."""
+
+    code = "FLY802"
+    valid = [
+        "# Prologue\nx = 1\n",
+        "# a -- b\nx = 1\n",
+        "# x = a - b  -- see the ISA note\nx = 1\n",
+        "x = 1  # ---- trailing ----\n",
+        "# --- \nx = 1\n",
+        "# lane -> row ---> col\nx = 1\n",
+        "#   ---- inside a diagram ----\nx = 1\n",
+        "# --- inputs ---\nx = 1\n",
+        "# ---- Helper: resolve page index ----\nx = 1\n",
+    ]
+    invalid = [
+        Invalid("# ── Kernel geometry constants ────────────────────\nBLOCK = 64\n",
+                fixed="# Kernel geometry constants\nBLOCK = 64\n"),
+        Invalid("def f():\n    # ---------------- O store ----------------\n    return 1\n",
+                fixed="def f():\n    # O store\n    return 1\n"),
+        Invalid("# ============ runtime dispatch on bid_x < H ============\nx = 1\n",
+                fixed="# runtime dispatch on bid_x < H\nx = 1\n"),
+    ]
+
+    def check_file(self) -> None:
+        lines = self.context.source.lines
+        for comment in full_line_comments(self):
+            if comment.text[1:3].startswith("  "):
+                continue  # indented inside a comment block: a diagram
+            title = _decorated_title(comment.text)
+            if title is None:
+                continue
+            end = Position(comment.row, len(lines[comment.row - 1].rstrip()))
+            start = Position(comment.row, comment.col)
+            fix = self.make_fix([Edit(start, end, f"# {title}")], "Keep the title only")
+            self.report(start=start, end=end, fix=fix)
+
+
+# ---------------------------------------------------------- commented-out code
+_STRONG_CALL_NAMES = frozenset({"print", "breakpoint", "setattr", "delattr", "exec", "eval"})
+
+
+def _has_dotted_call(node: ast.AST) -> bool:
+    return any(
+        isinstance(n, ast.Call) and (isinstance(n.func, ast.Attribute) or
+                                     (isinstance(n.func, ast.Name) and n.func.id in _STRONG_CALL_NAMES))
+        for n in ast.walk(node)
+    )
+
+
+def _statement_kind(statement: ast.stmt) -> str:
+    """'strong' (unmistakably code), 'prose' (also a sentence), or 'neutral'."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom)):
+        return "strong" if not isinstance(statement, ast.Import) or all("." in a.name or a.asname for a in statement.names) else "neutral"
+    if isinstance(statement, (ast.If, ast.For, ast.While, ast.With, ast.FunctionDef, ast.AsyncFunctionDef,
+                              ast.ClassDef, ast.Try, ast.AsyncFor, ast.AsyncWith)):
+        return "strong"
+    if isinstance(statement, ast.Expr):
+        value = statement.value
+        if isinstance(value, ast.Call) and _has_dotted_call(value):
+            return "strong"
+        if isinstance(value, (ast.Name, ast.Constant, ast.BoolOp, ast.Compare, ast.Tuple, ast.BinOp, ast.UnaryOp,
+                              ast.Subscript, ast.List, ast.Set, ast.Attribute, ast.Starred)):
+            return "prose"
+        return "neutral"
+    if isinstance(statement, (ast.Assign, ast.AugAssign)):
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        if statement.value is not None and _has_dotted_call(statement.value):
+            return "strong"
+        if any(isinstance(t, (ast.Attribute, ast.Subscript)) for t in targets) and not isinstance(statement.value, ast.Constant):
+            return "neutral"
+        return "neutral"
+    if isinstance(statement, ast.AnnAssign):
+        return "prose" if statement.value is None else ("strong" if _has_dotted_call(statement.value) else "neutral")
+    if isinstance(statement, (ast.Return, ast.Raise, ast.Assert, ast.Delete)):
+        return "strong" if _has_dotted_call(statement) else "neutral"
+    return "neutral"  # pass / break / continue / global ...
+
+
+def _parses(lines: list[str]) -> list[ast.stmt] | None:
+    text = textwrap.dedent("\n".join(lines))
+    if not text.strip() or text.startswith((" ", "\t")):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return tree.body
+
+
+def _decomment(comment: Comment) -> str:
+    body = comment.text[1:]
+    return body[1:] if body.startswith(" ") else body
+
+
+def code_runs(texts: list[str]) -> list[tuple[int, int]]:
+    """(first, last) index ranges of lines that are commented-out code.
+
+    A run must parse as Python on its own, contain at least one statement that
+    is unmistakably code (an import, a compound statement, a call of a dotted
+    name), and none that also reads as a sentence or formula (`a and b`,
+    `x == y`, a bare name). Formula comments such as `off = row * K + col`
+    stay: they are the layout math the guide keeps.
+    """
+    runs: list[tuple[int, int]] = []
+    index = 0
+    count = len(texts)
+    while index < count:
+        found = None
+        if texts[index].strip() and not texts[index].startswith((" ", "\t")):
+            for end in range(min(count, index + 60), index, -1):
+                body = _parses(texts[index:end])
+                if body is None:
+                    continue
+                kinds = [_statement_kind(s) for s in body]
+                if "prose" not in kinds and "strong" in kinds:
+                    found = end
+                break  # the longest parsing run decides
+        if found is None:
+            index += 1
+            continue
+        runs.append((index, found - 1))
+        index = found
+    return runs
+
+
+@register
+class CommentedOutCode(Rule):
+    """Commented-out code is dead: it is not compiled, drifts from the code
+    around it and hides what the kernel really does; version control keeps
+    old variants. Flagged only when a run of comment lines parses as Python and
+    holds a statement no sentence looks like (an import, a compound statement,
+    a call of a dotted name such as `fx.copy(...)`). Layout and offset formulas
+    (`v_offset = (row * K + col) * 2`), ISA snippets, pragmas, URLs and code
+    examples introduced by a sentence ending in `:` or `e.g.` are explanations
+    the guide keeps and are never flagged. The fix deletes the comment lines."""
+
+    code = "FLY803"
+    valid = [
+        "# VRAM addressing: row = lane / 4, col = (lane % 4) * 16\nx = 1\n",
+        "# v_offset = (row * QK_HEAD_DIM + col) * sizeof(fp8)\nx = 1\n",
+        "# scale_val = amax * rstd * SQRT2 / FP8_MAX\nx = 1\n",
+        "# noqa: F401\nimport os\n",
+        "# type: ignore\nx = 1\n",
+        "# See https://github.com/ROCm/FlyDSL/issues/1\nx = 1\n",
+        "# v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]\nx = 1\n",
+        "# s_waitcnt vmcnt(0) lgkmcnt(0)\nx = 1\n",
+        "# Traits and factory\nx = 1\n",
+        "# min(kv_start + remain_kv, kv_end) == kv_end\nx = 1\n",
+        "# The rewriter needs a typed value, e.g.:\n#     v = fx.Int32(5)\nx = 1\n",
+        "# Usage:\n#   out = fx.copy(atom, src, dst)\nx = 1\n",
+        "# sigmoid_x = 1 / (1 + exp(-x))\nx = 1\n",
+        "# fmt: off\nx = [1,\n     2]\n# fmt: on\n",
+        "x = 1  # y = fx.Int32(x)\n",
+        "s = '''\n# y = fx.Int32(x)\n'''\n",
+    ]
+    invalid = [
+        Invalid("import flydsl.expr as fx\nx = 1\n# all_below = fx.Boolean(False).ir_value()\ny = x\n",
+                fixed="import flydsl.expr as fx\nx = 1\ny = x\n"),
+        Invalid("def f(n):\n    for i in range(n):\n        pass\n        # if i > 2:\n        #     rocdl.sched_dswr(1)\n    return n\n",
+                fixed="def f(n):\n    for i in range(n):\n        pass\n    return n\n"),
+        Invalid("x = 1\n# Old path:\n# from kernels.common import buffer_ops\n# rsrc = buffer_ops.create_buffer_resource(A)\ny = 2\n",
+                fixed="x = 1\n# Old path:\ny = 2\n"),
+    ]
+
+    def check_file(self) -> None:
+        lines = self.context.source.lines
+        for block in self._blocks():
+            texts = [_decomment(c) for c in block]
+            for first, last in code_runs(texts):
+                if self._introduced_example(block, texts, first):
+                    continue
+                rows = (block[first].row, block[last].row)
+                start = Position(rows[0], block[first].col)
+                end = Position(rows[1], len(lines[rows[1] - 1]))
+                fix = self.make_fix([delete_rows(self, rows[0], rows[1])], "Delete the commented-out code")
+                self.report(start=start, end=end, fix=fix, lines=rows[1] - rows[0] + 1)
+
+    def _blocks(self) -> list[list[Comment]]:
+        """Consecutive full-line comments at one column; pragmas split blocks."""
+        blocks: list[list[Comment]] = []
+        current: list[Comment] = []
+        for comment in full_line_comments(self):
+            body = comment.text[1:]
+            skip = (_PRAGMA_RE.match(body) is not None or "://" in body or comment.text.startswith("#!")
+                    or body.lstrip().startswith((">>>", "...", "$ ")))
+            if current and (comment.row != current[-1].row + 1 or comment.col != current[-1].col or skip):
+                blocks.append(current)
+                current = []
+            if not skip:
+                current.append(comment)
+        if current:
+            blocks.append(current)
+        return blocks
+
+    @staticmethod
+    def _introduced_example(block: list[Comment], texts: list[str], first: int) -> bool:
+        """Code shown as an example: after a sentence ending in `:`/`e.g.`, or
+        indented deeper than the prose around it."""
+        if first == 0:
+            return False
+        before = texts[first - 1].rstrip()
+        lowered = before.lower()
+        if lowered.endswith(("e.g.", "e.g.:", "i.e.", "example:", "usage:", "like:", "such as:", "for example:",
+                              "instead:", "equivalent:", "before:", "after:", "becomes:", "is:")):
+            return True
+        indent = len(texts[first]) - len(texts[first].lstrip())
+        prose_indent = len(before) - len(before.lstrip())
+        return indent > prose_indent
+
+
+@register
+class BlankLineRun(Rule):
+    """Two or more blank lines in a row inside a function split one body into
+    visual pieces without saying why; the guide removes such runs (PEP 8 and
+    pycodestyle's E303 agree). Blank lines inside strings are content, never
+    touched. The fix keeps one blank line."""
+
+    code = "FLY804"
+    valid = [
+        "def f():\n    x = 1\n\n    return x\n",
+        "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+        "def f():\n    s = '''\n\n\n'''\n    return s\n",
+        "x = 1\n\n\ny = 2\n",
+    ]
+    invalid = [
+        Invalid("def f():\n    x = 1\n\n\n    return x\n", fixed="def f():\n    x = 1\n\n    return x\n"),
+        Invalid("def f():\n    def g():\n        a = 1\n\n\n\n        return a\n    return g\n",
+                fixed="def f():\n    def g():\n        a = 1\n\n        return a\n    return g\n"),
+    ]
+
+    def check_file(self) -> None:
+        inside: set[int] = set()
+        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
+            for function in self.model.nodes(kind):
+                if function.body:
+                    inside.update(range(function.body[0].lineno, function.end_lineno + 1))
+        row = 1
+        total = len(self.context.source.lines)
+        while row <= total:
+            if row in inside and _is_blank(self, row):
+                end = row
+                while end + 1 in inside and _is_blank(self, end + 1):
+                    end += 1
+                if end > row:
+                    fix = self.make_fix([delete_rows(self, row + 1, end)], "Keep one blank line")
+                    self.report(start=Position(row + 1, 0), end=Position(end, 0), fix=fix, count=end - row + 1)
+                row = end + 1
+            else:
+                row += 1

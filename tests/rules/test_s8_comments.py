@@ -1,0 +1,78 @@
+"""§8 comment fixes are comment-only: proven by AST equality over a real corpus."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.engine.checker import Checker
+from flydsl_lint.engine.source import SourceError, SourceFile
+from flydsl_lint.fixes.apply import fix_source
+from flydsl_lint.rules.s8_comments import code_runs
+from tests.conftest import fix_text, lint_text, make_settings
+
+CORPUS = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src")) / "kernels"
+
+
+def _dump(text: str) -> str:
+    return ast.dump(ast.parse(text))
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason=f"no FlyDSL checkout at {CORPUS} (set FLYDSL_SRC)")
+def test_fly8_fixes_keep_the_ast_over_the_kernel_corpus(tmp_path):
+    copy = tmp_path / "kernels"
+    shutil.copytree(CORPUS, copy)
+    checker = Checker(make_settings(tmp_path, select=("FLY8",)))
+    files = sorted(copy.rglob("*.py"))
+    assert files
+    changed = 0
+    for path in files:
+        source = SourceFile.read(path)
+        try:
+            before = _dump(source.text)
+        except SyntaxError:
+            continue
+        try:
+            result = fix_source(source, checker)
+        except SourceError as exc:  # pragma: no cover - would be a fix bug
+            pytest.fail(str(exc))
+        assert _dump(result.new_text) == before, f"{path}: a FLY8 fix changed the AST"
+        # Only comment and blank lines disappear or change.
+        old_code = [l for l in source.text.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+        new_code = [l for l in result.new_text.splitlines() if l.strip() and not l.lstrip().startswith("#")]
+        assert old_code == new_code, f"{path}: a code line changed"
+        changed += result.changed
+    assert changed > 0, "the corpus exercised no FLY8 fix"
+
+
+def test_fixes_never_touch_docstrings(tmp_path):
+    text = (
+        'def f():\n    """Doc.\n\n\n    # ==========\n    # x = fx.Int32(1)\n    """\n'
+        "    x = 1\n\n\n    # ==========\n    return x\n"
+    )
+    fixed = fix_text(text, tmp_path, select=("FLY8",))
+    assert '"""Doc.\n\n\n    # ==========\n    # x = fx.Int32(1)\n    """' in fixed
+    assert _dump(fixed) == _dump(text)
+    assert "\n\n\n    return" not in fixed
+
+
+def test_commented_out_code_is_found_with_prose_around_it(tmp_path):
+    text = "x = 1\n# old path below\n# out = fx.copy(atom, src, dst)\n# fx.gemm(mma, c, a, b, c)\ny = x\n"
+    found = [d for d in lint_text(text, tmp_path, select=("FLY803",))]
+    assert [(d.start.row, d.end.row) for d in found] == [(3, 4)]
+
+
+def test_formula_comments_are_not_code():
+    assert code_runs(["row = lane / 4, col = (lane % 4) * 16"]) == []
+    assert code_runs(["lds_offset = (row / 2) * BYTES_PER_2ROWS + (row % 2) * 64 + col"]) == []
+    assert code_runs(["if use_lds:", "    fx.copy(atom, src, dst)"]) == [(0, 1)]
+
+
+def test_banner_fix_does_not_create_a_blank_run(tmp_path):
+    text = "def f():\n    x = 1\n\n    # ==============\n\n    return x\n"
+    fixed = fix_text(text, tmp_path, select=("FLY8",))
+    assert fixed == "def f():\n    x = 1\n\n    return x\n"
