@@ -10,7 +10,7 @@ from pathlib import Path
 from .config import Settings
 from .diagnostics import Diagnostic
 from .model import SemanticModel
-from .noqa import NoqaDirective, logical_line_ranges, parse_directives
+from .noqa import NoqaDirective, mark_suppressed, parse_directives
 from .project import ProjectIndex, module_name_for
 from .registry import RuleMeta, all_rules, load_metadata
 from .source import Comment, SourceError, SourceFile, find_comments
@@ -91,7 +91,7 @@ class Checker:
         diagnostics = context.diagnostics
         self._gate_fixes_on_version(diagnostics)
         if context.noqa:
-            self._mark_suppressed(diagnostics, context.noqa, tree)
+            self._mark_suppressed(diagnostics, context.noqa, tree, source.lines)
         for rule in rules:
             finish = getattr(rule, "check_suppressions", None)
             if finish is not None:
@@ -123,18 +123,7 @@ class Checker:
             raise SourceError(source.path, f"internal error in {rule.code}{where}: {type(exc).__name__}: {exc}") from exc
 
     @staticmethod
-    def _mark_suppressed(diagnostics: list[Diagnostic], directives: dict[int, NoqaDirective], tree: ast.Module) -> None:
-        spans: dict[int, tuple[int, int]] = {}
-        for lo, hi in logical_line_ranges(tree):
-            for row in range(lo, hi + 1):
-                current = spans.get(row)
-                if current is None or hi - lo < current[1] - current[0]:
-                    spans[row] = (lo, hi)
-        for diagnostic in diagnostics:
-            lo, hi = spans.get(diagnostic.noqa_row, (diagnostic.noqa_row, diagnostic.noqa_row))
-            for row in range(lo, hi + 1):
-                directive = directives.get(row)
-                if directive is not None and directive.matches(diagnostic.code):
-                    diagnostic.suppressed = True
-                    directive.used.add(diagnostic.code)
-                    break
+    def _mark_suppressed(
+        diagnostics: list[Diagnostic], directives: dict[int, NoqaDirective], tree: ast.Module, lines: list[str]
+    ) -> None:
+        mark_suppressed(diagnostics, directives, tree, lines)  # flake8's noqa lines (engine/noqa.py)
