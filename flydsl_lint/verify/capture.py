@@ -80,7 +80,8 @@ class CompileRecorder:
 
         def recording_compile(cls, asm, *, func_name, config, **kwargs):
             seq = next(recorder._sequence)
-            dump_dir = recorder.dump_root / f"c{seq:04d}"
+            # pid keeps directories apart when pytest-xdist shares one dump root.
+            dump_dir = recorder.dump_root / f"c{os.getpid()}-{seq:04d}"
             os.environ["FLYDSL_DUMP_DIR"] = str(dump_dir)
             record = {"seq": seq, "label": recorder.current_label, "func_name": func_name, "dump_dir": dump_dir.name}
             try:

@@ -114,6 +114,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
                 on_progress=lambda p: progress.update(p.finished_jobs, p.total_jobs, "capture jobs"),
             )
             report.comparisons, report.notes = findings.comparisons, findings.notes
+            if not report.comparisons:
+                reason = report.notes[0] if report.notes else "see the logs with --keep"
+                raise SetupError(f"no kernel was compiled on either side ({reason})")
         else:
             from flydsl_lint.verify import rocm_device  # imports torch; device mode only
 

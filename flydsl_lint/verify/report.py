@@ -137,7 +137,8 @@ def render_github(report: VerifyReport) -> str:
         if c.breaks_parity:
             file = c.test_id.split("::")[0]
             file_arg = f"file={file}," if file.endswith(".py") else ""
-            lines.append(f"::error {file_arg}title=FlyDSL parity: {c.verdict}::{_escape_annotation(_comparison_line(c))}")
+            body = _comparison_line(c) + (f"\n{c.message}" if "\n" in c.message else "")
+            lines.append(f"::error {file_arg}title=FlyDSL parity: {c.verdict}::{_escape_annotation(body)}")
     for f in report.device_findings:
         if f.breaks_parity:
             lines.append(f"::error title=FlyDSL device parity: {f.kind}::{_escape_annotation(f.summary())}")

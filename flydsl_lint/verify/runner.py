@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flydsl_lint.verify.compare import KernelComparison
+from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
@@ -39,16 +39,31 @@ class CaptureProgress:
             self._on_change(self)
 
 
-def _outcome_notes(arch: str, before: CompileResult, after: CompileResult) -> list[str]:
-    """Tests whose non-compile outcome differs between sides: informative, not parity-breaking."""
-    notes = []
+def _first_line(message: str) -> str:
+    lines = [line for line in message.splitlines() if line.strip()]
+    # pytest's collection errors end with the line that names the real exception.
+    return (lines[-1] if lines and lines[-1].startswith("E ") else lines[0] if lines else "").strip()
+
+
+def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) -> CompileModeFindings:
+    """Tests that errored outside FlyDSL: breaking only when the change introduced the error."""
+    findings = CompileModeFindings()
     for label in sorted(set(before.outcomes) | set(after.outcomes)):
-        old = before.outcomes.get(label, ("absent", ""))
-        new = after.outcomes.get(label, ("absent", ""))
-        if old[0] != new[0] and "compile-error" not in (old[0], new[0]):
-            detail = f": {new[1].splitlines()[0]}" if new[1] else ""
-            notes.append(f"[{arch}] {label}: {old[0]} before, {new[0]} after{detail}")
-    return notes
+        old, old_message = before.outcomes.get(label, ("absent", ""))
+        new, new_message = after.outcomes.get(label, ("absent", ""))
+        if COMPILE_ERROR in (old, new):
+            continue  # already reported from the compile failures
+        if new == "error" and old != "error":
+            # e.g. a kernel module that no longer imports: its kernels can no longer be built.
+            findings.comparisons.append(KernelComparison(
+                "?", arch, COMPILE_ERROR, test_id=label, side=AFTER,
+                message=f"errored before reaching FlyDSL: {_first_line(new_message)}"))
+        elif new == "error":
+            findings.notes.append(f"[{arch}] {label}: errored on both sides (outside FlyDSL, not counted): "
+                                  f"{_first_line(new_message)}")
+        elif old != new:
+            findings.notes.append(f"[{arch}] {label}: {old} before, {new} after")
+    return findings
 
 
 def run_compile_mode(
@@ -93,6 +108,7 @@ def run_compile_mode(
     findings = CompileModeFindings()
     for arch in plan.archs:
         before, after = results[(BEFORE, arch)], results[(AFTER, arch)]
-        findings.comparisons.extend(compare(before, after))
-        findings.notes.extend(_outcome_notes(arch, before, after))
+        outcome_findings = _outcome_findings(arch, before, after)
+        findings.comparisons += compare(before, after) + outcome_findings.comparisons
+        findings.notes += outcome_findings.notes
     return findings

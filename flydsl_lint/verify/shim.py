@@ -22,7 +22,7 @@ _FACTORIES = (
     "arange", "as_tensor", "empty", "empty_like", "empty_strided", "eye", "full",
     "full_like", "linspace", "logspace", "ones", "ones_like", "rand", "rand_like",
     "randint", "randint_like", "randn", "randn_like", "randperm", "tensor",
-    "zeros", "zeros_like", "normal", "from_numpy", "Generator",
+    "zeros", "zeros_like", "normal",
 )
 _TENSOR_FACTORY_METHODS = ("new_empty", "new_full", "new_ones", "new_tensor", "new_zeros")
 
@@ -129,6 +129,18 @@ def install(arch: str) -> None:
             setattr(torch, name, _redirect_device_kwarg(getattr(torch, name)))
     for name in _TENSOR_FACTORY_METHODS:
         setattr(torch.Tensor, name, _redirect_device_kwarg(getattr(torch.Tensor, name)))
+
+    original_generator = torch.Generator
+
+    class CpuGenerator(original_generator):
+        # A class, not a wrapper function: code annotates with `torch.Generator | None`.
+        def __new__(cls, device="cpu"):
+            return original_generator.__new__(cls, _cpu_device(device))
+
+        def __init__(self, device="cpu"):
+            pass
+
+    torch.Generator = CpuGenerator
 
     original_to = torch.Tensor.to
 

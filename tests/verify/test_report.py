@@ -1,0 +1,88 @@
+import io
+import json
+
+from flydsl_lint.verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, KernelComparison
+from flydsl_lint.verify.device import DeviceFinding
+from flydsl_lint.verify.plan import Plan
+from flydsl_lint.verify.report import (
+    DEVICE_MODE_DISCLAIMER,
+    ProgressBar,
+    VerifyReport,
+    render_github,
+    render_json,
+    render_markdown,
+    render_terminal,
+)
+
+TEST_ID = "tests/kernels/test_vec_add.py::test_vec_add[4096]"
+
+
+def _report(mode="compile"):
+    plan = Plan("a" * 40, "working tree", ["kernels/x.py"], ["kernels/x.py"], ["tests/kernels/test_vec_add.py"], [],
+                ["gfx942"], mode)
+    changed = KernelComparison("vec_add_kernel_0", "gfx942", CHANGED, {"vgpr": (5, 9)}, {"valu": (3, 5)},
+                               ["--- before", "+++ after", "-v_add_f32 v1, v1, v2", "+v_pk_add_f32 v[0:1], v[0:1], v[2:3]"],
+                               test_id=TEST_ID)
+    same = KernelComparison("scale_kernel_0", "gfx942", IDENTICAL, test_id="tests/kernels/test_scale.py::test_scale")
+    error = KernelComparison("?", "gfx942", COMPILE_ERROR, test_id=TEST_ID, side="after",
+                             message="AttributeError: no_such_op\n100% broken")
+    return VerifyReport(plan, [changed, same, error], notes=["a note"])
+
+
+def test_exit_codes():
+    assert _report().exit_code == 1
+    report = _report()
+    report.comparisons = [c for c in report.comparisons if c.verdict == IDENTICAL]
+    assert report.exit_code == 0
+    report.device_findings = [DeviceFinding("perf", "t launch#1", "slower", "median 1.05x", breaks_parity=True)]
+    assert report.exit_code == 1
+
+
+def test_terminal_lists_only_non_identical():
+    text = render_terminal(_report())
+    assert "3 specializations compared, 1 identical" in text
+    assert "vec_add_kernel_0" in text and "vgpr 5->9" in text and "scale_kernel_0" not in text
+    assert "compile-error" in text and "(after): AttributeError: no_such_op" in text
+    assert text.splitlines()[-1].startswith("parity broken")
+
+
+def test_json_round_trips():
+    data = json.loads(render_json(_report()))
+    assert data["exit_code"] == 1
+    assert data["comparisons"][0]["resource_deltas"] == {"vgpr": [5, 9]}
+
+
+def test_markdown_has_table_and_diff():
+    text = render_markdown(_report())
+    assert "| changed | `" + TEST_ID + "` | gfx942 | `vec_add_kernel_0` | vgpr 5->9 | valu 3->5 |" in text
+    assert "```diff" in text and "+v_pk_add_f32" in text
+
+
+def test_github_annotations_and_step_summary(tmp_path, monkeypatch):
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    text = render_github(_report())
+    errors = [line for line in text.splitlines() if line.startswith("::error")]
+    assert len(errors) == 2
+    assert errors[0].startswith("::error file=tests/kernels/test_vec_add.py,title=FlyDSL parity: changed::")
+    assert "%0A100%25 broken" in errors[1]  # newlines and percent signs escaped
+    assert "::notice title=flydsl-lint-verify::a note" in text
+    assert "parity broken" in summary.read_text()
+
+
+def test_device_mode_says_it_never_ran_on_hardware():
+    report = _report(mode="device")
+    assert DEVICE_MODE_DISCLAIMER in render_terminal(report)
+    assert DEVICE_MODE_DISCLAIMER in render_markdown(report)
+
+
+def test_progress_bar_only_on_a_tty():
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    quiet, tty = io.StringIO(), Tty()
+    ProgressBar(quiet).update(1, 4, "jobs")
+    ProgressBar(tty).update(1, 4, "jobs")
+    assert quiet.getvalue() == ""
+    assert "1/4 jobs" in tty.getvalue() and "#" * 7 in tty.getvalue()

@@ -1,0 +1,34 @@
+import subprocess
+import sys
+
+import pytest
+
+from tests.verify.conftest import REPO_ROOT
+
+SCRIPT = """
+from flydsl_lint.verify import shim
+shim.install("gfx950")
+import torch
+x = torch.randn(4, device="cuda")
+y = torch.zeros(4, device=torch.device("cuda", 0)).cuda().to("cuda:0")
+z = x.to("cuda", torch.float16).new_empty(2, device="cuda")
+g = torch.Generator(device="cuda")
+g.manual_seed(0)
+assert isinstance(g, torch.Generator) and (torch.Generator | None) is not None
+assert {t.device.type for t in (x, y, z)} == {"cpu"} and z.dtype == torch.float16
+assert torch.cuda.is_available() and torch.cuda.device_count() == 1
+assert torch.cuda.get_device_properties(0).gcnArchName == "gfx950"
+stream = torch.cuda.current_stream()
+start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+with torch.cuda.stream(stream):
+    start.record(); end.record(); torch.cuda.synchronize()
+assert stream.cuda_stream == 0 and start.elapsed_time(end) > 0
+assert torch.version.hip
+print("ok")
+"""
+
+
+def test_cuda_requests_land_on_cpu():
+    pytest.importorskip("torch")
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.stdout.strip() == "ok", result.stderr
