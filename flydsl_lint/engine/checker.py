@@ -34,6 +34,13 @@ class Context:
     def comments(self) -> list[Comment]:
         return find_comments(self.source, self.model.string_spans)
 
+    def comments_between(self, first_row: int, last_row: int) -> list[Comment]:
+        """Comments on rows first_row..last_row (cheap when the rows have no `#`)."""
+        lines = self.source.lines[first_row - 1 : last_row]
+        if not any("#" in line for line in lines):
+            return []
+        return [c for c in self.comments if first_row <= c.row <= last_row]
+
     @cached_property
     def noqa(self) -> dict[int, NoqaDirective]:
         if "noqa" not in self.source.text.lower():
@@ -53,6 +60,7 @@ class Checker:
         self.metadata = load_metadata()
         self.rule_classes = [cls for code, cls in all_rules().items() if settings.is_selected(code)]
         self._projects: dict[Path, ProjectIndex] = {}
+        self._node_types_of: dict[type, list[type]] = {}
 
     def project_for(self, path: str) -> tuple[ProjectIndex, str, bool]:
         """The module name of `path` and an index rooted where its packages live.
@@ -73,33 +81,39 @@ class Checker:
         tree = source.tree
         project, module, is_package = self.project_for(source.path)
         model = SemanticModel(tree, module, is_package, project)
-        context = Context(source, model, self.settings, self.metadata)
-        ignored = self.settings.ignored_for(source.path)
-        rules = [cls(context) for cls in self.rule_classes if not cls.code.startswith(ignored or ("\0",))]
+        try:
+            context = Context(source, model, self.settings, self.metadata)
+            ignored = self.settings.ignored_for(source.path)
+            rules = [cls(context) for cls in self.rule_classes if not cls.code.startswith(ignored or ("\0",))]
 
-        dispatch: dict[type, list] = {}
-        for rule in rules:
-            for node_type in rule.node_types():
-                dispatch.setdefault(node_type, []).append(getattr(rule, f"visit_{node_type.__name__}"))
-        for rule in rules:
-            self._guard(rule, source, rule.check_file)
-        for node_type, handlers in dispatch.items():
-            for node in model.nodes(node_type):
-                for handler in handlers:
-                    self._guard(handler.__self__, source, handler, node)
+            dispatch: dict[type, list] = {}
+            for rule in rules:
+                for node_type in self._node_types(type(rule)):
+                    dispatch.setdefault(node_type, []).append(getattr(rule, f"visit_{node_type.__name__}"))
+            for rule in rules:
+                self._guard(rule, source, rule.check_file)
+            for node_type, handlers in dispatch.items():
+                for node in model.nodes(node_type):
+                    for handler in handlers:
+                        try:  # inline `_guard`: this loop runs once per node and handler
+                            handler(node)
+                        except Exception as exc:
+                            self._guard_failed(handler.__self__, source, exc, (node,))
 
-        diagnostics = context.diagnostics
-        self._gate_fixes_on_version(diagnostics)
-        if context.noqa:
-            self._mark_suppressed(diagnostics, context.noqa, tree, source.lines)
-        for rule in rules:
-            finish = getattr(rule, "check_suppressions", None)
-            if finish is not None:
-                self._guard(rule, source, finish)
-        if apply_noqa:
-            diagnostics = [d for d in diagnostics if not d.suppressed]
-        diagnostics.sort(key=Diagnostic.sort_key)
-        return diagnostics
+            diagnostics = context.diagnostics
+            self._gate_fixes_on_version(diagnostics)
+            if context.noqa:
+                self._mark_suppressed(diagnostics, context.noqa, tree, source.lines)
+            for rule in rules:
+                finish = getattr(rule, "check_suppressions", None)
+                if finish is not None:
+                    self._guard(rule, source, finish)
+            if apply_noqa:
+                diagnostics = [d for d in diagnostics if not d.suppressed]
+            diagnostics.sort(key=Diagnostic.sort_key)
+            return diagnostics
+        finally:
+            model.release()  # frees the tree by reference counting, not the cyclic GC
 
     def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
         """Withhold fixes whose replacement API the target FlyDSL lacks."""
@@ -112,15 +126,26 @@ class Checker:
                 diagnostic.fix = None
                 diagnostic.message += f" (fix needs FlyDSL >= {since}; target is {target})"
 
-    @staticmethod
-    def _guard(rule, source: SourceFile, function, *args) -> None:
+    def _node_types(self, rule_class: type) -> list[type]:
+        types = self._node_types_of.get(rule_class)
+        if types is None:
+            types = self._node_types_of[rule_class] = rule_class.node_types()
+        return types
+
+    @classmethod
+    def _guard(cls, rule, source: SourceFile, function, *args) -> None:
         try:
             function(*args)
-        except RecursionError:
+        except Exception as exc:
+            cls._guard_failed(rule, source, exc, args)
+
+    @staticmethod
+    def _guard_failed(rule, source: SourceFile, exc: Exception, args: tuple) -> None:
+        if isinstance(exc, RecursionError):
             raise SourceError(source.path, f"{rule.code} gave up: expression nesting too deep") from None
-        except Exception as exc:  # a rule bug must name itself, not hide as a clean file
-            where = f" at line {args[0].lineno}" if args and hasattr(args[0], "lineno") else ""
-            raise SourceError(source.path, f"internal error in {rule.code}{where}: {type(exc).__name__}: {exc}") from exc
+        # a rule bug must name itself, not hide as a clean file
+        where = f" at line {args[0].lineno}" if args and hasattr(args[0], "lineno") else ""
+        raise SourceError(source.path, f"internal error in {rule.code}{where}: {type(exc).__name__}: {exc}") from exc
 
     @staticmethod
     def _mark_suppressed(

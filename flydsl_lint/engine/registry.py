@@ -84,12 +84,14 @@ class Invalid:
     count: int = 1
     unsafe: bool = False  # the expected fix needs --unsafe-fixes
     settings: dict = field(default_factory=dict)
+    path: str = "kernel.py"  # where the snippet lives, relative to the project root
 
 
 @dataclass(frozen=True)
 class Valid:
     source: str
     settings: dict = field(default_factory=dict)
+    path: str = "kernel.py"  # where the snippet lives, relative to the project root
 
 
 class Rule:
@@ -104,6 +106,9 @@ class Rule:
     invalid: ClassVar[list[Invalid]] = []
     # Text for the "Use instead" section when the first invalid case has no fix.
     use_instead: ClassVar[str | None] = None
+    # Comment rules exist to delete comments; any other fix that would drop a
+    # comment is lowered to unsafe, since the comment may carry the why.
+    edits_comments: ClassVar[bool] = False
 
     def __init__(self, context: "Context") -> None:
         self.context = context
@@ -152,7 +157,22 @@ class Rule:
         order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY]
         if order.index(chosen) < order.index(declared):
             chosen = declared  # a rule may lower, never raise, its fix safety
-        return Fix(tuple(sorted(edits)), chosen, message)
+        edits = tuple(sorted(edits))
+        if chosen is Applicability.SAFE and not self.edits_comments and self._drops_comment(edits):
+            chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
+        return Fix(edits, chosen, message)
+
+    def _drops_comment(self, edits: tuple[Edit, ...]) -> bool:
+        """Whether an edit replaces a comment that its new text does not keep."""
+        for edit in edits:
+            if edit.start == edit.end:
+                continue
+            for comment in self.context.comments_between(edit.start.row, edit.end.row):
+                inside = (comment.row, comment.col) >= (edit.start.row, edit.start.col) and (
+                    comment.row, comment.col) < (edit.end.row, edit.end.col)
+                if inside and comment.text not in edit.content:
+                    return True
+        return False
 
     # ----------------------------------------------------------- edit help
     def replace(self, node: ast.AST, content: str) -> Edit:
