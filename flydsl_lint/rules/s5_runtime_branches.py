@@ -1,0 +1,294 @@
+"""§5 runtime branches inside helper functions."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.project import followed
+from ..engine.registry import Invalid, Rule, register
+from ._flydsl import EXPR, known_scalar_type, typed_scalar
+from .s3_raw_dialects import scf_op
+
+_IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
+_IF_HELPER_NAMES = frozenset(name.rpartition(".")[2] for name in _IF_HELPERS)
+_DISPATCH = "flydsl.compiler.ast_rewriter.ReplaceIfWithDispatch.scf_if_dispatch"
+followed("scf_if_dispatch")
+_CONST_EXPR = followed(f"{EXPR}.const_expr", f"{EXPR}.primitive.const_expr")
+
+# Values that only exist at run time: thread/block/lane ids and loads.
+_GPU_MODULES = (f"{EXPR}.gpu", EXPR, "flydsl._mlir.dialects.gpu")
+_ID_NAMES = followed(*(f"{module}.{leaf}" for module in _GPU_MODULES
+                       for leaf in ("thread_id", "block_id", "lane_id", "thread_idx", "block_idx")))
+_ROCDL_MODULES = (f"{EXPR}.rocdl", "flydsl._mlir.dialects.rocdl")
+_ROCDL_IDS = followed(*(f"{module}.{leaf}" for module in _ROCDL_MODULES for leaf in (
+    "workitem_id_x", "workitem_id_y", "workitem_id_z", "workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
+    "mbcnt_lo", "mbcnt_hi", "readlane", "readfirstlane", "lane_id")))
+_LOAD_LEAVES = frozenset({"buffer_load", "load", "LoadOp", "load_op"})
+_LOAD_MODULES = ("flydsl.expr.buffer_ops", "kernels.common.buffer_ops", "flydsl._mlir.dialects.llvm",
+                 "flydsl._mlir.dialects.memref", "flydsl._mlir.dialects.vector", "flydsl.expr.vector",
+                 f"{EXPR}.Vector", f"{EXPR}.typing.Vector", f"{EXPR}.llvm")
+followed(*(f"kernels.common.buffer_ops.{leaf}" for leaf in _LOAD_LEAVES))
+
+
+def _is_if_op(rule: Rule, node: ast.expr) -> bool:
+    if isinstance(node, ast.Call):
+        return scf_op(rule, node) in ("IfOp", "if_")
+    if isinstance(node, ast.Name):
+        binding = rule.model.binding_of(node)
+        if binding is not None and binding.kind == "assign" and rule.model.is_single_binding(binding):
+            statement = rule.model.parent(binding.node)
+            return isinstance(statement, ast.Assign) and _is_if_op(rule, statement.value)
+    return False
+
+
+def runtime_source(rule: Rule, node: ast.AST) -> str | None:
+    """A description of a run-time value source at `node` itself, if any."""
+    target = node.func if isinstance(node, ast.Call) else node
+    if not isinstance(target, (ast.Name, ast.Attribute)):
+        return None
+    name = rule.model.resolve(target)
+    if not name:
+        return None
+    if name in _ID_NAMES or name in _ROCDL_IDS:
+        return name.rpartition(".")[2]
+    module, _, leaf = name.rpartition(".")
+    if isinstance(node, ast.Call) and leaf in _LOAD_LEAVES and module in _LOAD_MODULES:
+        return f"a loaded value ({leaf})"
+    return None
+
+
+def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
+    """Why `node` is visibly a run-time value (ids, loads, names bound to them)."""
+    if depth > 6:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and rule.model.resolve(sub.func) in _CONST_EXPR:
+            continue
+        found = runtime_source(rule, sub)
+        if found:
+            return found
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            binding = rule.model.binding_of(sub)
+            if binding is None or binding.kind != "assign" or not rule.model.is_single_binding(binding):
+                continue
+            statement = rule.model.parent(binding.node)
+            if isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+                found = runtime_value(rule, statement.value, depth + 1)
+                if found:
+                    return f"`{sub.id}` ({found})"
+    return None
+
+
+def runtime_condition(rule: Rule, test: ast.expr) -> bool:
+    """Whether an `if` test is visibly a run-time (SSA) condition."""
+    if isinstance(test, ast.Call) and rule.model.resolve(test.func) in _CONST_EXPR:
+        return False
+    if isinstance(test, ast.Compare) and any(isinstance(o, (ast.Is, ast.IsNot, ast.In, ast.NotIn)) for o in test.ops):
+        return False
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id in ("isinstance", "hasattr", "callable", "len"):
+        return False
+    if runtime_value(rule, test):
+        return True
+    parts = [test]
+    if isinstance(test, ast.Compare):
+        parts = [test.left, *test.comparators]
+    elif isinstance(test, ast.BoolOp):
+        return any(runtime_condition(rule, v) for v in test.values)
+    elif isinstance(test, ast.UnaryOp):
+        return runtime_condition(rule, test.operand)
+    return any(typed_scalar(rule.model, p) or known_scalar_type(rule.model, p) for p in parts)
+
+
+@register
+class ManualScfIf(Rule):
+    """A hand-built `scf.IfOp` (insertion points, explicit `scf.YieldOp`,
+    `.results[...]`) is what the rewriter emits for a Python `if` on a typed
+    condition inside `@flyc.kernel`/`@flyc.jit`; a plain helper outside the
+    rewriter gets a local `@flyc.jit` function. Values produced by the branch
+    become carried state initialised before the `if`. Structural, so no fix.
+    A `scf.IfOp` is reported here only (not under §3), once per op."""
+
+    code = "FLY501"
+    valid = [
+        "import flydsl.compiler as flyc\n@flyc.jit\ndef guard(pred, store):\n    if pred:\n        store()\n",
+        "from flydsl._mlir.dialects import scf\nok = isinstance(op, scf.IfOp)\n",
+        "def f(scf):\n    return scf.IfOp(c)\n",
+    ]
+    invalid = [
+        Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl._mlir import ir\nif_op = scf.IfOp(pred, [ty], hasElse=True)\n"
+                "with ir.InsertionPoint(if_op.then_block):\n    pass\n"),
+        Invalid("from flydsl._mlir.dialects import scf as _scf\nfrom kernels.common.kernels_common import _if_then\n"
+                "with _if_then(_scf.IfOp(cond)):\n    store()\n"),
+        Invalid("from flydsl._mlir import ir\ndef epilog(row_pred, scf=None):\n    if_row = scf.IfOp(row_pred)\n"
+                "    with ir.InsertionPoint(if_row.then_block):\n        store()\n"),
+    ]
+    use_instead = "@flyc.jit\ndef dispatch():\n    if q_start < seqlen_q:\n        then_path()\n\ndispatch()"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if scf_op(self, node) in ("IfOp", "if_"):
+            self.report(node)
+
+
+@register
+class IfThenHelper(Rule):
+    """`_if_then(if_op)` / `_if_else(if_op)` context managers open the regions
+    of a hand-built `scf.IfOp` and append its `scf.YieldOp`. A Python `if`
+    in traced code (or in a local `@flyc.jit` helper) replaces them. When the
+    `IfOp` is built inline as the argument, only the `IfOp` is reported (FLY501), so
+    one expression gets one diagnostic."""
+
+    code = "FLY502"
+    valid = [
+        "from flydsl._mlir.dialects import scf\nfrom kernels.common.kernels_common import _if_then\n"
+        "with _if_then(scf.IfOp(cond)):\n    store()\n",
+        "def _if_then(x):\n    return x\n_if_then(3)\n",
+    ]
+    invalid = [
+        Invalid("from kernels.common.kernels_common import _if_then, _if_else\n"
+                "with _if_then(if_op):\n    a()\nwith _if_else(if_op):\n    b()\n", count=2),
+        Invalid("from contextlib import contextmanager\n@contextmanager\ndef _if_then(op):\n    yield op\n"
+                "with _if_then(make_if()):\n    a()\n"),
+    ]
+    use_instead = "if cond:\n    a()\nelse:\n    b()"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        name = self.model.resolve(func)
+        if name:
+            if name.rpartition(".")[2] not in _IF_HELPER_NAMES:
+                return
+        elif isinstance(func, ast.Name) and func.id in _IF_HELPER_NAMES:
+            binding = self.model.binding_of(func)
+            if binding is None or binding.kind != "def" or not any(
+                    (self.model.resolve(d) or "").endswith("contextmanager") for d in binding.node.decorator_list):
+                return
+        else:
+            return
+        if node.args and isinstance(node.args[0], ast.Call) and _is_if_op(self, node.args[0]):
+            return  # an inline IfOp is reported once, by FLY501
+        self.report(node, helper=func.id if isinstance(func, ast.Name) else func.attr)
+
+
+@register
+class ScfIfDispatchCall(Rule):
+    """Calling `ReplaceIfWithDispatch.scf_if_dispatch` directly reaches into the
+    AST rewriter's internals (state names/values lists, callbacks). The guide
+    asks for the public decorator: a local `@flyc.jit` function whose Python
+    `if` the rewriter lowers. Structural, so no fix."""
+
+    code = "FLY503"
+    valid = [
+        "import flydsl.compiler as flyc\n@flyc.jit\ndef store_if(active):\n    if active:\n        store()\n",
+        "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\nname = 'scf_if_dispatch'\n",
+    ]
+    invalid = [
+        Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
+                "scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch\nscf_if_dispatch(active, _store)\n"),
+        Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch as R\n"
+                "out = R.scf_if_dispatch(c, then_fn, state_names=names, state_values=vals)\n"),
+    ]
+    use_instead = "@flyc.jit\ndef _store_active(active):\n    if active:\n        store()"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = self.model.resolve(node.func)
+        if not name:
+            return
+        if name == _DISPATCH or (name.endswith(".scf_if_dispatch") and not name.startswith("flydsl.")):
+            # a project module re-exporting the rewriter's dispatcher under its name
+            self.report(node)
+
+
+@register
+class ConstExprRuntimeValue(Rule):
+    """`const_expr(x)` asserts that `x` is a compile-time Python value. Thread,
+    block and lane ids and loaded values are run-time SSA values: wrapping
+    them (or a condition built from them) in `const_expr` is a bug — it
+    raises or silently picks one branch at trace time. Use a plain `if` on
+    the typed value."""
+
+    code = "FLY511"
+    valid = [
+        "from flydsl.expr import const_expr\nif const_expr(BLOCK < 64):\n    pass\n",
+        "from flydsl.expr import const_expr, gpu\ntid = gpu.thread_id('x')\nif tid < 4:\n    pass\n",
+        "from flydsl.expr import const_expr\nif const_expr(ctx.active_threads < traits.BLOCK_SIZE):\n    pass\n",
+    ]
+    invalid = [
+        Invalid("from flydsl.expr import const_expr, gpu\nif const_expr(gpu.thread_id('x') == 0):\n    pass\n"),
+        Invalid("import flydsl.expr as fx\ntid = fx.thread_idx.x\nlane = tid % 64\nif fx.const_expr(lane < 32):\n    pass\n"),
+        Invalid("from flydsl.expr import const_expr\nfrom kernels.common import buffer_ops\n"
+                "flag = buffer_ops.buffer_load(rsrc, off, vec_width=1)\nif const_expr(flag):\n    pass\n"),
+    ]
+    use_instead = "if lane < 32:   # a run-time condition: the rewriter emits scf.if"
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if self.model.resolve(node.func) not in _CONST_EXPR or len(node.args) != 1:
+            return
+        found = runtime_value(self, node.args[0])
+        if found:
+            self.report(node, source=found)
+
+
+def _assigned_names(body: list[ast.stmt]) -> set[str]:
+    names: set[str] = set()
+    pending = list(body)
+    while pending:
+        stmt = pending.pop()
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        for field in ("body", "orelse", "finalbody"):
+            pending.extend(getattr(stmt, field, []) or [])
+    return names
+
+
+@register
+class NoneBeforeRuntimeBranch(Rule):
+    """In traced code a variable assigned inside an `if` on a run-time
+    condition becomes an `scf.if` result, so its value before the branch is
+    the carried initial state. `None` cannot become an SSA result: initialise
+    it with a value of the type the branch assigns (the guide's "initialize
+    carried values before the branch with matching types")."""
+
+    code = "FLY512"
+    valid = [
+        "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+        "    tid = fx.thread_idx.x\n    acc = fx.Float32(0.0)\n    if tid < n:\n        acc = fx.Float32(1.0)\n",
+        "import flydsl.compiler as flyc\n@flyc.kernel\ndef k(ctx):\n    pred = None\n"
+        "    if ctx is not None:\n        pred = ctx\n",
+        "import flydsl.expr as fx\ndef host():\n    tid = fx.thread_idx.x\n    x = None\n    if tid < 4:\n        x = 1\n",
+        "import flydsl.compiler as flyc\nfrom flydsl.expr import const_expr\n@flyc.jit\ndef f(flag):\n"
+        "    x = None\n    if const_expr(flag):\n        x = 2\n",
+    ]
+    invalid = [
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    tid = fx.thread_idx.x\n    val = None\n    if tid < n:\n        val = fx.Float32(1.0)\n"),
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.jit\ndef f(a: fx.Int32, b: fx.Int32):\n"
+                "    out = None\n    if a > b:\n        out = a\n    else:\n        out = b\n    return out\n"),
+    ]
+    use_instead = "val = fx.Float32(0.0)\nif tid < n:\n    val = fx.Float32(1.0)"
+
+    def visit_If(self, node: ast.If) -> None:
+        if not self.model.in_traced_code(node) or not runtime_condition(self, node.test):
+            return
+        parent = self.model.parent(node)
+        body = None
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(parent, field, None)
+            if isinstance(block, list) and node in block:
+                body = block
+        if body is None:
+            return
+        assigned = _assigned_names(node.body) | _assigned_names(node.orelse)
+        for stmt in reversed(body[: body.index(node)]):
+            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                    and isinstance(stmt.value, ast.Constant) and stmt.value.value is None
+                    and stmt.targets[0].id in assigned):
+                self.report(stmt, name=stmt.targets[0].id)
+                assigned.discard(stmt.targets[0].id)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target in targets:
+                    assigned -= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
