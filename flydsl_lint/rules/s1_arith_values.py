@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ..engine.project import followed
 from ..engine.registry import Invalid, Rule, Valid, register
-from ..fixes.edits import as_method_receiver, reference, replace_with_argument
+from ..fixes.edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import EXPR_ARITH, INDEX_TYPES, RAW_ARITH, known_scalar_type, qualified, single_positional, typed_scalar
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
@@ -99,20 +99,33 @@ class ArithIndexCast(Rule):
 @register
 class RawValueHelper(Rule):
     """`_to_raw` is a private helper that strips the type from a value so it can
-    feed a raw dialect op. Kernels should keep typed values and drop to a raw
-    `ir.Value` only at a hard boundary, with `.ir_value()`."""
+    feed a raw dialect op. The public converter `fx.as_ir_value(v)` does the
+    same for typed and raw values (and also promotes Python scalars); better
+    still, keep typed values and drop to a raw `ir.Value` only at a hard
+    boundary."""
 
     code = "FLY104"
     names = qualified(EXPR_ARITH + ("flydsl.expr",), "_to_raw")
-    valid = ["def _to_raw(v):\n    return v\n_to_raw(x)\n"]
+    valid = [
+        "def _to_raw(v):\n    return v\n_to_raw(x)\n",
+        "from kernels.common.tensor_shim import _to_raw\n_to_raw(x)\n",
+    ]
     invalid = [
-        Invalid("from flydsl.expr.utils.arith import _to_raw as _raw\ncond = _raw(q < n)\n"),
-        Invalid("from flydsl.expr import arith\nv = arith._to_raw(x)\n"),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.utils.arith import _to_raw as _raw\ncond = _raw(q < n)\n",
+                fixed="import flydsl.expr as fx\ncond = fx.as_ir_value(q < n)\n"),
+        Invalid("from flydsl.expr import arith\nv = arith._to_raw(x)\n",
+                fixed="import flydsl.expr as fx\nv = fx.as_ir_value(x)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) in self.names:
-            self.report(node)
+        if self.model.resolve(node.func) not in self.names:
+            return
+        fix = None
+        spelled = reference(self, "flydsl.expr.as_ir_value", "fx", "flydsl.expr")
+        if spelled is not None and single_positional(node) is not None:
+            callee, imports = spelled
+            fix = self.make_fix([replace_callee(self, node, callee), *imports], f"Replace with `{callee}`")
+        self.report(node, fix=fix)
 
 
 @register
