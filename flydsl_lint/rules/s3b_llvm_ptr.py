@@ -1,0 +1,219 @@
+"""§3b fly.ptr -> !llvm.ptr: `.llvm_ptr` / `fx.to_llvm_ptr` instead of hand-built pointers."""
+
+from __future__ import annotations
+
+import ast
+
+from ..engine.diagnostics import Applicability
+from ..engine.project import followed
+from ..engine.registry import Invalid, Rule, register
+from ..fixes.edits import as_method_receiver
+from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
+
+# int/index -> !llvm.ptr<AS> helpers: (value, address_space=...)
+CREATE = followed(*names(BUFFER_OPS, "create_llvm_ptr"), *names(MEM_OPS, "_create_llvm_ptr", "to_llvm_ptr"))
+_LLVM = "flydsl._mlir.dialects.llvm"
+INT_TO_PTR = followed(f"{_LLVM}.IntToPtrOp", f"{_LLVM}.inttoptr")
+# tensor + offset * dtype_bytes -> !llvm.ptr<1>
+ELEMENT = followed(*names(MEM_OPS, "get_llvm_ptr", "element_ptr"))
+# fly pointer -> integer: the argument of ptrtoint is a fly pointer.
+PTRTOINT = followed("flydsl.expr.ptrtoint", "flydsl.expr.primitive.ptrtoint")
+# Value-preserving integer casts that may sit between ptrtoint and the pointer helper.
+_CASTS = followed("flydsl.expr.Index", "flydsl.expr.Int64", "flydsl.expr.as_ir_value", "flydsl.expr.numeric.Index", "flydsl.expr.numeric.Int64",
+                  "flydsl.expr.typing.Index", "flydsl.expr.typing.Int64")
+_INDEX_CAST = followed("flydsl.expr.arith.index_cast", "flydsl._mlir.dialects.arith.index_cast")
+
+_HEAD = "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
+
+
+def _address(rule: Rule, call: ast.Call, name: str) -> ast.expr | None:
+    """The integer operand of a pointer-building call."""
+    if name in INT_TO_PTR:
+        return argument(call, 1, "val")
+    return argument(call, 0, "value")
+
+
+class _PointerSource:
+    """Finds the fly pointer an integer address was taken from, if provable."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+
+    def pointer(self, use: ast.Call, value: ast.expr | None, depth: int = 0) -> ast.expr | None:
+        model = self.rule.model
+        if value is None or depth > 4:
+            return None
+        if isinstance(value, ast.Call):
+            callee = resolve(model, value.func)
+            if callee in PTRTOINT and len(value.args) == 1 and not value.keywords:
+                return value.args[0]
+            if callee in _CASTS and len(value.args) == 1 and not value.keywords:
+                return self.pointer(use, value.args[0], depth + 1)
+            if callee in _INDEX_CAST and len(value.args) == 2:
+                return self.pointer(use, value.args[1], depth + 1)
+            return None
+        if isinstance(value, ast.Name):
+            values = assigned_values(model, value)
+            if values is None or len(values) != 1:
+                return None
+            found = self.pointer(use, values[0], depth + 1)
+            return found if found is not None and self._stable(found) else None
+        if isinstance(value, ast.Attribute):
+            assigned = self._attribute_value(use, value)
+            found = self.pointer(use, assigned, depth + 1) if assigned is not None else None
+            return found if found is not None and self._stable(found) else None
+        return None
+
+    def _attribute_value(self, use: ast.Call, target: ast.Attribute) -> ast.expr | None:
+        """`self.base_idx` assigned exactly once, earlier in the same function."""
+        model = self.rule.model
+        function = model.enclosing_function(use)
+        if function is None:
+            return None
+        shape = ast.dump(target.value) + "." + target.attr
+        found = []
+        for statement in model.nodes(ast.Assign) + model.nodes(ast.AugAssign) + model.nodes(ast.AnnAssign):
+            if model.enclosing_function(statement) is not function:
+                continue
+            targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+            for each in targets:
+                for node in ast.walk(each):
+                    if isinstance(node, ast.Attribute) and ast.dump(node.value) + "." + node.attr == shape:
+                        found.append((statement, each))
+        if len(found) != 1:
+            return None
+        statement, each = found[0]
+        if not isinstance(statement, ast.Assign) or each is not statement.targets[0] or len(statement.targets) != 1:
+            return None
+        if statement.lineno >= use.lineno:
+            return None
+        return statement.value
+
+    def _stable(self, pointer: ast.expr) -> bool:
+        """Every name in the pointer expression has a single binding, so its
+        text means the same thing where the address is used."""
+        model = self.rule.model
+        for node in ast.walk(pointer):
+            if isinstance(node, ast.Name):
+                binding = model.binding_of(node)
+                if binding is None or not model.is_single_binding(binding):
+                    return False
+            elif isinstance(node, (ast.Call, ast.Subscript, ast.Lambda, ast.NamedExpr)):
+                return False
+        return True
+
+
+def _literal_address_space(call: ast.Call, name: str) -> int | None:
+    if name in INT_TO_PTR:
+        return None
+    node = argument(call, 1, "address_space")
+    return node.value if isinstance(node, ast.Constant) and type(node.value) is int else None
+
+
+@register
+class HandBuiltLlvmPtr(Rule):
+    """An `!llvm.ptr` built by hand from an address that was taken from a fly
+    pointer (`create_llvm_ptr(fx.Index(fx.ptrtoint(p)), address_space=3)`,
+    `_create_llvm_ptr`, `llvm.IntToPtrOp`) hardcodes the LLVM address space
+    and drops the pointer's provenance. `p.llvm_ptr` (or `fx.to_llvm_ptr(p)`,
+    FlyDSL >= 0.3.0) maps the pointer's semantic address space to the
+    backend's number for you.
+
+    Reported only when the integer provably comes from `fx.ptrtoint(p)`:
+    directly, through `fx.Index`/`fx.Int64`/`index_cast`, or through a name (or
+    `self.attr` in the same function) assigned once to such an expression.
+    The fix rewrites the call to `p.llvm_ptr`; it is safe when the address
+    space is a literal (a hand-coded `<1>`/`<3>` for the pointer it came from)
+    and unsafe when it is defaulted or computed, since then the pointer type
+    may change."""
+
+    code = "FLY351"
+    valid = [
+        _HEAD + "p = lds.kv.ptr.llvm_ptr\n",
+        _HEAD + "p = buffer_ops.create_llvm_ptr(lds_byte_offset, address_space=3)\n",
+        _HEAD + "base = fx.Index(fx.ptrtoint(a.ptr))\nbase = base + 16\np = buffer_ops.create_llvm_ptr(base, address_space=3)\n",
+    ]
+    invalid = [
+        Invalid(_HEAD + "def f(lds):\n    idx = fx.Index(fx.ptrtoint(lds.kv.ptr))\n"
+                "    p = buffer_ops.create_llvm_ptr(idx, address_space=3)\n",
+                fixed="import flydsl.expr as fx\ndef f(lds):\n    idx = fx.Index(fx.ptrtoint(lds.kv.ptr))\n    p = lds.kv.ptr.llvm_ptr\n"),
+        Invalid(_HEAD + "class Ctx:\n    def setup(self, lds):\n"
+                "        self.kv_idx = fx.Index(fx.ptrtoint(lds.kv.ptr))\n"
+                "        self.kv_ptr = buffer_ops.create_llvm_ptr(self.kv_idx, address_space=3)\n",
+                fixed="import flydsl.expr as fx\nclass Ctx:\n    def setup(self, lds):\n"
+                "        self.kv_idx = fx.Index(fx.ptrtoint(lds.kv.ptr))\n        self.kv_ptr = lds.kv.ptr.llvm_ptr\n"),
+        Invalid("import flydsl.expr as fx\nfrom kernels.common import mem_ops\n"
+                "p = mem_ops._create_llvm_ptr(fx.ptrtoint(out_ptr))\n",
+                fixed="p = out_ptr.llvm_ptr\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+                "p = llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<3>'), fx.ptrtoint(a.ptr)).result\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = resolve(self.model, node.func)
+        if name not in CREATE and name not in INT_TO_PTR:
+            return
+        pointer = _PointerSource(self).pointer(node, _address(self, node, name))
+        if pointer is None:
+            return
+        fix = None
+        if name in CREATE:
+            safe = _literal_address_space(node, name) is not None
+            edit = self.replace(node, f"{as_method_receiver(self, pointer)}.llvm_ptr")
+            fix = self.make_fix([edit], "Use the fly pointer's `.llvm_ptr`", None if safe else Applicability.UNSAFE)
+        self.report(node, fix=fix, helper=name.rpartition(".")[2])
+
+
+@register
+class ElementPtrHelper(Rule):
+    """`mem_ops.get_llvm_ptr` / `element_ptr(tensor, offset, dtype_bytes)`
+    extracts a tensor's base as an integer, adds `offset * dtype_bytes` and
+    casts back with a hardcoded `!llvm.ptr<1>`. Keep the offset math (a layout
+    view, or `get_element_ptr` on the pointer) and take the pointer from the
+    fly pointer with `.llvm_ptr` / `fx.to_llvm_ptr`, so the backend resolves
+    the address space. Preserve byte versus element GEPs and alignment."""
+
+    code = "FLY352"
+    valid = [
+        "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",
+        "def get_llvm_ptr(t, o, b):\n    return t\nget_llvm_ptr(C, off, 4)\n",
+    ]
+    invalid = [
+        Invalid("from kernels.common.mem_ops import get_llvm_ptr\nsignal_ptr = get_llvm_ptr(signal, signal_idx, 4)\n"),
+        Invalid("from kernels.common import mem_ops\nc_ptr = mem_ops.element_ptr(C, off, DTYPE_BYTES)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = resolve(self.model, node.func)
+        if name in ELEMENT:
+            self.report(node, helper=name.rpartition(".")[2])
+
+
+@register
+class LlvmPtrFromRawAddress(Rule):
+    """An `!llvm.ptr` built from an integer that is not provably a fly
+    pointer's address: an LDS byte offset, a raw i64 address from a pointer
+    table or kernel argument, a memref's extracted base. The guide keeps
+    these: with no fly pointer there is nothing to call `.llvm_ptr` on. They
+    get their own code so a team can keep them (note why each stays) while
+    fixing FLY351; migrating the LDS to `SharedAllocator` (§4) usually turns
+    an LDS offset into a fly pointer and this into FLY351."""
+
+    code = "FLY353"
+    valid = [
+        _HEAD + "p = buffer_ops.create_llvm_ptr(fx.ptrtoint(a.ptr), address_space=3)\n",
+        "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",
+    ]
+    invalid = [
+        Invalid(_HEAD + "lds_ptr = buffer_ops.create_llvm_ptr(lds_addr, address_space=3)\n"),
+        Invalid("from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+                "ptr = llvm.IntToPtrOp(c_global_ptr_type, addr_i64).result\n"),
+        Invalid("from kernels.common.mem_ops import to_llvm_ptr\nstream = to_llvm_ptr(stream_i64)\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        name = resolve(self.model, node.func)
+        if name not in CREATE and name not in INT_TO_PTR:
+            return
+        if _PointerSource(self).pointer(node, _address(self, node, name)) is None:
+            self.report(node, helper=name.rpartition(".")[2])
