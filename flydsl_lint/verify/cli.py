@@ -7,6 +7,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import sys
@@ -29,10 +30,14 @@ class SetupError(RuntimeError):
     pass
 
 
+# Commas separate items, except inside a pytest parameter id such as test_x[a,b].
+_LIST_SEPARATOR = re.compile(r",(?![^\[]*\])")
+
+
 def _split_list(values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
-    return [item for value in values for item in value.split(",") if item]
+    return [item for value in values for item in _LIST_SEPARATOR.split(value) if item]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -102,6 +107,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
 
     report = VerifyReport(plan, evidence_dir=scratch if args.keep else None)
     if not plan.empty:
+        gpus = device.visible_amd_gpus()
+        if mode == "device" and not gpus:
+            raise SetupError("device mode needs an AMD GPU and none is visible; use --mode compile")
         if importlib.util.find_spec("flydsl") is None:
             raise SetupError("flydsl is not installed (run scripts/install_compile_toolchain.sh)")
         progress = ProgressBar()
@@ -111,7 +119,9 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             findings = run_compile_mode(
                 plan, trees, config=config, linker=find_linker(scratch / "toolchain"), evidence_root=evidence,
                 jobs=args.jobs,
-                on_progress=lambda p: progress.update(p.finished_jobs, p.total_jobs, "capture jobs"),
+                on_progress=lambda p: progress.update(
+                    p.finished_jobs, p.total_jobs, f"capture jobs, {p.compilations} compilations, "
+                    f"{time.monotonic() - started:.0f}s"),
             )
             report.comparisons, report.notes = findings.comparisons, findings.notes
             if not report.comparisons:
@@ -121,8 +131,7 @@ def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
             from flydsl_lint.verify import rocm_device  # imports torch; device mode only
 
             report.device_findings = device.run_device_mode(
-                plan, trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence,
-                gpus=device.visible_amd_gpus() or ["0"],
+                plan, trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
             )
         progress.close()
     report.elapsed_seconds = time.monotonic() - started

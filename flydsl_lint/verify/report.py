@@ -163,16 +163,19 @@ class ProgressBar:
     def __init__(self, stream=None):
         self.stream = stream or sys.stderr
         self.enabled = self.stream.isatty()
+        self._drawn = False
 
     def update(self, done: int, total: int, label: str) -> None:
         if not self.enabled or total <= 0:
             return
         filled = self.WIDTH * done // total
         bar = "#" * filled + "-" * (self.WIDTH - filled)
-        self.stream.write(f"\r[{bar}] {done}/{total} {label}")
+        self.stream.write(f"\r[{bar}] {done}/{total} {label}\x1b[K")  # \x1b[K clears the rest of the line
         self.stream.flush()
+        self._drawn = True
 
     def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r" + " " * (self.WIDTH + 60) + "\r")
+        if self._drawn:
+            self.stream.write("\r\x1b[K")
             self.stream.flush()
+            self._drawn = False

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from flydsl_lint.verify.capture import COMPILES_MANIFEST
 from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
 from flydsl_lint.verify.config import VerifyConfig
@@ -24,18 +25,35 @@ class CompileModeFindings:
 
 
 class CaptureProgress:
-    """Counts finished capture jobs and compilations so far, for the progress bar."""
+    """Finished capture jobs and compilations so far, reported about once a second."""
 
-    def __init__(self, total_jobs: int, on_change: Callable[["CaptureProgress"], None] | None):
+    POLL_SECONDS = 1.0
+
+    def __init__(self, total_jobs: int, evidence_root: Path, on_change: Callable[["CaptureProgress"], None] | None):
         self.total_jobs = total_jobs
         self.finished_jobs = 0
+        self._evidence_root = evidence_root
         self._on_change = on_change
-        self._lock = threading.Lock()
+        self._done = threading.Event()
+
+    @property
+    def compilations(self) -> int:
+        manifests = self._evidence_root.glob(f"*/*/*/{COMPILES_MANIFEST}")
+        return sum(path.read_bytes().count(b"\n") for path in manifests)
 
     def job_finished(self) -> None:
-        with self._lock:
-            self.finished_jobs += 1
+        self.finished_jobs += 1  # only from worker threads; a torn count is harmless
+
+    def __enter__(self):
         if self._on_change:
+            threading.Thread(target=self._report_until_done, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc):
+        self._done.set()
+
+    def _report_until_done(self) -> None:
+        while not self._done.wait(self.POLL_SECONDS):
             self._on_change(self)
 
 
@@ -78,7 +96,7 @@ def run_compile_mode(
 ) -> CompileModeFindings:
     """One capture per (side, arch), ``jobs`` at a time; each side only runs tests it has."""
     work = [(side, arch) for arch in plan.archs for side in (BEFORE, AFTER)]
-    progress = CaptureProgress(len(work), on_progress)
+    progress = CaptureProgress(len(work), evidence_root, on_progress)
 
     def capture(side: str, arch: str) -> CompileResult:
         tree = trees[side]
@@ -96,8 +114,9 @@ def run_compile_mode(
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
-        futures = {key: pool.submit(capture, *key) for key in work}
-        results = {key: future.result() for key, future in futures.items()}
+        with progress:
+            futures = {key: pool.submit(capture, *key) for key in work}
+            results = {key: future.result() for key, future in futures.items()}
     except BaseException:
         # Ctrl-C lands here in the main thread; the workers are blocked on subprocesses.
         pool.shutdown(wait=False, cancel_futures=True)

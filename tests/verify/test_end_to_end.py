@@ -1,6 +1,7 @@
 """flydsl-lint-verify on a FlyDSL-like repository, compiled with the real flydsl wheel."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,9 @@ def wider(repo):
 
 @pytest.fixture(scope="module")
 def broken(repo):
-    return run_verify(repo, "--base", "main", "--head", "broken", "--report", "json", "--keep")
+    result = run_verify(repo, "--base", "main", "--head", "broken", "--report", "json", "--keep")
+    yield result
+    shutil.rmtree(json.loads(result.stdout)["evidence_dir"], ignore_errors=True)
 
 
 def test_comment_only_change_is_identical(comment_only):

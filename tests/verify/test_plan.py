@@ -102,3 +102,16 @@ def test_cli_bad_ref_is_a_setup_error(repo):
     result = run_verify(repo, "--base", "no-such-ref", "--list")
     assert result.returncode == 2
     assert result.stderr.strip().count("\n") == 0 and "no-such-ref" in result.stderr
+
+
+def test_cli_list_splits_on_commas_outside_parameter_ids(repo):
+    result = run_verify(repo, "--list", "--tests", "tests/kernels/test_scale.py,tests/kernels/test_vec_add.py::test_vec_add[a,b]")
+    assert "  tests/kernels/test_scale.py\n  tests/kernels/test_vec_add.py::test_vec_add[a,b]\n" in result.stdout
+
+
+def test_cli_device_mode_without_gpu_is_a_setup_error(repo):
+    result = run_verify(repo, "--mode", "device", "--kernels", "kernels.elementwise.scale",
+                        env={"HIP_VISIBLE_DEVICES": "", "ROCR_VISIBLE_DEVICES": ""})
+    if result.returncode != 2:
+        pytest.skip("an AMD GPU is visible here")
+    assert "device mode needs an AMD GPU" in result.stderr
