@@ -76,3 +76,74 @@ def logical_line_ranges(tree: ast.Module) -> list[tuple[int, int]]:
         elif stmt.end_lineno > stmt.lineno:
             ranges.append((stmt.lineno, stmt.end_lineno))
     return ranges
+
+
+def flake8_row_groups(lines: list[str], lo: int, hi: int) -> dict[int, tuple[int, int]]:
+    """Within rows lo..hi (one statement, or a compound statement's header), the
+    rows flake8 searches together for a `# noqa`.
+
+    flake8 joins only the rows of one token (a multi-line string) and rows
+    continued with a backslash; a newline inside brackets (an NL token) ends
+    its noqa line, so a directive on a call's closing row does not cover the
+    call's first row. Same loop as flake8's `FileProcessor._noqa_line_mapping`,
+    over this statement's rows only (tokens never cross statements).
+    """
+    import io
+    import tokenize
+
+    groups: dict[int, tuple[int, int]] = {}
+    text = "\n".join(lines[lo - 1 : hi]) + "\n"
+    first, last = hi + 2, -1
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type in (tokenize.ENDMARKER, tokenize.DEDENT):
+                continue
+            first, last = min(first, token.start[0] + lo - 1), max(last, token.end[0] + lo - 1)
+            if token.type in (tokenize.NL, tokenize.NEWLINE):
+                for row in range(first, last + 1):
+                    groups[row] = (first, last)
+                first, last = hi + 2, -1
+    except (tokenize.TokenError, SyntaxError):
+        return {}
+    return groups
+
+
+def mark_suppressed(diagnostics: list, directives: dict[int, NoqaDirective], tree: ast.Module, lines: list[str]) -> None:
+    """Set `suppressed` on each diagnostic a directive covers, as flake8 decides.
+
+    The directive must stand in the diagnostic's flake8 noqa line (see
+    `flake8_row_groups`); statement ranges only bound where to look, so the
+    tokenizer runs only for multi-row statements that hold a directive.
+    """
+    spans: dict[int, tuple[int, int]] | None = None
+    groups: dict[tuple[int, int], dict[int, tuple[int, int]]] = {}
+    for diagnostic in diagnostics:
+        row = diagnostic.noqa_row
+        directive = directives.get(row)
+        if directive is None or not directive.matches(diagnostic.code):
+            if spans is None:
+                spans = _smallest_spans(tree)
+            lo, hi = spans.get(row, (row, row))
+            if lo == hi or not any(r in directives for r in range(lo, hi + 1) if r != row):
+                continue
+            if (lo, hi) not in groups:
+                groups[(lo, hi)] = flake8_row_groups(lines, lo, hi)
+            group_lo, group_hi = groups[(lo, hi)].get(row, (row, row))
+            directive = next(
+                (directives[r] for r in range(group_lo, group_hi + 1) if r in directives and directives[r].matches(diagnostic.code)),
+                None,
+            )
+            if directive is None:
+                continue
+        diagnostic.suppressed = True
+        directive.used.add(diagnostic.code)
+
+
+def _smallest_spans(tree: ast.Module) -> dict[int, tuple[int, int]]:
+    spans: dict[int, tuple[int, int]] = {}
+    for lo, hi in logical_line_ranges(tree):
+        for row in range(lo, hi + 1):
+            current = spans.get(row)
+            if current is None or hi - lo < current[1] - current[0]:
+                spans[row] = (lo, hi)
+    return spans

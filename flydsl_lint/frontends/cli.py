@@ -35,10 +35,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+    check.add_argument("--diff-base", metavar="REF", help="report only diagnostics on lines added or changed since REF (git)")
+    check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
+    check.add_argument("--noqa-reason", metavar="TEXT", help="the reason --add-noqa writes (default: \"TODO: migrate\")")
 
     rule = commands.add_parser("rule", help="explain a rule")
     rule.add_argument("code")
     commands.add_parser("rules", help="list every rule")
+    commands.add_parser("server", help="run the language server over stdio (needs the `lsp` extra)")
     return parser
 
 
@@ -52,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
             return _rule(args.code)
         if args.command == "rules":
             return _rules()
+        if args.command == "server":
+            from .lsp import main as serve
+
+            return serve()
         parser.print_help()
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -87,7 +95,32 @@ def _check(args: argparse.Namespace) -> int:
 
     mode = Mode(fix=args.fix and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
-    result = run(args.paths, settings, mode)
+    paths, added = args.paths, None
+    if args.diff_base or args.add_noqa:
+        if args.fix or mode.diff:
+            print("flydsl-lint: error: --diff-base/--add-noqa do not combine with --fix, --diff or --show-fixes", file=sys.stderr)
+            return EXIT_ERROR
+    if args.diff_base:
+        from .diff_base import DiffBaseError, added_lines, filter_result, restrict
+
+        try:
+            added = added_lines(args.diff_base, Path(args.paths[0]) if args.paths else Path.cwd())
+        except DiffBaseError as exc:
+            print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
+            return EXIT_ERROR
+        paths = restrict(args.paths, settings, added)
+    result = run(paths, settings, mode)
+    if added is not None:
+        result = filter_result(result, added)
+    if args.add_noqa:
+        from .add_noqa import DEFAULT_REASON, add_noqa
+
+        outcome = add_noqa(result.diagnostics, args.noqa_reason or DEFAULT_REASON)
+        for error in result.errors + outcome.errors:
+            print(f"error: {error}", file=sys.stderr)
+        count = outcome.added
+        print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
+        return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
     options = {"unsafe_fixes": args.unsafe_fixes}
 
     for error in result.errors:
