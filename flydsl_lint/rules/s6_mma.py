@@ -1,0 +1,229 @@
+"""§6 raw rocdl.mfma_* / wmma_* intrinsics -> MMA atom + fx.gemm.
+
+Which raw intrinsics an atom builder can reproduce is read from FlyDSL's
+atom dispatch (lib/Dialect/FlyROCDL/{CDNA3,CDNA4,GFX11,GFX120X,GFX1250}):
+`fx.rocdl.MFMA(m, n, k, elem_ty_ab, elem_ty_acc=None)` passes one element
+type for both A and B and emits single-block 16x16 / 32x32 MFMAs only.
+Intrinsics outside these tables (multi-block `_2b`/`_4b` shapes, 4x4, mixed
+fp8/bf8 operands, xf32, f64, gfx12 fp8 WMMA, broadcast modifiers) are raw
+boundaries the guide says to keep: they are not flagged.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from ..engine.registry import Invalid, Rule, register
+
+_MODULES = ("flydsl.expr.rocdl", "flydsl._mlir.dialects.rocdl")
+_MFMA = re.compile(r"^mfma_(?P<acc>f32|i32)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_?(?P<ab>[a-z0-9_]+)$")
+_WMMA = re.compile(r"^wmma_(?P<acc>f32|f16|bf16|i32)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_(?P<ab>[a-z0-9_]+)$")
+_SCALED = re.compile(r"^(?P<family>mfma|wmma)_scale(?:16)?_f32_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_(?P<ab>[a-z0-9]+)$")
+
+# Single-block MFMAs that MmaOpCDNA3_MFMAType dispatches to (emitAtomCallSSA).
+MFMA_EXPRESSIBLE = frozenset({
+    "mfma_f32_32x32x2f32", "mfma_f32_16x16x4f32",
+    "mfma_f32_32x32x8f16", "mfma_f32_16x16x16f16", "mfma_f32_16x16x32_f16", "mfma_f32_32x32x16_f16",
+    "mfma_f32_32x32x4bf16", "mfma_f32_16x16x8bf16", "mfma_f32_32x32x8bf16_1k", "mfma_f32_16x16x16bf16_1k",
+    "mfma_f32_16x16x32_bf16", "mfma_f32_32x32x16_bf16",
+    "mfma_f32_16x16x32_fp8_fp8", "mfma_f32_32x32x16_fp8_fp8", "mfma_f32_16x16x32_bf8_bf8", "mfma_f32_32x32x16_bf8_bf8",
+    "mfma_i32_16x16x32_i8", "mfma_i32_32x32x16_i8",
+})
+# WMMAs the gfx11 / gfx120x / gfx1250 atoms dispatch to (fp8 pairs only with equal A/B types).
+WMMA_EXPRESSIBLE = {
+    "wmma_f32_16x16x16_f16": "gfx11xx/gfx120x", "wmma_f32_16x16x16_bf16": "gfx11xx/gfx120x",
+    "wmma_i32_16x16x16_iu8": "gfx11xx", "wmma_i32_16x16x16_iu4": "gfx11xx",
+    "wmma_f32_16x16x4_f32": "gfx1250", "wmma_f32_16x16x32_f16": "gfx1250", "wmma_f32_16x16x32_bf16": "gfx1250",
+    "wmma_f16_16x16x32_f16": "gfx1250", "wmma_bf16_16x16x32_bf16": "gfx1250",
+    "wmma_f32_16x16x64_fp8_fp8": "gfx1250", "wmma_f32_16x16x64_bf8_bf8": "gfx1250",
+    "wmma_f16_16x16x64_fp8_fp8": "gfx1250", "wmma_f16_16x16x64_bf8_bf8": "gfx1250",
+    "wmma_f32_16x16x128_fp8_fp8": "gfx1250", "wmma_f32_16x16x128_bf8_bf8": "gfx1250",
+    "wmma_f16_16x16x128_fp8_fp8": "gfx1250", "wmma_f16_16x16x128_bf8_bf8": "gfx1250",
+    "wmma_i32_16x16x64_iu8": "gfx1250", "wmma_i32_16x16x32_iu4": "gfx1250",
+}
+_AB_TYPES = {
+    "f32": "fx.Float32", "f16": "fx.Float16", "bf16": "fx.BFloat16", "bf16_1k": "fx.BFloat16", "i8": "fx.Int8",
+    "iu8": "fx.Int8", "iu4": "<i4 type>",
+    "fp8_fp8": "fx.Float8E4M3FNUZ on gfx942 / fx.Float8E4M3FN on gfx950 and gfx1250",
+    "bf8_bf8": "fx.Float8E5M2FNUZ on gfx942 / fx.Float8E5M2 on gfx1250",
+}
+_ACC_TYPES = {"f32": None, "i32": "fx.Int32", "f16": "fx.Float16", "bf16": "fx.BFloat16"}
+
+
+def intrinsic_name(rule: Rule, node: ast.expr) -> str | None:
+    """The raw rocdl intrinsic leaf a Name/Attribute refers to, else None."""
+    name = rule.model.resolve(node)
+    if not name:
+        return None
+    module, _, leaf = name.rpartition(".")
+    return leaf if module in _MODULES else None
+
+
+def _is_outer_reference(rule: Rule, node: ast.AST) -> bool:
+    parent = rule.model.parent(node)
+    return not (isinstance(parent, ast.Attribute) and parent.value is node)
+
+
+def _modifiers_zero(rule: Rule, node: ast.expr) -> bool:
+    """False when the call passes non-zero cbsz/abid/blgp broadcast modifiers."""
+    call = rule.model.parent(node)
+    if not isinstance(call, ast.Call) or call.func is not node:
+        return True
+    operands: list[ast.expr] | None = None
+    for argument in call.args:
+        if isinstance(argument, (ast.List, ast.Tuple)) and len(argument.elts) == 6:
+            operands = list(argument.elts)
+    if operands is None and len(call.args) == 7:
+        operands = list(call.args)[1:]
+    if operands is None:
+        modifiers = [k.value for k in call.keywords if k.arg in ("cbsz", "abid", "blgp")]
+    else:
+        modifiers = operands[3:]
+    return all(isinstance(m, ast.Constant) and m.value == 0 for m in modifiers)
+
+
+def _ab_text(ab: str) -> str:
+    return {"bf16_1k": "bf16", "fp8_fp8": "fp8 (E4M3)", "bf8_bf8": "bf8 (E5M2)"}.get(ab, ab)
+
+
+class _MmaRule(Rule):
+    def _references(self, node: ast.expr):
+        if not _is_outer_reference(self, node):
+            return None
+        return intrinsic_name(self, node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        self._check(node)
+
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._check(node)
+
+    def _check(self, node: ast.expr) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+_HR = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\nfrom flydsl.expr.typing import T\n"
+
+
+@register
+class RawMfmaIntrinsic(_MmaRule):
+    """A raw `rocdl.mfma_*` call hard-codes the instruction, its fragment
+    vector types (`T.vec(4, T.f32)`) and the `[a, b, c, 0, 0, 0]` operand
+    tuple. `fx.make_mma_atom(fx.rocdl.MFMA(m, n, k, elem_ty_ab))` picks the
+    intrinsic from shape and dtype, and `fx.gemm(mma, d, a, b, c)`
+    (accumulator first) issues it over fragments made with
+    `make_fragment_A/B/C` / `fx.make_fragment_like`. The message decodes
+    m/n/k and the operand/accumulator types from the intrinsic name.
+
+    Structural: converting a complete MMA path (fragments, layouts, loop)
+    is a rewrite to diff for numerics and schedule, so there is no fix.
+    Only intrinsics the MFMA atom can emit are flagged; multi-block
+    (`32x32x1f32`, `16x16x4f16`, ...), 4x4, mixed fp8/bf8, xf32/f64 and
+    calls with non-zero cbsz/abid/blgp modifiers are kept (guide: retain raw
+    calls the builders cannot express). References passed around as values
+    (`mfma_fn = rocdl.mfma_f32_16x16x32_bf16`) are flagged too."""
+
+    code = "FLY601"
+    use_instead = (
+        "```python\nmma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))\n"
+        "fx.gemm(mma, frag_C, frag_A, frag_B, frag_C)\n```"
+    )
+    valid = [
+        "import flydsl.expr as fx\nmma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))\n",
+        # mixed fp8/bf8 operands: MFMA(...) takes one A/B type, keep the raw call
+        _HR + "c = rocdl.mfma_f32_16x16x32_fp8_bf8(T.f32x4, [a, b, c, 0, 0, 0])\n",
+        # 2-block variant: no atom form
+        _HR + "c = rocdl.mfma_f32_32x32x1f32(T.vec(16, T.f32), [a, b, c, 0, 0, 0])\n",
+        # broadcast modifiers (cbsz/abid) the atom cannot express
+        _HR + "c = rocdl.mfma_f32_16x16x16f16(T.vec(4, T.f32), [a, b, c, 2, 1, 0])\n",
+        "def f(rocdl):\n    return rocdl.mfma_f32_16x16x16f16(t, [a, b, c, 0, 0, 0])\n",
+    ]
+    invalid = [
+        Invalid(_HR + "c = rocdl.mfma_f32_16x16x16f16(T.vec(4, T.f32), [a, b, c, 0, 0, 0])\n"),
+        Invalid("import flydsl.expr as fx\nacc = fx.rocdl.mfma_f32_16x16x32_fp8_fp8(T.f32x4, [k, q, acc, 0, 0, 0])\n"),
+        Invalid(_HR + "mfma_fn = rocdl.mfma_f32_16x16x32_bf16 if wide else rocdl.mfma_f32_16x16x16bf16_1k\n", count=2),
+        Invalid("from flydsl._mlir.dialects.rocdl import mfma_i32_16x16x32_i8 as mfma\nacc = mfma(res, a, b, acc, 0, 0, 0)\n"),
+    ]
+
+    def _check(self, node: ast.expr) -> None:
+        leaf = self._references(node)
+        if leaf not in MFMA_EXPRESSIBLE or not _modifiers_zero(self, node):
+            return
+        match = _MFMA.match(leaf)
+        m, n, k, ab, acc = match["m"], match["n"], match["k"], match["ab"], match["acc"]
+        dtype = _AB_TYPES[ab]
+        acc_type = _ACC_TYPES[acc]
+        note = ""
+        if " on " in dtype:
+            note, dtype = f" (<f8> = {dtype})", "<f8>"
+        atom = f"fx.rocdl.MFMA({m}, {n}, {k}, {dtype}{', ' + acc_type if acc_type else ''})"
+        self.report(node, name=leaf, shape=f"{m}x{n}x{k}", ab=_ab_text(ab), acc=acc, atom=atom, note=note)
+
+
+@register
+class RawScaledMma(_MmaRule):
+    """Block-scaled MMAs (`mfma_scale_f32_16x16x128_f8f6f4`,
+    `mfma_scale_f32_32x32x64_f8f6f4` on gfx950; `wmma_scale[16]_*` on
+    gfx1250) have atom builders too: `fx.rocdl.cdna4.MFMA_Scale(m, n, k,
+    elem_ty_a, elem_ty_b)` and `fx.rocdl.WMMAScale(...)`, issued with
+    `fx.gemm(mma, d, a, b, c, scale_a=sa, scale_b=sb)` (atom state as
+    kwargs). The raw call encodes the f8/f6/f4 formats in its cbsz/blgp
+    operands; the atom takes them as element types. Structural: no fix."""
+
+    code = "FLY602"
+    valid = [
+        "import flydsl.expr as fx\nmma = fx.make_mma_atom(fx.rocdl.cdna4.MFMA_Scale(16, 16, 128, fx.Float8E4M3FN))\n",
+    ]
+    invalid = [
+        Invalid("from flydsl.expr import rocdl\nacc = rocdl.mfma_scale_f32_16x16x128_f8f6f4(res, a, b, acc, 0, 0, 0, sa, 0, sb)\n"),
+        Invalid("from flydsl._mlir.dialects import rocdl\nacc = rocdl.wmma_scale_f32_16x16x128_f8f6f4(res, a, b, acc)\n"),
+    ]
+
+    def _check(self, node: ast.expr) -> None:
+        leaf = self._references(node)
+        match = _SCALED.match(leaf or "")
+        if not match:
+            return
+        m, n, k = match["m"], match["n"], match["k"]
+        if match["family"] == "mfma":
+            if (m, n, k) not in (("16", "16", "128"), ("32", "32", "64")):
+                return
+            builder = f"fx.rocdl.cdna4.MFMA_Scale({m}, {n}, {k}, elem_ty_a, elem_ty_b)"
+        else:
+            builder = f"fx.rocdl.WMMAScale({m}, {n}, {k}, ...)"
+        self.report(node, name=leaf, shape=f"{m}x{n}x{k}", builder=builder)
+
+
+@register
+class RawWmmaIntrinsic(_MmaRule):
+    """A raw `rocdl.wmma_*` call (RDNA3/RDNA4, gfx1250) hard-codes the
+    instruction and its operand ABI (v16 operands on gfx11, v8 on gfx120x
+    and gfx1250). `fx.make_mma_atom(fx.rocdl.WMMA(m, n, k, elem_ty_ab))`
+    dispatches per arch and `fx.gemm` issues it. Only intrinsics a WMMA atom
+    emits are flagged (e.g. gfx120x `wmma_f32_16x16x16_fp8_fp8` and mixed
+    fp8/bf8 pairs have no atom form and are kept). Structural: no fix."""
+
+    code = "FLY603"
+    valid = [
+        "from flydsl.expr import rocdl\nacc = rocdl.wmma_f32_16x16x16_fp8_fp8(res, a, b, acc)\n",
+        "import flydsl.expr as fx\nmma = fx.make_mma_atom(fx.rocdl.WMMA(16, 16, 16, fx.Float16))\n",
+    ]
+    invalid = [
+        Invalid("from flydsl._mlir.dialects import rocdl\nacc = rocdl.wmma_f32_16x16x16_f16(acc.type, a, b, acc).result\n"),
+        Invalid("from flydsl.expr import rocdl\nacc = rocdl.wmma_i32_16x16x64_iu8(res, a, b, acc)\n"),
+    ]
+
+    def _check(self, node: ast.expr) -> None:
+        leaf = self._references(node)
+        if leaf not in WMMA_EXPRESSIBLE:
+            return
+        match = _WMMA.match(leaf)
+        m, n, k, ab, acc = match["m"], match["n"], match["k"], match["ab"], match["acc"]
+        dtype = _AB_TYPES[ab].split(" on ")[0] if ab != "fp8_fp8" else "fx.Float8E4M3FN"
+        if ab == "bf8_bf8":
+            dtype = "fx.Float8E5M2"
+        acc_type = _ACC_TYPES[acc]
+        atom = f"fx.rocdl.WMMA({m}, {n}, {k}, {dtype}{', ' + acc_type if acc_type else ''})"
+        self.report(node, name=leaf, shape=f"{m}x{n}x{k}", ab=_ab_text(ab), acc=acc, atom=atom, arch=WMMA_EXPRESSIBLE[leaf])
