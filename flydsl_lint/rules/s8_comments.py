@@ -77,6 +77,8 @@ class BannerSeparator(Rule):
     when the separator stood alone between two blank lines)."""
 
     code = "FLY801"
+    edits_comments = True  # deleting / rewriting comments is the point of this fix
+    edits_comments = True
     valid = [
         "# Softmax section\nx = 1\n",
         "# +------+------+\n# | lane | row  |\n# +------+------+\nx = 1\n",
@@ -147,6 +149,8 @@ class DecoratedHeader(Rule):
     rewrites the comment to its title; the code is untouched."""
 
     code = "FLY802"
+    edits_comments = True  # deleting / rewriting comments is the point of this fix
+    edits_comments = True
     valid = [
         "# Prologue\nx = 1\n",
         "# a -- b\nx = 1\n",
@@ -283,6 +287,8 @@ class CommentedOutCode(Rule):
     the guide keeps and are never flagged. The fix deletes the comment lines."""
 
     code = "FLY803"
+    edits_comments = True  # deleting / rewriting comments is the point of this fix
+    edits_comments = True
     valid = [
         "# VRAM addressing: row = lane / 4, col = (lane % 4) * 16\nx = 1\n",
         "# v_offset = (row * QK_HEAD_DIM + col) * sizeof(fp8)\nx = 1\n",
@@ -364,6 +370,8 @@ class BlankLineRun(Rule):
     touched. The fix keeps one blank line."""
 
     code = "FLY804"
+    edits_comments = True  # deleting / rewriting comments is the point of this fix
+    edits_comments = True
     valid = [
         "def f():\n    x = 1\n\n    return x\n",
         "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
