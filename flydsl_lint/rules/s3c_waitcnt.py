@@ -42,6 +42,8 @@ _DEFAULT_LAYOUTS = ("gfx9", "gfx11")
 _TUNED = ("; scheduler-sensitive tuned kernel: an op-identical swap can still shift the schedule, "
           "migrate in a bounded step with a median-based perf check (never auto-fixed)")
 _CONSTANT_NAME = re.compile(r"^_*[A-Z0-9_]*(VMCNT|LGKMCNT|EXPCNT)[A-Z0-9_]*$")
+# Bit-encoding vocabulary: such a name is a field mask/shift/base, never a count.
+_ENCODING_NAME = re.compile(r"(MASK|SHIFT|BASE|ONLY|BITS?)(_|$)")
 
 
 def arch_layout(arch: str) -> tuple[str | None, bool]:
@@ -609,10 +611,13 @@ class WaitcntMagicConstant(_WaitcntRule):
     """Named wait-counter bitfields and encoding constants (`_LGKMCNT_0_ONLY =
     0xC07F`, `_LGKMCNT_EXPCNT_BASE = 0x3F70`, `_VMCNT_HI_SHIFT = 14`) bake one
     generation's layout into the kernel. Once the waits use the keyword form
-    they are dead: delete them. Only upper-case names containing
-    VMCNT/LGKMCNT/EXPCNT bound to an integer constant are flagged (also as a
-    keyword argument, e.g. a traits field); a count such as
-    `_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V` is not a bitfield and is not flagged."""
+    they are dead: delete them. Flagged: upper-case names containing
+    VMCNT/LGKMCNT/EXPCNT bound to an integer constant (also as a keyword
+    argument, e.g. a traits field) that is a bitfield - above 63 (no counter
+    goes that high), named as an encoding part (`*_MASK`, `*_SHIFT`,
+    `*_BASE`, `*_ONLY`), or read by a positional `s_waitcnt` or a shim. A
+    count such as `_MAIN_VMCNT = 16` fed to the keyword form, or
+    `_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V`, is not flagged."""
 
     code = "FLY364"
     valid = [
@@ -627,6 +632,8 @@ class WaitcntMagicConstant(_WaitcntRule):
         Invalid(_HX + "_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n\n\ndef wait_vm(n):\n"
                 "    rocdl.s_waitcnt((n & _VMCNT_LO_MASK) | 0x3F70 | (((n >> 4) & 0x3) << _VMCNT_HI_SHIFT))\n", count=2),
         Invalid("traits = Traits(\n    LGKMCNT_0_ONLY=0xC07F,\n)\n"),
+        # unused encoding constants are still magic
+        Invalid("_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n", count=2),
     ]
 
     _bitfield_bindings: set[int] | None = None
@@ -659,7 +666,7 @@ class WaitcntMagicConstant(_WaitcntRule):
         if number is None:
             return
         # A value above 63 cannot be a counter value; smaller ones must feed a bitfield.
-        if number > 63 or (target is not None and id(target) in self.bitfield_bindings()):
+        if number > 63 or _ENCODING_NAME.search(name) or (target is not None and id(target) in self.bitfield_bindings()):
             self.report(node, name=name, value=self.text(value))
 
     def visit_Assign(self, node: ast.Assign) -> None:
