@@ -1,0 +1,247 @@
+"""§9 launch overhead (_run_compiled) and reuse of the shared kernel helpers.
+
+Suggestions name only helpers the linted project really has: the project
+index tells which names kernels/common/* modules define (today's FlyDSL has
+no kernels/common/act.py and no LOG2E in kernels_common.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from pathlib import Path
+
+from ..engine.model import SemanticModel
+from ..engine.registry import Invalid, Rule, Valid, register
+
+KERNELS_COMMON = "kernels.common.kernels_common"
+TENSOR_SHIM = "kernels.common.tensor_shim"
+# Where the guide says shared helpers live, in the order suggestions prefer.
+SHARED_MODULES = ("kernels.common.act", TENSOR_SHIM, KERNELS_COMMON, "kernels.common.utils", "kernels.common.mem_ops")
+_FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "s9_project"  # inline cases only
+_LOG2E_NAMES = re.compile(r"^_*(log2_?e|LOG2_?E)$")
+
+
+def _is_log2e_value(model: SemanticModel, value: ast.expr) -> bool:
+    if isinstance(value, ast.Constant) and isinstance(value.value, float):
+        return abs(value.value - math.log2(math.e)) < 1e-6
+    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        return model.resolve(value.func) == "math.log2" and model.resolve(value.args[0]) == "math.e"
+    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):  # 1 / math.log(2)
+        left, right = value.left, value.right
+        return (isinstance(left, ast.Constant) and left.value in (1, 1.0) and isinstance(right, ast.Call)
+                and model.resolve(right.func) == "math.log" and len(right.args) == 1
+                and isinstance(right.args[0], ast.Constant) and right.args[0].value in (2, 2.0))
+    return False
+
+
+def _is_module(rule: Rule, module: str) -> bool:
+    """Whether the linted file is `module` (by its package path or its file path)."""
+    if rule.model.module_name == module:
+        return True
+    return rule.context.source.path.replace("\\", "/").endswith("/" + module.replace(".", "/") + ".py")
+
+
+def _defines(rule: Rule, module: str, name: str) -> bool:
+    """Whether project module `module` itself defines `name` (re-exports do not count)."""
+    summary = rule.model.project.summary(module)
+    return summary is not None and name in summary.defined
+
+
+@register
+class LocalLog2e(Rule):
+    """A kernel that defines its own `LOG2E` (as `1.4426950408889634`,
+    `math.log2(math.e)` or `1 / math.log(2)`) duplicates a constant the guide
+    keeps in kernels/common/kernels_common.py. When the project's
+    kernels_common defines `LOG2E`, import it; when it does not (today's
+    FlyDSL), the message says to move one definition there. A name bound to
+    the value is matched whatever it is called; a literal used inline is not a
+    definition and is not flagged."""
+
+    code = "FLY901"
+    valid = [
+        "import math\nx = y * math.log2(math.e)\n",
+        "LOG2 = 0.6931471805599453\n",
+        Valid("from kernels.common.kernels_common import LOG2E\nscale = LOG2E * 0.5\n", settings={"root": _FIXTURE}),
+        Valid("LOG2E = 1.4426950408889634\n", path="kernels/common/kernels_common.py"),
+    ]
+    invalid = [
+        Invalid("LOG2E = 1.4426950408889634\n"),
+        Invalid("import math as host_math\n_LOG2E = host_math.log2(host_math.e)\n"),
+        Invalid("def kernel():\n    log2e = 1.44269504\n    return log2e\n", settings={"root": _FIXTURE}),
+    ]
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self._check(node.targets, node.value, node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self._check([node.target], node.value, node)
+
+    def _check(self, targets: list[ast.expr], value: ast.expr, node: ast.stmt) -> None:
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or _is_module(self, KERNELS_COMMON):
+            return
+        if not _is_log2e_value(self.model, value):
+            return
+        name = targets[0].id
+        if _defines(self, KERNELS_COMMON, "LOG2E"):
+            advice = f"import `LOG2E` from `{KERNELS_COMMON}`"
+        else:
+            advice = "define it once in the shared module kernels/common/kernels_common.py and import it"
+        self.report(node, name=name, advice=advice)
+
+
+# Helper families the guide names, and the shared names each may duplicate.
+_FAMILIES = {
+    "sigmoid": ("sigmoid",), "tanh": ("tanh",), "silu": ("silu",), "gelu": ("gelu",),
+    "ceildiv": ("cdiv", "ceildiv", "ceil_div"), "cdiv": ("cdiv", "ceildiv", "ceil_div"),
+    "ceil_div": ("cdiv", "ceildiv", "ceil_div"), "run_compiled": ("_run_compiled",),
+}
+
+
+def _helper_key(name: str) -> str:
+    return re.sub(r"_(f32|f16|bf16|fp32|i32|i64|scalar|fast|impl|host)$", "", name.lstrip("_").lower())
+
+
+@register
+class DuplicateSharedHelper(Rule):
+    """A kernel module that defines its own sigmoid / tanh / ceildiv helper,
+    pointer extraction or cached-dispatch shim re-implements what the shared
+    modules (kernels/common/act.py, tensor_shim.py, kernels_common.py,
+    utils.py, mem_ops.py) provide; copies drift apart. Flagged only when the
+    linted project's shared module really defines the same helper (by name,
+    ignoring leading underscores and dtype suffixes such as `_f32`), so the
+    message always names an existing import. Similar formulas can encode
+    different rounding: check the variant before swapping it, and keep a
+    meaningful variant explicit."""
+
+    code = "FLY902"
+    valid = [
+        "def _sigmoid_f32(x):\n    return x\n",  # no shared act module in this project
+        Valid("def gate(x):\n    return x\n", settings={"root": _FIXTURE}),
+        Valid("class Act:\n    def sigmoid(self, x):\n        return x\n", settings={"root": _FIXTURE}),
+        Valid("def sigmoid(x):\n    return x\n", settings={"root": _FIXTURE}, path="kernels/common/act.py"),
+        Valid("def _global_ptr_from_addr(a):\n    return a\n", settings={"root": _FIXTURE}),
+    ]
+    invalid = [
+        Invalid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE}),
+        Invalid("def ceil_div(a, b):\n    return (a + b - 1) // b\n", settings={"root": _FIXTURE}),
+        Invalid("def _run_compiled(exe, *args):\n    return exe(*args)\n", settings={"root": _FIXTURE}),
+        Invalid("def extract_global_ptr(t):\n    return t\n", settings={"root": _FIXTURE}),
+    ]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if isinstance(self.model.parent(node), ast.ClassDef) or self._in_shared_layer():
+            return
+        key = _helper_key(node.name)
+        candidates = _FAMILIES.get(key)
+        if candidates is None:
+            if "ptr" not in key:
+                return
+            candidates = (key, f"_{key}")  # pointer helpers: the same name in a shared module
+        for module in SHARED_MODULES:
+            for shared in candidates:
+                if _defines(self, module, shared):
+                    self.report(node, name=node.name, shared=shared, module=module)
+                    return
+
+    def _in_shared_layer(self) -> bool:
+        """kernels/common/ is the shared layer itself: consolidating it is its own task."""
+        path = self.context.source.path.replace("\\", "/")
+        return self.model.module_name.startswith("kernels.common.") or "/kernels/common/" in path or any(
+            _is_module(self, m) for m in SHARED_MODULES)
+
+
+def _launches(function: ast.AST) -> bool:
+    """A launcher: its body calls `<something>.launch(...)`."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "launch"
+               for n in ast.walk(function))
+
+
+@register
+class JitCallInLoop(Rule):
+    """Calling a `@flyc.jit` wrapper re-runs its per-call dispatch (DLPack,
+    argument marshalling, cache lookup) every time. Called once per iteration
+    of a host Python loop, that overhead is paid on the hot path: compile once
+    and dispatch through `_run_compiled` (kernels/common/tensor_shim.py) with
+    flat pointers, strides and sizes. Flagged: a call, in host code inside a
+    `for`/`while` loop or comprehension, of a function whose decorator is
+    `@flyc.jit` (defined in the module or imported from a project module).
+    Only launchers count: the jit function's body launches a kernel
+    (`kernel(...).launch(...)`). A local `@flyc.jit` boundary that only hosts a
+    runtime `if` (guide §5), called from trace-time helpers or
+    `range_constexpr` loops, is not host dispatch and is not flagged. Calls
+    through a dict such as `compiled["launch"](...)` cannot be resolved and
+    are not flagged. Verify the compiled signature before switching."""
+
+    code = "FLY903"
+    _HEAD = "import flydsl.compiler as flyc\n\n@flyc.jit\ndef launch(a, b):\n    kern(a, b).launch(grid=(1, 1, 1), block=(64, 1, 1))\n\n"
+    valid = [
+        _HEAD + "def run(a, b):\n    launch(a, b)\n",
+        _HEAD + "@flyc.jit\ndef outer(a, b, n):\n    for i in range(n):\n        launch(a, b)\n",
+        "def launch(a, b):\n    pass\n\nfor i in range(3):\n    launch(1, 2)\n",
+        _HEAD + "def run(xs, b):\n    for launch in xs:\n        launch(b)\n",
+        "import flydsl.compiler as flyc\n\n@flyc.jit\ndef guarded_store(v):\n    if v > 0:\n        store(v)\n\n"
+        "def helper(vs, n):\n    for i in range(n):\n        guarded_store(vs[i])\n",
+        _HEAD + "from flydsl.expr import range_constexpr\ndef unrolled(a, b):\n    for i in range_constexpr(4):\n        launch(a, b)\n",
+    ]
+    invalid = [
+        Invalid(_HEAD + "def bench(a, b, iters):\n    for _ in range(iters):\n        launch(a, b)\n"),
+        Invalid(_HEAD + "def run(pairs):\n    return [launch(a, b) for a, b in pairs]\n"),
+    ]
+
+    def visit_Call(self, node: ast.Call) -> None:
+        if not self._in_loop(node) or self.model.in_traced_code(node):
+            return
+        if self._is_jit(node.func):
+            self.report(node, name=self.text(node.func))
+
+    def _in_loop(self, node: ast.AST) -> bool:
+        child = node
+        for ancestor in self.model.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return False
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)) and child is not getattr(ancestor, "iter", None) \
+                    and child not in ancestor.orelse:
+                iterator = getattr(ancestor, "iter", None)
+                if isinstance(iterator, ast.Call) and (self.model.resolve(iterator.func) or "").endswith("range_constexpr"):
+                    return False  # unrolled while tracing: not a host loop
+                return True
+            if isinstance(ancestor, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+                if child is not ancestor.generators[0]:
+                    return True
+            child = ancestor
+        return False
+
+    def _is_jit(self, func: ast.expr) -> bool:
+        if isinstance(func, ast.Name):
+            binding = self.model.binding_of(func)
+            if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
+                return self.model.function_kind(binding.node) == "jit" and _launches(binding.node)
+        name = self.model.resolve(func)
+        if not name or "." not in name or name.startswith("flydsl."):
+            return False
+        module, _, leaf = name.rpartition(".")
+        return self._project_kinds(module).get(leaf) == "jit"
+
+    def _project_kinds(self, module: str) -> dict[str, str | None]:
+        project = self.model.project
+        cache = project.__dict__.setdefault("_fly903_function_kinds", {})  # one per project index
+        if module not in cache:
+            kinds: dict[str, str | None] = {}
+            found = project.find(module)
+            if found is not None:
+                path, is_package = found
+                try:
+                    tree = ast.parse(path.read_bytes())
+                except (OSError, SyntaxError, ValueError):
+                    tree = None
+                if tree is not None:
+                    model = SemanticModel(tree, module, is_package, project)
+                    for statement in tree.body:
+                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                            kind = model.function_kind(statement)
+                            kinds[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
+            cache[module] = kinds
+        return cache[module]
