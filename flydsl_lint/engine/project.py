@@ -124,6 +124,9 @@ class ProjectIndex:
             self.add_root(root)
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
+        # Modules whose summary was asked for since the caller last cleared this:
+        # the result cache records them as dependencies of the file being checked.
+        self.touched: set[str] = set()
 
     def add_root(self, root: Path) -> None:
         root = root.resolve()
@@ -142,6 +145,7 @@ class ProjectIndex:
         return None
 
     def summary(self, module: str) -> ModuleSummary | None:
+        self.touched.add(module)
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles

@@ -1,17 +1,28 @@
-"""A run over many files: discovery, checking or fixing each, collecting results."""
+"""A run over many files: discovery, the result cache, checking or fixing each
+file (in worker processes when there is enough work), collecting results.
+
+Speed notes (see bench/): the cyclic garbage collector is switched off for
+the run, because every checked tree is released by reference counting
+(`SemanticModel.release`); a fully cached run never imports a rule; worker
+processes are forked only when the uncached work is large enough to repay
+them, and they inherit the parent's already-built `Checker`.
+"""
 
 from __future__ import annotations
 
-import difflib
+import gc
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checker import Checker
 from .config import Settings
 from .diagnostics import Diagnostic
 from .files import discover
-from .source import SourceError, SourceFile
+from .source import SourceError, SourceFile, read_data
+
+# Below this much uncached source, forking workers costs more than it saves.
+PARALLEL_MIN_BYTES = 256 * 1024
 
 
 @dataclass
@@ -49,40 +60,231 @@ class Mode:
     unsafe_fixes: bool = False
     diff: bool = False  # compute fixes, show them, write nothing
 
+    @property
+    def writes(self) -> bool:
+        return self.fix and not self.diff
 
-def check_path(path: Path, checker: Checker, mode: Mode) -> FileResult:
-    """Check (and maybe fix) one file; never raises for a bad file."""
-    name = str(path)
-    try:
-        source = SourceFile.read(path)
-        if not (mode.fix or mode.diff):
-            return FileResult(name, checker.check(source))
+
+def check_path(path: Path, checker, mode: Mode) -> FileResult:
+    """Check (and maybe fix) one file without the cache; never raises for a bad file."""
+    return _Job(checker, None, mode).run(path)
+
+
+class _Job:
+    """Checks files for one run: the checker (built on first need) and the cache."""
+
+    def __init__(self, checker, cache, mode: Mode, settings: Settings | None = None) -> None:
+        self._checker = checker
+        self.cache = cache
+        self.mode = mode
+        self.settings = settings
+
+    @property
+    def checker(self):
+        if self._checker is None:
+            from .checker import Checker
+
+            self._checker = Checker(self.settings)
+        return self._checker
+
+    # ------------------------------------------------------------ the cache
+    @staticmethod
+    def _key(path: Path) -> tuple[str, list, Path]:
+        from .project import module_name_for
+
+        module, is_package, package_root = module_name_for(path)
+        return str(path.resolve()), [module, is_package, str(package_root)], package_root
+
+    def cached(self, path: Path) -> FileResult | None:
+        """The cached result, if valid and usable in this mode."""
+        from .cache import content_digest
+
+        name = str(path)
+        try:
+            data = read_data(path)
+        except SourceError:
+            return None  # reported by the uncached path
+        resolved, module_key, _ = self._key(path)
+        hit = self.cache.lookup(resolved, content_digest(data), module_key, name)
+        if hit is None:
+            return None
+        diagnostics, error = hit
+        if error is not None:
+            return FileResult(name, error=f"{name}: {error}")
+        if self.mode.fix or self.mode.diff:
+            from ..fixes.apply import allowed
+
+            if any(allowed(d.fix, self.mode.unsafe_fixes) for d in diagnostics):
+                return None  # there is something to fix: run the fix loop
+        return FileResult(name, diagnostics)
+
+    def _store(self, path: Path, data: bytes, diagnostics: list[Diagnostic], error: str | None, index) -> None:
+        from .cache import content_digest
+
+        resolved, module_key, package_root = self._key(path)
+        deps = self.cache.dependencies(index.touched, package_root)
+        self.cache.store(resolved, content_digest(data), module_key, deps, diagnostics, error)
+
+    # ------------------------------------------------------------- checking
+    def run(self, path: Path) -> FileResult:
+        """Check (and maybe fix) one file; never raises for a bad file."""
+        name = str(path)
+        try:
+            data = read_data(path)
+        except SourceError as exc:
+            return FileResult(name, error=str(exc))
+        checker = self.checker
+        index = None
+        if self.cache is not None:
+            index = checker.project_for(name)[0]
+            index.touched.clear()
+        try:
+            source = SourceFile.from_bytes(name, data)
+            if not (self.mode.fix or self.mode.diff):
+                diagnostics = checker.check(source)
+                if index is not None:
+                    self._store(path, data, diagnostics, None, index)
+                return FileResult(name, diagnostics)
+            return self._fix(path, data, source, checker, index)
+        except SourceError as exc:
+            if index is not None and not (self.mode.fix or self.mode.diff):  # a fix loop's failure is not the file's
+                self._store(path, data, [], exc.reason, index)
+            return FileResult(name, error=str(exc))
+        except OSError as exc:
+            return FileResult(name, error=f"{name}: cannot write: {exc.strerror or exc}")
+
+    def _fix(self, path: Path, data: bytes, source: SourceFile, checker, index) -> FileResult:
+        import difflib
+
         from ..fixes.apply import fix_source, write_atomic
 
-        outcome = fix_source(source, checker, unsafe=mode.unsafe_fixes)
+        name = str(path)
+        outcome = fix_source(source, checker, unsafe=self.mode.unsafe_fixes)
         result = FileResult(name, outcome.remaining, fixed=outcome.applied)
-        if outcome.changed:
-            if mode.diff:
-                result.diff = "".join(
-                    difflib.unified_diff(
-                        source.text.splitlines(keepends=True), outcome.new_text.splitlines(keepends=True),
-                        fromfile=f"a/{name}", tofile=f"b/{name}",
-                    )
+        if not outcome.changed:
+            if index is not None:  # nothing to fix: the remaining diagnostics are this content's
+                self._store(path, data, outcome.remaining, None, index)
+            return result
+        if self.mode.diff:
+            result.diff = "".join(
+                difflib.unified_diff(
+                    source.text.splitlines(keepends=True), outcome.new_text.splitlines(keepends=True),
+                    fromfile=f"a/{name}", tofile=f"b/{name}",
                 )
-                result.diagnostics = checker.check(source)
-            else:
-                write_atomic(path, source.encode(outcome.new_text))
+            )
+            result.diagnostics = checker.check(source)
+        else:
+            new_data = source.encode(outcome.new_text)
+            write_atomic(path, new_data)
+            if index is not None:  # the remaining diagnostics are those of what was written
+                self._store(path, new_data, outcome.remaining, None, index)
         return result
-    except SourceError as exc:
-        return FileResult(name, error=str(exc))
-    except OSError as exc:
-        return FileResult(name, error=f"{name}: cannot write: {exc.strerror or exc}")
 
 
-def run(paths: list[str], settings: Settings, mode: Mode = Mode()) -> RunResult:
+# ------------------------------------------------------------- worker processes
+_WORKER_JOB: _Job | None = None
+
+
+def _worker_init(settings: Settings, mode: Mode, use_cache: bool) -> None:
+    global _WORKER_JOB
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
+    gc.disable()
+    if _WORKER_JOB is None:  # spawned, not forked: build our own
+        from .cache import Cache
+
+        _WORKER_JOB = _Job(None, Cache(settings) if use_cache else None, mode, settings)
+
+
+def _worker_run(item: tuple[int, str]) -> tuple[int, FileResult]:
+    index, path = item
+    assert _WORKER_JOB is not None
+    return index, _WORKER_JOB.run(Path(path))
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _sizes(paths: list[Path]) -> list[int]:
+    sizes = []
+    for path in paths:
+        try:
+            sizes.append(path.stat().st_size)
+        except OSError:
+            sizes.append(0)
+    return sizes
+
+
+def _run_parallel(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int,
+                  settings: Settings, mode: Mode, use_cache: bool) -> list[tuple[int, FileResult]]:
+    import multiprocessing
+
+    global _WORKER_JOB
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods and os.name == "posix" and
+                                          not _is_macos() else None)
+    if context.get_start_method() == "fork":
+        job.checker  # build once (rule imports, rules.toml) and let every worker inherit it
+        _WORKER_JOB = job
+        gc.freeze()  # inherited objects stay out of the workers' collections and pages stay shared
+    # Largest files first, one at a time: the last worker to finish has a small file.
+    order = sorted(range(len(todo)), key=lambda i: -sizes[i])
+    items = [(todo[i][0], str(todo[i][1])) for i in order]
+    try:
+        with context.Pool(workers, initializer=_worker_init, initargs=(settings, mode, use_cache)) as pool:
+            results = list(pool.imap_unordered(_worker_run, items, chunksize=1))
+            pool.close()
+            pool.join()
+        return results
+    finally:
+        _WORKER_JOB = None
+        gc.unfreeze()
+
+
+def _is_macos() -> bool:
+    import sys
+
+    return sys.platform == "darwin"
+
+
+def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bool = True,
+        jobs: int | None = None) -> RunResult:
+    """Check or fix `paths`. `jobs`: worker processes (None: by the work and the CPUs; 1: none)."""
     files, missing = discover(paths, settings)
     result = RunResult([FileResult(m.path, error=f"{m.path}: no such file or directory") for m in missing])
-    checker = Checker(settings)
-    for path in files:
-        result.files.append(check_path(path, checker, mode))
+    cache = None
+    if use_cache:
+        from .cache import Cache
+
+        cache = Cache(settings)
+    job = _Job(None, cache, mode, settings)
+    collector_was_on = gc.isenabled()
+    gc.disable()  # trees are released by reference counting; see SemanticModel.release
+    try:
+        results: list[FileResult | None] = [None] * len(files)
+        todo: list[tuple[int, Path]] = []
+        for position, path in enumerate(files):
+            hit = job.cached(path) if cache is not None else None
+            if hit is None:
+                todo.append((position, path))
+            else:
+                results[position] = hit
+        sizes = _sizes([path for _, path in todo])
+        workers = min(jobs or _cpu_count(), len(todo))
+        parallel = workers >= 2 and not mode.writes and (jobs is not None or sum(sizes) >= PARALLEL_MIN_BYTES)
+        if parallel:
+            for position, file_result in _run_parallel(job, todo, sizes, workers, settings, mode, use_cache):
+                results[position] = file_result
+        else:
+            for position, path in todo:
+                results[position] = job.run(path)
+        result.files.extend(r for r in results if r is not None)
+    finally:
+        if collector_was_on:
+            gc.enable()
     return result

@@ -54,16 +54,7 @@ class SourceFile:
 
     @classmethod
     def read(cls, path: Path | str) -> "SourceFile":
-        name = str(path)
-        try:
-            data = Path(path).read_bytes()
-        except FileNotFoundError:
-            raise SourceError(name, "no such file") from None
-        except IsADirectoryError:
-            raise SourceError(name, "is a directory") from None
-        except OSError as exc:
-            raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
-        return cls.from_bytes(name, data)
+        return cls.from_bytes(str(path), read_data(path))
 
     def encode(self, text: str) -> bytes:
         """Encode new text the way the file was stored (encoding, BOM)."""
@@ -116,6 +107,20 @@ class Comment:
     row: int
     col: int
     text: str  # from the `#` to the end of the line
+
+
+def read_data(path: Path | str) -> bytes:
+    """A file's bytes; a failure is a SourceError naming the reason."""
+    name = str(path)
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except FileNotFoundError:
+        raise SourceError(name, "no such file") from None
+    except IsADirectoryError:
+        raise SourceError(name, "is a directory") from None
+    except OSError as exc:
+        raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
 
 
 def find_comments(source: SourceFile, string_spans: dict[int, list[tuple[int, int]]]) -> list[Comment]:

@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
     check.add_argument("--diff-base", metavar="REF", help="report only diagnostics on lines added or changed since REF (git)")
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
     check.add_argument("--noqa-reason", metavar="TEXT", help="the reason --add-noqa writes (default: \"TODO: migrate\")")
@@ -109,7 +110,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
             return EXIT_ERROR
         paths = restrict(args.paths, settings, added)
-    result = run(paths, settings, mode)
+    result = run(paths, settings, mode, use_cache=not args.no_cache)
     if added is not None:
         result = filter_result(result, added)
     if args.add_noqa:

@@ -1,0 +1,298 @@
+"""The result cache (engine/cache.py) and parallel runs (engine/runner.py): correctness only, no timings."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+import flydsl_lint
+from flydsl_lint.engine import cache as cache_module
+from flydsl_lint.engine import checker as checker_module
+from flydsl_lint.engine.cache import Cache, diagnostic_from_json, diagnostic_to_json
+from flydsl_lint.engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from flydsl_lint.engine.runner import Mode, run
+from tests.conftest import make_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+KERNEL = textwrap.dedent(
+    """\
+    import flydsl.expr as fx
+    from flydsl.expr import arith
+
+    def k(a, b):
+        # arith.maximumf(a, b) in a comment is not code
+        return arith.maximumf(a, b), fx.Int64(fx.Int64(a))
+    """
+)
+CLEAN = "import flydsl.expr as fx\n\ndef k(a, b):\n    return fx.max(a, b)\n"
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "k.py").write_text(KERNEL)
+    (project / "pkg" / "clean.py").write_text(CLEAN)
+    return project
+
+
+def _settings(project: Path, **overrides):
+    return make_settings(project, respect_gitignore=False, **overrides)
+
+
+def _summary(result) -> list:
+    """Everything a front end shows, with fixes, per file."""
+    return [(f.path, f.error, [(d, d.fix, d.suppressed) for d in f.diagnostics]) for f in result.files]
+
+
+class _NoChecker:
+    """Stands in for Checker when a test requires that nothing is checked."""
+
+    def __init__(self, *args, **kwargs):
+        raise AssertionError("a fully cached run built a Checker")
+
+
+def _paths(project: Path) -> list[str]:
+    return [str(project / "pkg")]
+
+
+def test_second_run_is_served_from_the_cache_exactly(tmp_path, monkeypatch):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    uncached = run(_paths(project), settings, use_cache=False)
+    cold = run(_paths(project), settings)
+    assert any(d.fix for d in cold.diagnostics)
+    assert (project / ".flydsl-lint-cache" / ".gitignore").read_text().strip().endswith("*")
+    monkeypatch.setattr(checker_module, "Checker", _NoChecker)
+    warm = run(_paths(project), settings)
+    assert _summary(warm) == _summary(cold) == _summary(uncached)
+
+
+def test_no_cache_neither_reads_nor_writes(tmp_path):
+    project = _project(tmp_path)
+    run(_paths(project), _settings(project), use_cache=False)
+    assert not (project / ".flydsl-lint-cache").exists()
+
+
+def test_content_change_invalidates(tmp_path):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    before = run(_paths(project), settings)
+    (project / "pkg" / "k.py").write_text(CLEAN)
+    after = run(_paths(project), settings)
+    assert before.diagnostics and not after.diagnostics
+
+
+def test_settings_change_invalidates(tmp_path, monkeypatch):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    everything = run(_paths(project), settings)
+    narrowed = run(_paths(project), replace(settings, ignore=("FLY1",)))
+    assert {d.code[:4] for d in everything.diagnostics} > {d.code[:4] for d in narrowed.diagnostics}
+    older_target = run(_paths(project), replace(settings, target_version=settings.target_version.parse("0.1.0")))
+    assert any("fix needs FlyDSL" in d.message for d in older_target.diagnostics)
+    # and the first settings still hit their own entries
+    monkeypatch.setattr(checker_module, "Checker", _NoChecker)
+    assert _summary(run(_paths(project), settings)) == _summary(everything)
+
+
+def test_tool_version_or_source_change_invalidates(tmp_path, monkeypatch):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    run(_paths(project), settings)
+    first = Cache(settings).folder
+    monkeypatch.setattr(flydsl_lint, "__version__", "999.0.0")
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    upgraded = Cache(settings).folder
+    assert upgraded != first
+    result = run(_paths(project), settings)  # a miss: checks again and writes the new folder
+    assert result.diagnostics and upgraded.is_dir() and list(upgraded.glob("*.json"))
+
+
+def test_rule_source_edit_changes_the_fingerprint(monkeypatch, tmp_path):
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    before = cache_module.tool_fingerprint()
+    fake_package = tmp_path / "flydsl_lint"
+    for folder in ("engine", "rules", "fixes"):
+        (fake_package / folder).mkdir(parents=True)
+    (fake_package / "engine" / "cache.py").write_text("")
+    (fake_package / "rules" / "s9_new.py").write_text("x = 1\n")
+    monkeypatch.setattr(cache_module, "__file__", str(fake_package / "engine" / "cache.py"))
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    one = cache_module.tool_fingerprint()
+    (fake_package / "rules" / "s9_new.py").write_text("x = 2\n")
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    two = cache_module.tool_fingerprint()
+    assert len({before, one, two}) == 3
+
+
+def test_reexporting_module_change_invalidates_dependents(tmp_path):
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "helpers.py").write_text("from flydsl.expr.arith import maximumf\n")
+    (project / "pkg" / "k.py").write_text("from .helpers import *\n\n\ndef f(a, b):\n    return maximumf(a, b)\n")
+    settings = _settings(project)
+    first = run(_paths(project), settings)
+    assert [d.code for d in first.diagnostics] == ["FLY301"]
+    # helpers now defines its own maximumf: k.py's name no longer is the legacy one
+    (project / "pkg" / "helpers.py").write_text("def maximumf(a, b):\n    return a\n")
+    assert run(_paths(project), settings).diagnostics == []
+    # and back: k.py itself never changed
+    (project / "pkg" / "helpers.py").write_text("from flydsl.expr.arith import maximumf\n")
+    assert [d.code for d in run([str(project / "pkg" / "k.py")], settings).diagnostics] == ["FLY301"]
+
+
+def test_new_module_shadowing_a_missing_one_invalidates(tmp_path):
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    (project / "pkg" / "k.py").write_text("from .helpers import *\n\n\ndef f(a, b):\n    return maximumf(a, b)\n")
+    settings = _settings(project)
+    assert run(_paths(project), settings).diagnostics == []  # helpers unknown: nothing to say
+    (project / "pkg" / "helpers.py").write_text("from flydsl.expr.arith import maximumf\n")
+    assert [d.code for d in run(_paths(project), settings).diagnostics] == ["FLY301"]
+
+
+def test_package_change_above_the_file_invalidates(tmp_path, monkeypatch):
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "k.py").write_text(KERNEL)
+    settings = _settings(project)
+    run(_paths(project), settings)
+    monkeypatch.setattr(checker_module, "Checker", _NoChecker)
+    run(_paths(project), settings)  # all hits
+    (project / "pkg" / "__init__.py").write_text("")  # k.py is now module pkg.k, not k: relative imports differ
+    with pytest.raises(AssertionError, match="built a Checker"):
+        run([str(project / "pkg" / "k.py")], settings)
+
+
+@pytest.mark.parametrize("damage", [b"", b"{", b"not json", b"[]", b'{"path": 1}', b"\xff\xfe\x00garbage"])
+def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path, damage):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    cold = run(_paths(project), settings)
+    entries = list(Cache(settings).folder.glob("*.json"))
+    assert entries
+    for entry in entries:
+        entry.write_bytes(damage)
+    assert _summary(run(_paths(project), settings)) == _summary(cold)
+    for entry in entries:
+        json.loads(entry.read_bytes())  # rewritten whole
+
+
+def test_entry_with_a_changed_path_field_is_not_used(tmp_path):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    cold = run(_paths(project), settings)
+    for entry in Cache(settings).folder.glob("*.json"):
+        data = json.loads(entry.read_text())
+        data["diagnostics"] = []
+        data["path"] = "/elsewhere.py"
+        entry.write_text(json.dumps(data))
+    assert _summary(run(_paths(project), settings)) == _summary(cold)
+
+
+def test_diagnostics_round_trip_exactly():
+    fix = Fix(
+        (Edit(Position(3, 4), Position(3, 9), "fx.max"), Edit(Position(1, 0), Position(2, 0), "import é\n")),
+        Applicability.DISPLAY,
+        "Use `fx.max` — a display-only start",
+    )
+    for original in (
+        Diagnostic("FLY301", "msg with \"quotes\" and ünïcode", "a.py", Position(3, 4), Position(3, 19), fix, 3),
+        Diagnostic("FLY003", "m", "a.py", Position(1, 0), Position(1, 5), None, 1, suppressed=True),
+    ):
+        data = json.loads(json.dumps(diagnostic_to_json(original)))
+        back = diagnostic_from_json(data, "a.py")
+        assert back == original and back.fix == original.fix and back.suppressed == original.suppressed
+
+
+def test_unchecked_file_errors_are_cached_and_reported_under_the_current_name(tmp_path, monkeypatch):
+    project = _project(tmp_path)
+    (project / "pkg" / "broken.py").write_text("def f(:\n")
+    settings = _settings(project)
+    cold = run(_paths(project), settings)
+    assert [e for e in cold.errors if "syntax error" in e]
+    monkeypatch.setattr(checker_module, "Checker", _NoChecker)
+    monkeypatch.chdir(project)
+    warm = run(["pkg"], settings)
+    assert [e for e in warm.errors if "syntax error" in e] == ["pkg/broken.py: " + cold.errors[0].split(": ", 1)[1]]
+    assert {d.path for d in warm.diagnostics} == {"pkg/k.py"}
+
+
+def test_fix_after_a_cached_check_still_fixes(tmp_path):
+    project = _project(tmp_path)
+    settings = _settings(project)
+    run(_paths(project), settings)
+    diff = run(_paths(project), settings, Mode(diff=True))
+    assert any(f.diff for f in diff.files)
+    fixed = run(_paths(project), settings, Mode(fix=True))
+    assert sum(fixed.fixed.values()) >= 2
+    assert "arith.maximumf(a, b)\n" not in (project / "pkg" / "k.py").read_text().split("#")[-1]
+    again = run(_paths(project), settings)
+    assert _summary(again) == _summary(run(_paths(project), settings, use_cache=False))
+
+
+def test_read_only_cache_folder_is_tolerated(tmp_path):
+    project = _project(tmp_path)
+    settings = replace(_settings(project), cache_dir=str(tmp_path / "file-not-folder"))
+    (tmp_path / "file-not-folder").write_text("")
+    assert _summary(run(_paths(project), settings)) == _summary(run(_paths(project), settings, use_cache=False))
+
+
+def _corpus(root: Path, files: int = 12) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "helpers.py").write_text("from flydsl.expr.arith import maximumf\n")
+    for index in range(files):
+        body = KERNEL if index % 3 else CLEAN
+        if index % 4 == 1:
+            body += "\ny = arith.maximumf(1, 2)  # noqa: FLY301\n"
+        if index % 5 == 2:
+            body += "from .helpers import *\nz = maximumf(1, 2)\n"
+        (root / "pkg" / f"m{index:02d}.py").write_text(body * (1 + index % 3))
+    (root / "pkg" / "broken.py").write_text("x = (\n")
+    return root
+
+
+def test_parallel_equals_serial(tmp_path):
+    project = _corpus(tmp_path / "proj")
+    settings = _settings(project)
+    serial = run(_paths(project), settings, use_cache=False, jobs=1)
+    parallel = run(_paths(project), settings, use_cache=False, jobs=2)
+    assert serial.errors and serial.diagnostics
+    assert _summary(parallel) == _summary(serial)
+    # parallel workers write the cache; a later serial run reads it
+    assert _summary(run(_paths(project), settings, jobs=2)) == _summary(serial)
+    assert _summary(run(_paths(project), settings, jobs=1)) == _summary(serial)
+    assert _summary(run(_paths(project), settings, Mode(diff=True), use_cache=False, jobs=2)) == _summary(
+        run(_paths(project), settings, Mode(diff=True), use_cache=False, jobs=1)
+    )
+
+
+def test_concurrent_runs_share_the_cache_safely(tmp_path):
+    project = _corpus(tmp_path / "proj", files=20)
+    (project / "pyproject.toml").write_text('[tool.flydsl-lint]\ntarget-version = "0.5.0"\n')
+    command = [sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--output-format", "json", "pkg"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), NO_COLOR="1")
+    reference = subprocess.run(command + ["--no-cache"], cwd=project, capture_output=True, text=True, env=env)
+    assert reference.returncode == 2, reference.stderr  # the broken file
+    runs = [subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            for _ in range(4)]
+    outputs = [process.communicate(timeout=300) for process in runs]
+    for stdout, stderr in outputs:
+        assert stdout == reference.stdout and stderr == reference.stderr
+    folders = list((project / ".flydsl-lint-cache").glob("v*"))
+    assert len(folders) == 1
+    assert not [p for p in folders[0].iterdir() if p.suffix != ".json"]  # no temporary files left
+    warm = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env)
+    assert warm.stdout == reference.stdout
