@@ -36,9 +36,16 @@ def _flake8(files: list[str], cwd: Path, jobs: str = "1") -> set[tuple[str, int,
     return found
 
 
+def _no_cache() -> list[str]:
+    """`--no-cache` where the CLI has it: never leave a cache folder in a checkout we only read."""
+    help_text = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--help"],
+                               capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}).stdout
+    return ["--no-cache"] if "--no-cache" in help_text else []
+
+
 def _check(files: list[str], cwd: Path) -> set[tuple[str, int, int, str]]:
     result = subprocess.run(
-        [sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--output-format", "json", *files],
+        [sys.executable, "-m", "flydsl_lint.frontends.cli", "check", *_no_cache(), "--output-format", "json", *files],
         cwd=cwd, capture_output=True, text=True, timeout=600,
         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
     )
