@@ -130,7 +130,10 @@ def _decorated_title(text: str) -> str | None:
     # Decoration, not punctuation: a run of >= 3 on each decorated side, >= 6 in all,
     # and the title itself holds no long fill run (tables, arrows).
     # One rule-like run (>= 8) makes a banner; `# --- inputs ---` is a plain header.
-    if (lead and len(lead) < 2) or (trail and len(trail) < 3) or max(len(lead), len(trail)) < _MIN_SEPARATOR:
+    # Box-drawing dashes (`# ── title ──`) are decoration at any length; ASCII fill needs a rule-like run.
+    boxed = bool(lead or trail) and set(lead + trail) <= set("─━═")
+    if not boxed and ((lead and len(lead) < 2) or (trail and len(trail) < 3)
+                      or max(len(lead), len(trail)) < _MIN_SEPARATOR):
         return None
     if not lead and len(title) < 3:
         return None
@@ -167,6 +170,7 @@ class DecoratedHeader(Rule):
                 fixed="# Kernel geometry constants\nBLOCK = 64\n"),
         Invalid("def f():\n    # ---------------- O store ----------------\n    return 1\n",
                 fixed="def f():\n    # O store\n    return 1\n"),
+        Invalid("# ── fast path (gfx950 D=128) ──\nx = 1\n", fixed="# fast path (gfx950 D=128)\nx = 1\n"),
         Invalid("# ============ runtime dispatch on bid_x < H ============\nx = 1\n",
                 fixed="# runtime dispatch on bid_x < H\nx = 1\n"),
     ]

@@ -100,6 +100,11 @@ _FAMILIES = {
 }
 
 
+def _positional(function: ast.AST) -> int:
+    args = function.args
+    return -1 if args.vararg else len(args.posonlyargs) + len(args.args)
+
+
 def _helper_key(name: str) -> str:
     return re.sub(r"_(f32|f16|bf16|fp32|i32|i64|scalar|fast|impl|host)$", "", name.lstrip("_").lower())
 
@@ -123,6 +128,7 @@ class DuplicateSharedHelper(Rule):
         Valid("class Act:\n    def sigmoid(self, x):\n        return x\n", settings={"root": _FIXTURE}),
         Valid("def sigmoid(x):\n    return x\n", settings={"root": _FIXTURE}, path="kernels/common/act.py"),
         Valid("def _global_ptr_from_addr(a):\n    return a\n", settings={"root": _FIXTURE}),
+        Valid("def extract_global_ptr(t, address_space):\n    return t\n", settings={"root": _FIXTURE}),
     ]
     invalid = [
         Invalid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE}),
@@ -142,9 +148,25 @@ class DuplicateSharedHelper(Rule):
             candidates = (key, f"_{key}")  # pointer helpers: the same name in a shared module
         for module in SHARED_MODULES:
             for shared in candidates:
-                if _defines(self, module, shared):
+                if _defines(self, module, shared) and self._same_arity(node, module, shared):
                     self.report(node, name=node.name, shared=shared, module=module)
                     return
+
+    def _same_arity(self, node: ast.FunctionDef, module: str, shared: str) -> bool:
+        """A different parameter count is a different contract, not a copy."""
+        cache = self.model.project.__dict__.setdefault("_fly902_arity", {})
+        if module not in cache:
+            arity: dict[str, int] = {}
+            found = self.model.project.find(module)
+            try:
+                tree = ast.parse(found[0].read_bytes()) if found else None
+            except (OSError, SyntaxError, ValueError):
+                tree = None
+            for statement in tree.body if tree else ():
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    arity[statement.name] = _positional(statement)
+            cache[module] = arity
+        return cache[module].get(shared) == _positional(node)
 
     def _in_shared_layer(self) -> bool:
         """kernels/common/ is the shared layer itself: consolidating it is its own task."""
