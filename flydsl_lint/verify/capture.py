@@ -56,7 +56,7 @@ def raised_inside_flydsl(exc: BaseException) -> bool:
 
 
 def describe_exception(exc: BaseException) -> str:
-    """The exception's own message plus the last frames: enough to act on, short enough to report."""
+    """Type and message of the exception, as the traceback's last line shows them."""
     lines = traceback.format_exception_only(type(exc), exc)
     return "".join(lines).strip()
 

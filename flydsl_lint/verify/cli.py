@@ -45,7 +45,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--base", help="ref to compare against (default: merge-base with upstream, else HEAD)")
     parser.add_argument("--head", help="ref to verify (default: the working tree)")
     parser.add_argument("--tests", action="append", help="test files or node ids to run instead of the affected ones")
-    parser.add_argument("--kernels", action="append", help="kernel modules (paths or dotted) to verify instead of the changed files")
+    parser.add_argument("--kernels", action="append",
+                        help="kernel modules (paths or dotted names) to start from instead of the changed files")
     parser.add_argument("--arch", action="append", help="target archs, comma-separated (default from config: gfx942)")
     parser.add_argument("--mode", choices=("auto", "compile", "device"), default="auto",
                         help="auto: device mode when an AMD GPU is visible, else compile mode")

@@ -165,7 +165,8 @@ def measure_performance(
             continue
         timing = paired_ratios(*timers, (before.launches[key], after.launches[key]))
         slower = timing.median_ratio > 1 + config.perf_threshold
-        detail = f"median {timing.median_ratio:.3f}x (IQR {timing.low:.3f}-{timing.high:.3f}), limit {1 + config.perf_threshold:.3f}x"
+        detail = (f"median {timing.median_ratio:.3f}x (IQR {timing.low:.3f}-{timing.high:.3f}), "
+                  f"limit {1 + config.perf_threshold:.3f}x")
         findings.append(DeviceFinding("perf", f"{key.test_id} {key.launcher}#{key.ordinal + 1}",
                                       "slower" if slower else "ok", detail, breaks_parity=slower))
     return findings

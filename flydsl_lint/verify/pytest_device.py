@@ -16,7 +16,13 @@ import pytest
 import torch
 from flydsl.compiler.jit_function import JitFunction
 
-from flydsl_lint.verify.capture import ENV_DUMP_ROOT, LAUNCHES_MANIFEST, OUTCOMES_MANIFEST, OUTSIDE_ANY_TEST, append_json_line
+from flydsl_lint.verify.capture import (
+    ENV_DUMP_ROOT,
+    LAUNCHES_MANIFEST,
+    OUTCOMES_MANIFEST,
+    OUTSIDE_ANY_TEST,
+    append_json_line,
+)
 
 # Benchmark loops in tests launch the same kernel hundreds of times; the first
 # few launches per launcher already cover each specialization.

@@ -1,7 +1,6 @@
 """Device-mode logic against a fake device (no AMD GPU exists in CI)."""
 
 import itertools
-from pathlib import Path
 
 import pytest
 
