@@ -9,10 +9,11 @@ fingerprint. The entry is used only if it still matches
 - the file's content hash,
 - the file's module name and package root (an `__init__.py` added or removed
   above it changes how relative imports resolve), and
-- every project module its name resolution read: for each module whose
-  summary the check asked for, each path the index would probe for it,
-  with the content hash of the file there or "absent". A change to a module
-  that re-exports a name invalidates the files that resolved through it.
+- every project module it may have read: each module looked up through its
+  project index so far in the run (conservative: rules may memoize what they
+  read for an earlier file), as each path the index would probe for it, with
+  the content hash of the file there or "absent". A change to a module that
+  re-exports a name invalidates the files that resolved through it.
 
 Entries are JSON (never unpickled: a cache folder may come from anywhere),
 written to a temporary file and renamed into place, so concurrent runs see a

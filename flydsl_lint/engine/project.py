@@ -124,8 +124,10 @@ class ProjectIndex:
             self.add_root(root)
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
-        # Modules whose summary was asked for since the caller last cleared this:
-        # the result cache records them as dependencies of the file being checked.
+        # Every module looked up through this index so far (by `find` or `summary`).
+        # The result cache records them as dependencies of each file checked with
+        # this index: all of them, since a rule may memoize what it read for an
+        # earlier file and not look it up again.
         self.touched: set[str] = set()
 
     def add_root(self, root: Path) -> None:
@@ -134,6 +136,7 @@ class ProjectIndex:
             self.roots.append(root)
 
     def find(self, module: str) -> tuple[Path, bool] | None:
+        self.touched.add(module)
         relative = Path(*module.split("."))
         for root in self.roots:
             package = root / relative / "__init__.py"

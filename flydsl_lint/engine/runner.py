@@ -136,8 +136,7 @@ class _Job:
         checker = self.checker
         index = None
         if self.cache is not None:
-            index = checker.project_for(name)[0]
-            index.touched.clear()
+            index = checker.project_for(name)[0]  # its `touched` modules become this file's dependencies
         try:
             source = SourceFile.from_bytes(name, data)
             if not (self.mode.fix or self.mode.diff):

@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Benchmark flydsl-lint against its peers on one tree (issue 7).
+
+    python bench/bench.py --tree /path/to/FlyDSL        # a ROCm/FlyDSL checkout: lints its kernels/
+    python bench/bench.py                               # a generated corpus of kernel-like files
+    python bench/bench.py --tree ... --runs 7 --scale 1,4,16 --json out.json
+
+Everything runs as a fresh process (interpreter start-up included), tools are
+alternated within each round so load changes hit all of them alike, and each
+row reports the median wall time, its ratio to the upstream gate, and the
+median CPU time (user+sys of the process and its workers). The trees are
+copied to a temporary folder first: caches are written there, never into the
+checkout.
+
+Rows:
+  gate            FlyDSL's scripts/check_typed_arithmetic_usage.py `scan_source`
+                  over every file, imported from the checkout at run time
+  cold            `flydsl-lint check --no-cache` (every FLY rule)
+  cold+write      the same with the cache on, after deleting it (first run)
+  cached          a re-run over the unchanged tree
+  one-file        one kernel file, --no-cache (the pre-commit/editor case)
+  one-file-cached the same file with a warm cache
+  flake8          flake8 --select E9 with the FLY plugin hidden from flake8
+  flake8+FLY      flake8 --select E9,FLY
+  ruff            ruff check --select E,W,F,I --no-cache (a speed reference)
+A peer that is not installed or not found is skipped and reported as such.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+PYTHON = sys.executable
+BIN = Path(sys.executable).parent
+GATE_RELATIVE = Path("scripts/check_typed_arithmetic_usage.py")
+
+# Runs the gate's own scan_source over every .py file, loaded from the checkout.
+GATE_DRIVER = textwrap.dedent(
+    """\
+    import importlib.util, sys
+    from pathlib import Path
+    spec = importlib.util.spec_from_file_location("flydsl_gate", sys.argv[1])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["flydsl_gate"] = module
+    spec.loader.exec_module(module)
+    count = 0
+    for path in sorted(Path(sys.argv[2]).rglob("*.py")):
+        count += len(module.scan_source(path.read_text(encoding="utf-8")))
+    print(count)
+    """
+)
+
+# flake8 with the flydsl-lint entry point filtered out of plugin discovery.
+FLAKE8_WITHOUT_PLUGIN = textwrap.dedent(
+    """\
+    import sys
+    from flake8.plugins import finder
+    original = finder._find_importlib_plugins
+    def without_fly():
+        for plugin in original():
+            if plugin.package.replace("_", "-") != "flydsl-lint":
+                yield plugin
+    finder._find_importlib_plugins = without_fly
+    from flake8.main.cli import main
+    sys.exit(main(sys.argv[1:]))
+    """
+)
+
+
+# ------------------------------------------------------------------ corpus
+SYNTHETIC_FILE = textwrap.dedent(
+    '''\
+    """Synthetic kernel module {index} for the flydsl-lint benchmark."""
+
+    import flydsl.compiler as flyc
+    import flydsl.expr as fx
+    from flydsl.expr import arith, rocdl
+    from flydsl.expr.typing import T
+
+    BLOCK_{index} = 256
+    WAVES = 4
+
+
+    def helper_{index}(a, b):
+        return arith.maximumf(a, b)
+
+    '''
+)
+SYNTHETIC_KERNEL = textwrap.dedent(
+    '''\
+
+    @flyc.kernel
+    def kernel_{index}_{k}(x: fx.Tensor, y: fx.Tensor, n: fx.Int32):
+        tid = fx.thread_idx.x
+        bid = fx.block_idx.x
+        acc = fx.Float32(0.0)
+        base = bid * BLOCK_{index} + tid
+        for i in range(0, 8):
+            v = x[base + i * WAVES]
+            # scale then clamp; legacy spellings kept on purpose
+            acc = arith.maximumf(acc, v * fx.Float32(0.5))
+            w = fx.Int64(fx.Int64(i))
+            acc = acc + arith.index_cast(T.i32, w)
+        rocdl.s_waitcnt(0)
+        y[base] = fx.max(acc, fx.Float32(1.0))
+        return helper_{index}(acc, acc)
+
+    '''
+)
+
+
+def synthetic_corpus(folder: Path, files: int, kernels_per_file: int = 12) -> Path:
+    package = folder / "kernels"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for index in range(files):
+        text = SYNTHETIC_FILE.format(index=index)
+        text += "".join(SYNTHETIC_KERNEL.format(index=index, k=k) for k in range(kernels_per_file))
+        (package / f"kernel_{index:03d}.py").write_text(text)
+    return package
+
+
+def scaled_tree(source: Path, folder: Path, factor: int) -> Path:
+    """`factor` copies of `source` (a package folder) as sibling packages under folder/tree."""
+    tree = folder / f"x{factor}"
+    tree.mkdir(parents=True)
+    for copy in range(factor):
+        shutil.copytree(source, tree / (source.name if copy == 0 else f"{source.name}_copy{copy}"),
+                        ignore=shutil.ignore_patterns(".flydsl-lint-cache", "__pycache__"))
+    return tree
+
+
+def count_lines(tree: Path) -> tuple[int, int]:
+    files = sorted(tree.rglob("*.py"))
+    return len(files), sum(len(p.read_bytes().splitlines()) for p in files)
+
+
+# ------------------------------------------------------------- measurement
+def measure(command: list[str], cwd: Path) -> tuple[float, float, int, int]:
+    """(wall s, cpu s of the process and its reaped workers, peak RSS KiB of the largest, exit code)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu, usage.ru_maxrss, process.returncode
+
+
+def peak_memory(command: list[str], cwd: Path) -> int:
+    """Peak RSS (KiB) of the largest process a command starts, its workers included."""
+    probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
+             "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    out = subprocess.run([PYTHON, "-c", probe, *command], cwd=cwd, capture_output=True, text=True)
+    return int(out.stdout.strip() or 0)
+
+
+class Bench:
+    def __init__(self, runs: int) -> None:
+        self.runs = runs
+        self.skipped: dict[str, str] = {}
+
+    def tools(self, tree: Path, gate: Path | None, one_file: Path) -> dict[str, dict]:
+        """name -> {command, cwd, prepare}; peers that are missing land in self.skipped."""
+        lint = [str(BIN / "flydsl-lint"), "check", "--exit-zero"]
+        cache = tree / ".flydsl-lint-cache"
+        target = str(tree)
+        tools: dict[str, dict] = {}
+        if gate is not None:
+            tools["gate"] = {"command": [PYTHON, "-c", GATE_DRIVER, str(gate), target]}
+        else:
+            self.skipped["gate"] = "no FlyDSL checkout given (--tree): the upstream gate is loaded from it"
+        tools["cold"] = {"command": lint + ["--no-cache", target]}
+        tools["cold+write"] = {"command": lint + [target], "prepare": lambda: shutil.rmtree(cache, ignore_errors=True)}
+        tools["cached"] = {"command": lint + [target], "warm": True}
+        tools["one-file"] = {"command": lint + ["--no-cache", str(one_file)]}
+        tools["one-file-cached"] = {"command": lint + [str(one_file)], "warm": True}
+        flake8 = BIN / "flake8"
+        if flake8.exists():
+            tools["flake8"] = {"command": [PYTHON, "-c", FLAKE8_WITHOUT_PLUGIN, "--select", "E9", target]}
+            tools["flake8+FLY"] = {"command": [str(flake8), "--select", "E9,FLY", target]}
+        else:
+            self.skipped["flake8"] = "flake8 is not installed next to this Python"
+        ruff = shutil.which("ruff", path=str(BIN)) or shutil.which("ruff")
+        if ruff:
+            tools["ruff"] = {"command": [ruff, "check", "--select", "E,W,F,I", "--no-cache", "--exit-zero", "--quiet", target]}
+        else:
+            self.skipped["ruff"] = "ruff is not installed (pip install ruff)"
+        return tools
+
+    def run(self, tree: Path, gate: Path | None, one_file: Path, only: set[str] | None = None) -> dict[str, dict]:
+        tools = self.tools(tree, gate, one_file)
+        if only:
+            tools = {name: spec for name, spec in tools.items() if name in only}
+        samples: dict[str, list[tuple[float, float, int]]] = {name: [] for name in tools}
+        # warm-up (file cache, .pyc) and a first populated cache for the "cached" rows
+        subprocess.run(tools["cold+write"]["command"] if "cold+write" in tools else
+                       [str(BIN / "flydsl-lint"), "check", "--exit-zero", str(tree)],
+                       cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(self.runs):
+            for name, spec in tools.items():  # alternate the tools within each round
+                if spec.get("prepare"):
+                    spec["prepare"]()
+                if spec.get("warm"):  # make sure the cache is populated for this tree
+                    subprocess.run([str(BIN / "flydsl-lint"), "check", "--exit-zero", str(tree)],
+                                   cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    if name == "one-file-cached":
+                        subprocess.run(spec["command"], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                wall, cpu, rss, code = measure(spec["command"], tree)
+                if code not in (0, 1):
+                    raise SystemExit(f"bench: {name} failed with exit code {code}: {' '.join(spec['command'])}")
+                samples[name].append((wall, cpu, rss))
+        report = {}
+        for name, values in samples.items():
+            report[name] = {
+                "wall": statistics.median(v[0] for v in values),
+                "cpu": statistics.median(v[1] for v in values),
+                "rss_kib": max(v[2] for v in values),
+                "runs": len(values),
+            }
+        for name in ("cold", "flake8+FLY", "gate"):
+            if name in tools:
+                report[name]["peak_kib_with_workers"] = peak_memory(tools[name]["command"], tree)
+        return report
+
+
+def machine() -> str:
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    model = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return f"{platform.system()} {platform.machine()}, {cpus} CPUs {model}, Python {platform.python_version()}, load {load:.1f}"
+
+
+def print_table(title: str, report: dict[str, dict]) -> None:
+    gate = report.get("gate", {}).get("wall")
+    print(f"\n{title}")
+    print(f"  {'tool':<16}{'median wall s':>14}{'x gate':>9}{'median cpu s':>14}{'peak MiB':>10}")
+    for name, row in report.items():
+        ratio = f"{row['wall'] / gate:.2f}" if gate else "-"
+        peak = row.get("peak_kib_with_workers", row["rss_kib"]) / 1024
+        print(f"  {name:<16}{row['wall']:>14.3f}{ratio:>9}{row['cpu']:>14.3f}{peak:>10.1f}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tree", type=Path, help="a ROCm/FlyDSL checkout (its kernels/ is linted, its gate timed)")
+    parser.add_argument("--runs", type=int, default=5, help="rounds per measurement (median reported)")
+    parser.add_argument("--scale", default="1,4,16", help="tree multiples for the scaling table (comma list)")
+    parser.add_argument("--scale-runs", type=int, default=3, help="rounds per scaling point")
+    parser.add_argument("--synthetic-files", type=int, default=94, help="files in the generated corpus")
+    parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
+    args = parser.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="flydsl-lint-bench-"))
+    try:
+        if args.tree is not None:
+            kernels = args.tree / "kernels"
+            gate = args.tree / GATE_RELATIVE
+            if not kernels.is_dir():
+                raise SystemExit(f"bench: {kernels} is not a folder; --tree wants a FlyDSL checkout")
+            if not gate.is_file():
+                print(f"bench: {gate} not found: the gate row is skipped", file=sys.stderr)
+                gate = None
+            source = work / "source" / "kernels"
+            shutil.copytree(kernels, source, ignore=shutil.ignore_patterns(".flydsl-lint-cache", "__pycache__"))
+        else:
+            gate = None
+            source = synthetic_corpus(work / "source", args.synthetic_files)
+        bench = Bench(args.runs)
+        results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "tree": str(args.tree or "synthetic")}
+
+        tree = scaled_tree(source, work, 1)
+        files = sorted(tree.rglob("*.py"), key=lambda p: p.stat().st_size)
+        one_file = files[len(files) // 2]  # a median-sized file
+        count, lines = count_lines(tree)
+        results["files"], results["lines"], results["one_file_lines"] = count, lines, len(one_file.read_bytes().splitlines())
+        print(f"{results['date']}  {results['machine']}")
+        print(f"tree: {results['tree']} ({count} files, {lines} lines); one-file row: {one_file.name} ({results['one_file_lines']} lines)")
+        report = bench.run(tree, gate, one_file)
+        results["report"] = report
+        print_table(f"medians of {args.runs} alternating rounds", report)
+        if "flake8" in report and "flake8+FLY" in report:
+            added = report["flake8+FLY"]["wall"] / report["flake8"]["wall"] - 1
+            print(f"  flake8 --select FLY adds {added * 100:.0f}% to flake8's own run time")
+            results["flake8_added"] = added
+
+        scaling = {}
+        for factor in [int(f) for f in args.scale.split(",") if f.strip()]:
+            scaled = tree if factor == 1 else scaled_tree(source, work, factor)
+            only = {"gate", "cold", "cold+write", "cached"}
+            row = Bench(args.scale_runs).run(scaled, gate, one_file, only)
+            count, lines = count_lines(scaled)
+            scaling[factor] = {"files": count, "lines": lines, **{k: v["wall"] for k, v in row.items()},
+                               "cold_cpu": row["cold"]["cpu"], "cold_peak_kib": row["cold"].get("peak_kib_with_workers")}
+            if factor != 1:
+                shutil.rmtree(scaled, ignore_errors=True)
+        results["scaling"] = scaling
+        base = scaling.get(1)
+        print("\nscaling (median wall s; per-1x = time / factor, flat means linear)")
+        print(f"  {'x':>4}{'files':>7}{'lines':>9}{'gate':>8}{'cold':>8}{'per-1x':>8}{'cached':>8}{'per-1x':>8}{'cold MiB':>10}")
+        for factor, row in scaling.items():
+            gate_text = f"{row['gate']:>8.2f}" if "gate" in row else f"{'-':>8}"
+            print(f"  {factor:>4}{row['files']:>7}{row['lines']:>9}{gate_text}{row['cold']:>8.2f}{row['cold'] / factor:>8.2f}"
+                  f"{row['cached']:>8.2f}{row['cached'] / factor:>8.2f}{(row['cold_peak_kib'] or 0) / 1024:>10.1f}")
+        del base
+        for name, reason in bench.skipped.items():
+            print(f"skipped {name}: {reason}")
+        results["skipped"] = bench.skipped
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
