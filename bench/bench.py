@@ -148,11 +148,17 @@ def count_lines(tree: Path) -> tuple[int, int]:
 
 
 # ------------------------------------------------------------- measurement
+# Measure the tool as installed: an installed package has its bytecode. (This
+# dev environment sets PYTHONDONTWRITEBYTECODE, which would recompile every
+# module on every start.) --keep-env measures with the environment as it is.
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def measure(command: list[str], cwd: Path) -> tuple[float, float, int, int]:
     """(wall s, cpu s of the process and its reaped workers, peak RSS KiB of the largest, exit code)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -165,7 +171,7 @@ def peak_memory(command: list[str], cwd: Path) -> int:
     """Peak RSS (KiB) of the largest process a command starts, its workers included."""
     probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, "
              "stderr=subprocess.DEVNULL); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([PYTHON, "-c", probe, *command], cwd=cwd, capture_output=True, text=True)
+    out = subprocess.run([PYTHON, "-c", probe, *command], cwd=cwd, capture_output=True, text=True, env=CHILD_ENV)
     return int(out.stdout.strip() or 0)
 
 
@@ -210,16 +216,17 @@ class Bench:
         # warm-up (file cache, .pyc) and a first populated cache for the "cached" rows
         subprocess.run(tools["cold+write"]["command"] if "cold+write" in tools else
                        [str(BIN / "flydsl-lint"), "check", "--exit-zero", str(tree)],
-                       cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
         for _ in range(self.runs):
             for name, spec in tools.items():  # alternate the tools within each round
                 if spec.get("prepare"):
                     spec["prepare"]()
                 if spec.get("warm"):  # make sure the cache is populated for this tree
                     subprocess.run([str(BIN / "flydsl-lint"), "check", "--exit-zero", str(tree)],
-                                   cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                                   cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
                     if name == "one-file-cached":
-                        subprocess.run(spec["command"], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                        subprocess.run(spec["command"], cwd=tree, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                       env=CHILD_ENV)
                 wall, cpu, rss, code = measure(spec["command"], tree)
                 if code not in (0, 1):
                     raise SystemExit(f"bench: {name} failed with exit code {code}: {' '.join(spec['command'])}")
@@ -270,7 +277,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale-runs", type=int, default=3, help="rounds per scaling point")
     parser.add_argument("--synthetic-files", type=int, default=94, help="files in the generated corpus")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
+    parser.add_argument("--keep-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = parser.parse_args(argv)
+    if args.keep_env:
+        CHILD_ENV.update(os.environ)
+    else:  # compile once so every measured start finds its bytecode
+        subprocess.run([PYTHON, "-m", "compileall", "-q", str(Path(__file__).resolve().parents[1] / "flydsl_lint")],
+                       env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     work = Path(tempfile.mkdtemp(prefix="flydsl-lint-bench-"))
     try:

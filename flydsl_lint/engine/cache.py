@@ -22,7 +22,6 @@ whole entry or none. An unreadable or malformed entry is a miss.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -34,8 +33,14 @@ CACHE_FORMAT = 1
 KEEP_FINGERPRINTS = 8  # older fingerprint folders (upgrades, other settings) are pruned
 
 
+try:
+    from _blake2 import blake2b  # hashlib itself loads OpenSSL: a start-up cost a cached run need not pay
+except ImportError:  # pragma: no cover
+    from hashlib import blake2b
+
+
 def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
+    return blake2b(data, digest_size=20).hexdigest()
 
 
 _TOOL_FINGERPRINT: str | None = None
@@ -49,7 +54,7 @@ def tool_fingerprint() -> str:
         from .registry import rules_toml_path
 
         package = Path(__file__).resolve().parent.parent
-        hasher = hashlib.blake2b(digest_size=20)
+        hasher = blake2b(digest_size=20)
         hasher.update(f"{CACHE_FORMAT}|{__version__}|{sys.implementation.cache_tag}|{sys.version}".encode())
         sources = [rules_toml_path()]
         for folder in ("engine", "rules", "fixes"):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +16,8 @@ class MissingPath:
 
 def _git_listing(folder: Path) -> list[Path] | None:
     """Tracked and untracked-but-not-ignored files under `folder`, or None outside git."""
+    import subprocess  # only a folder walk needs it; keeps one-file runs' start-up small
+
     try:
         result = subprocess.run(
             ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
