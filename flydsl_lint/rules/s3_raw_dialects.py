@@ -538,8 +538,10 @@ class RawArithOperator(Rule):
     values. On fx-typed values the operator emits the same op. Kept: ops with
     a non-default `fastmath=` (the guide's explicit `*FOp` exception) and ops
     whose operands are all visibly raw values (a raw SSA boundary). The fix is
-    safe only when both operands are provably the same fx type the op expects;
-    otherwise no fix is offered."""
+    offered only when both operands are provably the same fx type the op
+    expects, and it is unsafe: FlyDSL 0.5.0's raw arith ops reject fx-typed
+    operands at trace time, so such a site does not compile as written and the
+    rewrite changes behaviour (tests/proofs/test_demoted_fixes.py)."""
 
     code = "FLY341"
     valid = [
@@ -552,14 +554,14 @@ class RawArithOperator(Rule):
     invalid = [
         Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Float32(x)\nb = fx.Float32(y)\ns = arith.addf(a, b)\n",
-                fixed="import flydsl.expr as fx\na = fx.Float32(x)\nb = fx.Float32(y)\ns = a + b\n"),
+                fixed="import flydsl.expr as fx\na = fx.Float32(x)\nb = fx.Float32(y)\ns = a + b\n", unsafe=True),
         Invalid("from flydsl.expr import arith\nimport flydsl.expr as fx\n"
                 "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64(arith.shli(i, j))\n",
                 fixed="import flydsl.expr as fx\n"
-                "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64(i << j)\n"),
+                "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64(i << j)\n", unsafe=True),
         Invalid("from flydsl.expr import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Int32(x)\nb = fx.Int32(y)\nc = arith.muli(a, b) * 2\n",
-                fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a * b) * 2\n"),
+                fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a * b) * 2\n", unsafe=True),
         Invalid("from flydsl._mlir.dialects import arith\ns = arith.mulf(as_mlir_value(a), as_mlir_value(b))\n"),
         Invalid("from flydsl._mlir.dialects import arith as _arith\nimport flydsl.expr as fx\n"
                 "a = fx.Int32(x)\nq = _arith.divsi(a, fx.Int32(4))\n"),

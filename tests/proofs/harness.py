@@ -1,0 +1,102 @@
+"""Apply one code's fix with the real engine and compile before/after with the real flydsl wheel."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from flydsl_lint.engine.checker import Checker
+from flydsl_lint.engine.diagnostics import Applicability
+from flydsl_lint.engine.source import SourceFile
+from flydsl_lint.fixes.apply import fix_source
+from tests.conftest import make_settings
+
+FLYDSL_SRC = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src"))
+# kernels/common/buffer_ops.py lives in the FlyDSL checkout, not in the wheel.
+BUFFER_OPS = FLYDSL_SRC / "kernels" / "common" / "buffer_ops.py"
+
+
+def flydsl_missing_reason() -> str | None:
+    """Why the compile proofs cannot run here, or None. Imports flydsl for real:
+    a wheel whose dependencies are missing (numpy) must skip, not fail."""
+    if importlib.util.find_spec("flydsl") is None or importlib.util.find_spec("torch") is None:
+        return "needs the flydsl wheel and torch: run scripts/install_compile_toolchain.sh"
+    try:
+        import flydsl.compiler  # noqa: F401
+        import flydsl.expr  # noqa: F401
+    except Exception as exc:  # pragma: no cover - depends on the machine
+        return f"flydsl is installed but not importable ({type(exc).__name__}: {exc})"
+    return None
+
+
+@dataclass(frozen=True)
+class Variant:
+    module: str  # name in kernels_under_proof
+    code: str | None  # None: the original source
+    arch: str
+
+
+def settings_for(root: Path, code: str, arch: str):
+    # FLY003 judges a `noqa: FLY105` only when FLY105 ran too; FLY105 has no
+    # hit in the kernels, so only FLY003 edits are made.
+    select = (code, "FLY105") if code == "FLY003" else (code,)
+    return make_settings(root, select=select, target_arch=(arch,))
+
+
+@dataclass
+class FixOutcome:
+    before: str
+    after: str
+    safe_before: int  # diagnostics of the code with a safe fix, before
+    count_before: int
+    remaining: list  # diagnostics of the code after the fix
+
+
+def apply_fix(source: str, code: str, arch: str, root: Path) -> FixOutcome:
+    """The fix loop exactly as `flydsl-lint check --fix` runs it, for one code."""
+    checker = Checker(settings_for(root, code, arch))
+    path = str(root / "kernel_under_test.py")
+    diagnostics = [d for d in checker.check(SourceFile(path, source)) if d.code == code]
+    safe = [d for d in diagnostics if d.fix is not None and d.fix.applicability == Applicability.SAFE]
+    result = fix_source(SourceFile(path, source), checker, unsafe=False)
+    remaining = [d for d in checker.check(SourceFile(path, result.new_text)) if d.code == code]
+    return FixOutcome(source, result.new_text, len(safe), len(diagnostics), remaining)
+
+
+def stage_pythonpath(root: Path) -> Path | None:
+    """A `kernels.common.buffer_ops` importable by the kernels, copied from the
+    FlyDSL checkout at run time (never committed). None without a checkout."""
+    if not BUFFER_OPS.is_file():
+        return None
+    common = root / "kernels" / "common"
+    common.mkdir(parents=True, exist_ok=True)
+    (root / "kernels" / "__init__.py").write_text("")
+    (common / "__init__.py").write_text("")
+    shutil.copy(BUFFER_OPS, common / "buffer_ops.py")
+    return root
+
+
+def compile_all(sources: dict, workdir: Path, extra_path: Path | None) -> dict:
+    """Compile every distinct source once per arch, in parallel; {(source, arch): CompileResult}."""
+    from flydsl_lint.verify.compile import compile_source
+
+    previous = os.environ.get("PYTHONPATH")
+    if extra_path is not None:
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_path), previous]))
+    try:
+        jobs = sorted(set(sources))
+        with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
+            futures = {
+                job: pool.submit(compile_source, job[0], arch=job[1], entry="build", workdir=workdir / job[1])
+                for job in jobs
+            }
+            return {job: future.result() for job, future in futures.items()}
+    finally:
+        if previous is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = previous

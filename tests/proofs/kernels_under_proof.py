@@ -1,0 +1,206 @@
+"""FlyDSL kernels written for the fix proofs (not collected as tests).
+
+Each module holds one small kernel per construct family, written the way
+real FlyDSL kernels are (``@flyc.kernel`` bodies launched from a
+``@flyc.jit`` wrapper) and packed with the legacy spellings whose safe fixes
+we prove. ``build()`` launches everything with fixed shapes; under
+``COMPILE_ONLY`` that compiles without a GPU.
+
+``ELEMENTWISE`` only uses constructs every AMD target has (buffer copies,
+LDS, waits); it is compiled for CDNA and RDNA. ``MFMA`` needs matrix cores
+and is compiled for CDNA only.
+"""
+
+ELEMENTWISE = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.expr import arith, rocdl
+from flydsl.expr.typing import T
+
+BLOCK = 64
+_LGKM_ONLY = 0xC07F
+
+
+def _s_waitcnt(val):
+    rocdl.s_waitcnt(val)
+
+
+@flyc.kernel
+def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, shift: fx.Int32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    row = arith.index_cast(T.index, tid)
+    peer = fx.Int32(fx.Int32(lane) + shift) % BLOCK
+    dst = fx.Int32(fx.Int32(tid))  # noqa: FLY105
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tY = fx.logical_divide(fx.rocdl.make_buffer_tensor(Y), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    ry = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, row)), rx)
+    fx.copy_atom_call(copy, fx.slice(tY, (None, peer)), ry)
+    rocdl.s_waitcnt(0)
+
+    x = fx.memref_load_vec(rx)
+    y = fx.memref_load_vec(ry)
+    hi = arith.maximumf(x, y)
+    lo = arith.minimumf(x, y)
+    clipped = arith.maxnumf(lo, y)
+
+    _s_waitcnt(0)
+    rocdl.s_waitcnt(_LGKM_ONLY)
+    gain = fx.Float32(arith.mulf(arith._to_raw(scale), arith._to_raw(scale)))
+    fx.memref_store_vec(hi - lo + clipped * gain, rx)
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def blend(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, shift: fx.Int32,
+          stream: fx.Stream = fx.Stream(None)):
+    blend_kernel(X, Y, Out, scale, shift).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    y = torch.randn(BLOCK, device="cuda")
+    blend(x, y, torch.empty_like(x), 0.5, 3, stream=torch.cuda.current_stream())
+'''
+
+LDS_POINTER = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import llvm
+from flydsl.expr import rocdl
+from flydsl.expr.typing import T
+from kernels.common import buffer_ops
+
+BLOCK = 64
+
+
+@fx.struct
+class Staging:
+    scaled: fx.Array[fx.Float32, BLOCK]
+
+
+@flyc.kernel
+def stage_scale_kernel(Out: fx.Tensor, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    # Stage scale * scale in LDS through a raw pointer to the staging buffer.
+    lds = fx.SharedAllocator().allocate(Staging).peek()
+    lds_base = fx.Index(fx.ptrtoint(lds.scaled.ptr))
+    lds_ptr = buffer_ops.create_llvm_ptr(lds_base, address_space=3)
+    llvm.StoreOp(fx.as_ir_value(scale * scale), lds_ptr)
+    rocdl.s_barrier()
+    squared = fx.Float32(llvm.LoadOp(T.f32, lds_ptr).result)
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    r = fx.make_rmem_tensor(1, fx.Float32)
+    r[0] = squared
+    fx.copy(copy, r, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def stage_scale(Out: fx.Tensor, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    stage_scale_kernel(Out, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    stage_scale(torch.empty(BLOCK, device="cuda"), 0.5, stream=torch.cuda.current_stream())
+'''
+
+MFMA = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.expr import rocdl
+
+TILE_M = 16
+TILE_N = 16
+TILE_K = 4
+
+
+def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=15):
+    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)
+
+
+@flyc.kernel
+def tile_mma_kernel(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor):
+    tid = fx.thread_idx.x
+    bid = fx.block_idx.x
+    A = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(A), (TILE_M, TILE_K)), (None, bid))
+    B = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(B), (TILE_N, TILE_K)), (None, bid))
+    C = fx.slice(fx.zipped_divide(fx.rocdl.make_buffer_tensor(C), (TILE_M, TILE_N)), (None, bid))
+
+    mma = fx.make_mma_atom(fx.rocdl.MFMA(TILE_M, TILE_N, TILE_K, fx.Float32))
+    tiled_mma = fx.make_tiled_mma(mma, fx.make_layout((1, 1, 1), (1, 1, 0)))
+    thr_mma = tiled_mma.thr_slice(tid)
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy32b(), fx.Float32)
+    thr_copy_a = fx.make_tiled_copy_A(copy, tiled_mma).get_slice(tid)
+    thr_copy_b = fx.make_tiled_copy_B(copy, tiled_mma).get_slice(tid)
+    thr_copy_c = fx.make_tiled_copy_C(copy, tiled_mma).get_slice(tid)
+
+    frag_a = thr_mma.make_fragment_A(A)
+    frag_b = thr_mma.make_fragment_B(B)
+    frag_c = thr_mma.make_fragment_C(C)
+    fx.copy(copy, thr_copy_a.partition_S(A), thr_copy_a.retile(frag_a))
+    fx.copy(copy, thr_copy_b.partition_S(B), thr_copy_b.retile(frag_b))
+    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=0))
+
+    frag_c.fill(0)
+    fx.mma_atom_call(mma, frag_c, frag_a, frag_b, frag_c)
+    fx.copy(copy, thr_copy_c.retile(frag_c), thr_copy_c.partition_S(C))
+
+
+@flyc.jit
+def tile_mma(A: fx.Tensor, B: fx.Tensor, C: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+    tile_mma_kernel(A, B, C).launch(grid=(1, 1, 1), block=(64, 1, 1), stream=stream)
+
+
+def build():
+    a = torch.randn(TILE_M, TILE_K, device="cuda")
+    b = torch.randn(TILE_N, TILE_K, device="cuda")
+    tile_mma(a, b, torch.zeros(TILE_M, TILE_N, device="cuda"), stream=torch.cuda.current_stream())
+'''
+
+# FLY341 (raw arith op -> Python operator) offers its fix only when both
+# operands are provably fx-typed. This kernel is such a site.
+RAW_ARITH_ON_TYPED = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith
+
+BLOCK = 64
+
+
+@flyc.kernel
+def offset_kernel(Out: fx.Tensor, shift: fx.Int32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    dst = arith.addi(lane, shift) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    r = fx.make_rmem_tensor(1, fx.Float32)
+    r[0] = fx.Float32(1.0)
+    fx.copy(copy, r, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def offset(Out: fx.Tensor, shift: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    offset_kernel(Out, shift).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    offset(torch.empty(BLOCK, device="cuda"), 3, stream=torch.cuda.current_stream())
+'''

@@ -1,0 +1,55 @@
+"""Which safe fix is proven how. tests/proofs/test_every_safe_fix_is_proven.py
+checks that every `fix = "safe"` code in rules.toml is listed here and that the
+named test exists.
+
+Kinds:
+  isa           the fix is applied with the real engine to a FlyDSL kernel written
+                for the proof and both versions are compiled with the real flydsl
+                wheel under COMPILE_ONLY: identical normalized ISA and resources on
+                every arch listed in PLAN.
+  ast-equality  comment-only fixes: the module's AST is unchanged, so the compiler
+                cannot see the edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CDNA = ("gfx942", "gfx950")
+CDNA_AND_RDNA = ("gfx942", "gfx950", "gfx1201")
+
+# kernel module (tests/proofs/kernels_under_proof.py) -> arches it is compiled
+# for and the codes whose fixes are proven on it.
+PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY003", "FLY103", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
+    "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
+    "MFMA": (CDNA, ("FLY362", "FLY702")),
+}
+
+ISA_TEST = "tests/proofs/test_safe_fixes_compile_identically.py::test_fix_compiles_identically"
+
+
+@dataclass(frozen=True)
+class Proof:
+    kind: str  # "isa" | "ast-equality"
+    test: str  # path::function
+    arches: tuple[str, ...] = ()
+
+
+def _isa_proofs() -> dict[str, Proof]:
+    arches: dict[str, set[str]] = {}
+    for module_arches, codes in PLAN.values():
+        for code in codes:
+            arches.setdefault(code, set()).update(module_arches)
+    return {code: Proof("isa", ISA_TEST, tuple(sorted(found))) for code, found in arches.items()}
+
+
+PROVEN: dict[str, Proof] = {
+    **_isa_proofs(),
+    # FLY003 is also in the compiled kernel above; the AST proof covers every input.
+    "FLY003": Proof("ast-equality", "tests/proofs/test_comment_fixes_keep_ast.py::test_unused_noqa_fix_keeps_the_ast"),
+    **{
+        code: Proof("ast-equality", "tests/rules/test_s8_comments.py::test_fly8_fixes_keep_the_ast_over_the_kernel_corpus")
+        for code in ("FLY801", "FLY802", "FLY803", "FLY804")
+    },
+}
