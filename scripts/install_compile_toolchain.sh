@@ -46,6 +46,11 @@ if [[ "$(installed_version flydsl)" != "$FLYDSL_VERSION" ]]; then
     "$PYTHON" -m pip install "flydsl==${FLYDSL_VERSION}"
 fi
 
+# The flydsl wheel declares no dependencies but imports numpy (flydsl.expr.numeric).
+if [[ -z "$(installed_version numpy)" ]]; then
+    "$PYTHON" -m pip install numpy
+fi
+
 if [[ -z "$(installed_version ziglang)" ]]; then
     "$PYTHON" -m pip install "$ZIGLANG_SPEC"
 fi
