@@ -168,6 +168,9 @@ def run_capture(
     if probes:
         probe_args = [arg for spec in probes for arg in ("--probe", spec)]
         runs.append(("probes", [sys.executable, "-m", "flydsl_lint.verify.capture", *probe_args]))
+    # pytest exits 1 when tests fail, which outputs compared under the shim are
+    # expected to do; a probe has no such excuse.
+    tolerated_exits = {"tests": (0, 1), "probes": (0,)}
     for name, command in runs:
         dump_root = evidence_dir / name
         dump_root.mkdir(parents=True, exist_ok=True)
@@ -176,9 +179,9 @@ def run_capture(
         collect_evidence(dump_root, result)
         if returncode is None:
             result.failures.append(CompileFailure(name, "", f"timed out after {timeout:.0f}s"))
-        elif returncode not in (0, 1) and not result.outcomes:
-            # pytest 1 = some tests failed (expected under the shim); anything
-            # else without a single recorded outcome means the run never started.
+        elif returncode not in tolerated_exits[name] and not result.outcomes:
+            # Without a single recorded outcome the run never got going (say,
+            # flydsl failed to import): that is a failure, not an empty success.
             result.failures.append(CompileFailure(name, "", f"exit code {returncode}:\n{log_tail}"))
     return result
 
