@@ -132,7 +132,8 @@ def _check(args: argparse.Namespace) -> int:
         would_fix = sum(result.fixed.values())
         print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
         if args.show_fixes:
-            write(result, args.output_format, options)
+            # `full` previews every remaining fix, display-only suggestions included.
+            write(result, "full" if args.output_format == "text" else args.output_format, options)
     elif args.statistics:
         write_statistics(result, sys.stdout, options)
     else:
