@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.project import followed
+from ..engine.project import LEGACY_MODULE_NAMES, followed
 from ..engine.registry import Invalid, Rule, register
 from ..fixes.edits import _OPEN_CONTEXTS, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type
@@ -122,6 +122,15 @@ _RAW_ATTRIBUTES = {"result", "results", "arguments"}
 _TYPE_PREFIXES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types", "flydsl._mlir.ir")
 
 
+# Shared helper modules the guide names as the place for raw boundaries
+# (legacy buffer/mem ops, tensor_shim's pointer/base extraction).
+_BOUNDARY_MODULES = LEGACY_MODULE_NAMES | {"tensor_shim"}
+
+
+def in_boundary_module(rule: Rule) -> bool:
+    return rule.model.module_name.rpartition(".")[2] in _BOUNDARY_MODULES
+
+
 def _call_in(rule: Rule, node: ast.Call, modules: tuple[str, ...]) -> str | None:
     """The op name when `node` calls `<module>.<op>` for one of `modules`."""
     name = rule.model.resolve(node.func)
@@ -155,6 +164,12 @@ def visibly_raw(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         return True
     if _is_raw_dialect_call(rule, node):
         return True
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+        binding = rule.model.binding_of(node.func)
+        if binding is not None and binding.kind == "def" and isinstance(binding.node, ast.FunctionDef):
+            returns = [r.value for r in ast.walk(binding.node) if isinstance(r, ast.Return) and r.value is not None]
+            return bool(returns) and all(visibly_raw(rule, r, depth + 1) for r in returns)
+        return False
     if isinstance(node, ast.Name):
         binding = rule.model.binding_of(node)
         if binding is None or binding.kind != "assign" or not rule.model.is_single_binding(binding):
@@ -350,6 +365,8 @@ class RawVectorOp(Rule):
     use_instead = "lo = vec[0]\nw = vec.bitcast(fx.Int32)\nz = fx.Vector.filled((4,), 0.0, fx.Float32)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, VECTOR_MODULES)
         replacement = _VECTOR_REPLACEMENTS.get(op or "")
         if replacement is None or at_raw_boundary(self, _operands(node) + [k.value for k in node.keywords if k.arg in ("vector", "source", "value")]):
@@ -363,7 +380,7 @@ _LLVM_MEMORY = {
     "mlir_constant": "mlir.constant", "ConstantOp": "mlir.constant",
 }
 # Keywords carrying semantics a layout view cannot express: keep those ops.
-_LLVM_SEMANTIC_KEYWORDS = {"ordering", "syncscope", "volatile_", "nontemporal", "alias_scopes", "noalias_scopes",
+_LLVM_SEMANTIC_KEYWORDS = {"ordering", "syncscope", "volatile_", "alias_scopes", "noalias_scopes",
                            "invariant", "invariant_group", "invariantGroup", "tbaa", "access_groups"}
 
 
@@ -373,7 +390,7 @@ class RawLlvmMemory(Rule):
     hand-build pointer arithmetic and memory accesses that layout views
     (`fx.make_view`, `fx.get_iter`), `fx.Array` + `SharedAllocator`, copy atoms
     and fx constants express with types. Accesses with atomic ordering, sync
-    scope, volatile, nontemporal or alias metadata are semantic raw
+    scope, volatile or alias metadata are semantic raw
     boundaries the guide says to preserve, and are not reported."""
 
     code = "FLY331"
@@ -391,6 +408,8 @@ class RawLlvmMemory(Rule):
     use_instead = "view = fx.make_view(fx.get_iter(tensor), fx.make_layout((M, N), (N, 1)))\nfx.copy(copy_atom, view_slice, frag)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, (LLVM,))
         spelled = _LLVM_MEMORY.get(op or "")
         if spelled is None or any(k.arg in _LLVM_SEMANTIC_KEYWORDS for k in node.keywords):
@@ -416,6 +435,8 @@ class RawMemref(Rule):
     use_instead = "view = fx.make_view(fx.get_iter(buf), layout)\nfx.copy(copy_atom, view_slice, frag)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, (MEMREF,))
         if op and not op.endswith("Type") and not op.endswith("Attr"):
             self.report(node, op=op)
@@ -460,6 +481,8 @@ class RawMathOp(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, (MATH,))
         if op is None:
             return
@@ -569,6 +592,8 @@ class RawArithOperator(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, ARITH_OP_MODULES)
         if op is None:
             return
@@ -607,6 +632,8 @@ class RawArithCompare(Rule):
         "from flydsl._mlir.dialects import arith\nc = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n",
         "from flydsl._mlir.dialects import arith, llvm\nm = llvm.inline_asm(t, [], s, c).result\n"
         "c = arith.cmpi(arith.CmpIPredicate.eq, m, llvm.other(x).result)\n",
+        "from flydsl._mlir.dialects import arith, llvm\ndef _exec():\n    return llvm.inline_asm(t, [], s, c).result\n"
+        "m = _exec()\nc = arith.cmpi(arith.CmpIPredicate.eq, m, _exec())\n",
         "import flydsl.expr as fx\nc = a < b\n",
     ]
     invalid = [
@@ -619,12 +646,14 @@ class RawArithCompare(Rule):
     use_instead = "c = x > zero    # fx-typed operands emit cmpf ogt / cmpi slt"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, ARITH_OP_MODULES)
         if op not in ("cmpf", "cmpi", "CmpFOp", "CmpIOp"):
             return
         operands = _operands(node)
-        if len(operands) != 3 or at_raw_boundary(self, operands[1:]):
-            return
+        if len(operands) != 3 or any(visibly_raw(self, o) for o in operands[1:]):
+            return  # a raw value (exec mask, inline asm result) on either side: a raw SSA contract
         predicate = self.model.resolve(operands[0]) if isinstance(operands[0], (ast.Name, ast.Attribute)) else None
         if not predicate:
             return
@@ -660,25 +689,34 @@ class RawArithConstant(Rule):
     valid = [
         "import flydsl.expr as fx\nc = fx.Int64(4)\n",
         "from flydsl._mlir.dialects import arith\nc = arith.ConstantOp(vec_ty, dense_attr)\n",
+        "from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nz = arith.constant(T.vec(4, T.f32), 0.0)\n",
         "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nz = arith.constant_vector(0.0, T.vec(4, T.f32))\n",
     ]
     invalid = [
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n"),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
         Invalid("from flydsl.expr import arith\nc = arith.constant(1, index=True)\n"),
+        Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),
     ]
     use_instead = "c = fx.Int64(4)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, ARITH_OP_MODULES)
         if op not in ("constant", "ConstantOp"):
             return
-        texts = [self.model.resolve(a) for a in list(node.args) + [k.value for k in node.keywords]
-                 if isinstance(a, (ast.Name, ast.Attribute))]
-        scalar = any(t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES for t in texts)
-        literal = any(isinstance(a, ast.Constant) and isinstance(a.value, (int, float, bool)) for a in node.args)
-        if not (scalar or literal):
-            return  # a vector / attribute constant
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.Call) and node in parent.args and _is_raw_dialect_call(self, parent):
+            return  # an operand of a raw op: it goes with that op
+        arguments = list(node.args) + [k.value for k in node.keywords]
+        texts = [self.model.resolve(a) for a in arguments if isinstance(a, (ast.Name, ast.Attribute))]
+        callees = [self.model.resolve(a.func) for a in arguments
+                   if isinstance(a, ast.Call) and isinstance(a.func, (ast.Name, ast.Attribute))]
+        if op == "ConstantOp" and not any(t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES for t in texts):
+            return  # ConstantOp(type, attr): only a visibly scalar type is reported
+        if any(t and ("vec" in t.rpartition(".")[2].lower() or "Dense" in t) for t in texts + callees):
+            return  # a vector / dense-attribute constant
         leaf = next((t.rpartition(".")[2] for t in texts if t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES), None)
         if any(k.arg == "index" for k in node.keywords):
             leaf = "index"
@@ -703,6 +741,8 @@ class RawArithSelect(Rule):
     use_instead = "v = is_b.select(half, zero)"
 
     def visit_Call(self, node: ast.Call) -> None:
+        if in_boundary_module(self):
+            return
         op = _call_in(self, node, ARITH_OP_MODULES)
         if op not in ("select", "SelectOp"):
             return
