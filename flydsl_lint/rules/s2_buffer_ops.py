@@ -45,8 +45,36 @@ def raw_address_resource(rule: Rule, node: ast.expr | None, _depth: int = 0) -> 
         return bool(values) and all(raw_address_resource(rule, v, _depth + 1) for v in values)
     if isinstance(node, ast.Name):
         values = assigned_values(rule.model, node)
+        if values is None:
+            values = _parameter_arguments(rule, node)
         return bool(values) and all(raw_address_resource(rule, v, _depth + 1) for v in values)
     return False
+
+
+def _parameter_arguments(rule: Rule, name: ast.Name) -> list[ast.expr] | None:
+    """For a parameter of a function defined in this file: the arguments
+    every call of it in this file passes for that parameter (None when a
+    call passes it in a way we cannot match)."""
+    model = rule.model
+    binding = model.binding_of(name)
+    if binding is None or binding.kind != "param" or binding.scope is None or not model.is_single_binding(binding):
+        return None
+    function = binding.scope.node
+    if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    positional = [a.arg for a in function.args.posonlyargs + function.args.args]
+    found = []
+    for call in model.nodes(ast.Call):
+        if local_function(model, call.func) is not function:
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return None
+        index = positional.index(binding.name) if binding.name in positional else None
+        value = argument(call, index if index is not None else 10**6, binding.name)
+        if value is None:
+            return None
+        found.append(value)
+    return found or None
 
 
 def no_layout_form(rule: Rule, call: ast.Call, helper: str) -> bool:
@@ -124,6 +152,9 @@ class BufferManualOffsetAccess(Rule):
         Invalid(_BO + "buffer_ops.buffer_store(data, rsrc, row * N + col)\n"),
         Invalid("from kernels.common import mem_ops\nmem_ops.buffer_atomic_add(v, rsrc, off, soff, 0)\n"),
         Invalid("from flydsl.expr import buffer_ops\ndef f(rsrc, dw):\n    return buffer_ops.buffer_load(rsrc, dw, vec_width=2)\n"),
+        # a helper called with a raw-address resource and with a tensor resource
+        Invalid(_BO + "def f(rsrc):\n    return buffer_ops.buffer_load(rsrc, 0, vec_width=1)\n"
+                "f(buffer_ops.create_buffer_resource_from_addr(a))\nf(buffer_ops.create_buffer_resource(t))\n"),
         Invalid("def epilogue(*, out_rsrc, buffer_ops):\n    buffer_ops.buffer_store(v, out_rsrc, idx)\n"),
     ]
 
@@ -146,9 +177,10 @@ class BufferNoLayoutForm(Rule):
 
     How it is recognised, from the AST only: the resource argument is a call
     of `create_buffer_resource_from_addr` (any alias, e.g. `crfa = ...`), a
-    name every binding of which is such a call, or a call of a helper defined
-    in the file whose every `return` is one; or the call passes
-    `is_scalar=True`. The `create_buffer_resource_from_addr` calls themselves
+    name every binding of which is such a call, a parameter of a function
+    of this file that every call in the file passes such a resource, or a
+    call of a helper defined in the file whose every `return` is one; or the
+    call passes `is_scalar=True`. The `create_buffer_resource_from_addr` calls themselves
     are reported here too. Anything else, including resources passed in as
     parameters, is FLY202."""
 
@@ -163,6 +195,9 @@ class BufferNoLayoutForm(Rule):
         Invalid(_BO + "def _rsrc(addr):\n    return buffer_ops.create_buffer_resource_from_addr(addr)\n"
                 "buffer_ops.buffer_store(flag, _rsrc(a), fx.Int32(0))\n", count=2),
         Invalid(_BO + "v = buffer_ops.buffer_load(rsrc, 0, vec_width=4, is_scalar=True)\n"),
+        Invalid(_BO + "crfa = buffer_ops.create_buffer_resource_from_addr\n"
+                "def _increment(rsrc, index):\n    buffer_ops.buffer_store(one, rsrc, index)\n"
+                "_increment(crfa(a_tile), i)\n_increment(rsrc=crfa(b_tile), index=j)\n", count=3),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -180,15 +215,16 @@ class BufferOffsetUnit(Rule):
     """`buffer_load` / `buffer_store` offsets are in elements of the access
     type: the helper multiplies them by `sizeof(dtype)` itself. An offset that
     is visibly converted from or to bytes by hand (`// 4`, `>> 2`,
-    `* elem_bytes`, a `*_bytes` name) is the classic unit bug of these helpers
+    `* elem_bytes`) is the classic unit bug of these helpers
     (the paged-attention `// 4` offsets): either it is scaled twice, or it
     silently depends on the dtype staying what it is today. Layout views with
     `fx.copy` remove the unit from the code.
 
     Flagged, on the offset argument only: a top-level `//` or `>>` by an int
     literal or a byte-size name; `*`, `//`, `<<` or `>>` with a byte-size
-    operand anywhere in it; a byte-named variable (`col_bytes`, `byte_off`); and
-    the same through one name bound once to such an expression.
+    operand anywhere in it; and the same through one name bound once to such
+    an expression. A byte-named offset alone (`byte_off`) is not flagged: for
+    8-bit data bytes and elements coincide.
     `buffer_store(..., offset_is_bytes=True)` and the atomics (whose offset
     is in bytes) are not flagged."""
 
@@ -198,12 +234,13 @@ class BufferOffsetUnit(Rule):
         _BO + "buffer_ops.buffer_store(w, rsrc, base + (i << 2), offset_is_bytes=True)\n",
         _BO + "buffer_ops.buffer_load(rsrc, base + lane // 4, vec_width=1)\n",
         _BO + "buffer_ops.buffer_load(rsrc, tid * 4, vec_width=4)\n",
+        _BO + "buffer_ops.buffer_store(k_byte, kc_fp8_rsrc, kc_byte_off)\n",
     ]
     invalid = [
         Invalid(_BO + "k0 = buffer_ops.buffer_load(k_rsrc, kb0 // 4, vec_width=4, dtype=T.i32)\n"),
         Invalid(_BO + "buffer_ops.buffer_store(out, rsrc, row * N * elem_bytes + col)\n"),
         Invalid(_BO + "dw = col_bytes >> 2\nv = buffer_ops.buffer_load(rsrc, dw, vec_width=2, dtype=T.i32)\n"),
-        Invalid(_BO + "v = buffer_ops.buffer_load(rsrc, offset=col_byte_off, vec_width=2)\n"),
+        Invalid(_BO + "v = buffer_ops.buffer_load(rsrc, offset=col_byte_off // 4, vec_width=2)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -223,15 +260,9 @@ class BufferOffsetUnit(Rule):
             if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.LShift, ast.RShift)):
                 if byte_sized_name(node.left) or byte_sized_name(node.right):
                     return True
-            elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(getattr(node, "ctx", None), ast.Load):
-                if byte_sized_name(node) and not self._is_module_path(node):
-                    return True
         if follow and isinstance(offset, ast.Name):
             values = assigned_values(self.model, offset)
             if values is not None and len(values) == 1:
                 return self._byte_scaled(values[0], follow=False)
         return False
 
-    def _is_module_path(self, node: ast.expr) -> bool:
-        parent = self.model.parent(node)
-        return isinstance(parent, ast.Attribute) or self.model.resolve(node) is not None
