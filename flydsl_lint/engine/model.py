@@ -90,6 +90,7 @@ class SemanticModel:
         self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
         self._resolved: dict[int, str | None] = {}
         self._function_kinds: dict[int, str | None] = {}
+        self._calls_index: dict[int, list[ast.Call]] | None = None
         self._build()
 
     # ------------------------------------------------------------------ build
@@ -438,7 +439,52 @@ class SemanticModel:
             return binding.target
         if binding.alias_of is not None and self.is_single_binding(binding):
             return self.resolve(binding.alias_of)
+        if binding.kind == "param" and self.is_single_binding(binding):
+            return self._passed_argument(binding)
         return None
+
+    def _passed_argument(self, binding: Binding) -> str | None:
+        """The one name every call of a plain function passes for this parameter.
+
+        Legacy helpers take dialect modules as arguments (`epilog(arith, vector)`);
+        when each call in this module passes (or defaults to) the same resolvable
+        name, the parameter is that name. Methods and unresolved calls give None.
+        """
+        arguments = self.parent(binding.node)
+        function = self.parent(arguments) if isinstance(arguments, ast.arguments) else None
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        if self._scope_of_node[id(function)].parent.kind == "class" or self.function_kind(function):
+            return None
+        positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
+        defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
+        defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults) if value)
+        index = positional.index(binding.name) if binding.name in positional else None
+        targets = set()
+        calls = self._calls_by_function().get(id(function), [])
+        for call in calls:
+            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+                return None
+            if index is not None and index < len(call.args):
+                passed = call.args[index]
+            else:
+                passed = next((k.value for k in call.keywords if k.arg == binding.name), defaults.get(binding.name))
+            target = self.resolve(passed) if passed is not None else None
+            if target is None:
+                return None
+            targets.add(target)
+        return targets.pop() if len(targets) == 1 else None
+
+    def _calls_by_function(self) -> dict[int, list[ast.Call]]:
+        """id(def node) -> calls of it by plain name in this module (built once)."""
+        if self._calls_index is None:
+            self._calls_index = {}
+            for call in self.nodes(ast.Call):
+                if isinstance(call.func, ast.Name):
+                    callee = self.binding_of(call.func)
+                    if callee is not None and callee.kind == "def":
+                        self._calls_index.setdefault(id(callee.node), []).append(call)
+        return self._calls_index
 
     def is_single_binding(self, binding: Binding) -> bool:
         """Whether `binding` is the only binding of its name in its scope."""

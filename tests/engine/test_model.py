@@ -198,3 +198,40 @@ def test_local_name_for_spells_replacements_with_existing_imports():
     assert model.local_name_for("flydsl.expr.max") == "fx.max"
     assert model.local_name_for("flydsl.expr.rocdl.s_waitcnt") == "rocdl.s_waitcnt"
     assert model.local_name_for("torch.zeros") is None
+
+
+def test_dialect_module_passed_to_a_helper_resolves_through_the_parameter():
+    _, resolved = calls(
+        """
+        from flydsl.expr import arith
+        from flydsl._mlir.dialects import vector as vec
+
+        def epilog(arith, v, out, vector=vec):
+            arith.unwrap(v)
+            vector.extract(out)
+
+        def other(arith):
+            arith.unwrap(1)
+
+        epilog(arith, 1, 2)
+        epilog(arith=arith, v=3, out=4)
+        other(arith)
+        other(make_something())
+        """
+    )
+    assert resolved["arith.unwrap"] is None  # `other` is called with two different things
+    model, _ = calls(
+        "from flydsl.expr import arith\ndef epilog(arith, v):\n    return arith.unwrap(v)\nepilog(arith, 1)\n"
+    )
+    call = next(c for c in model.nodes(ast.Call) if ast.unparse(c.func) == "arith.unwrap")
+    assert model.resolve(call.func) == "flydsl.expr.arith.unwrap"
+
+
+def test_parameter_without_calls_or_of_a_method_stays_unresolved():
+    model, _ = calls(
+        "from flydsl.expr import arith\n"
+        "def lonely(arith):\n    return arith.unwrap(1)\n"
+        "class K:\n    def m(self, arith):\n        return arith.unwrap(2)\n"
+        "K().m(arith)\n"
+    )
+    assert [model.resolve(c.func) for c in model.nodes(ast.Call) if ast.unparse(c.func) == "arith.unwrap"] == [None, None]
