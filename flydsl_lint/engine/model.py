@@ -22,6 +22,15 @@ KERNEL_DECORATORS = {
     "flydsl.compiler.jit_function.jit": "jit",
 }
 _BUILTINS = frozenset(dir(builtins))
+# Legacy helpers receive dialect modules as parameters named like them.
+DIALECT_PARAMETERS = {
+    "arith": "flydsl.expr.arith",
+    "vector": "flydsl._mlir.dialects.vector",
+    "llvm": "flydsl._mlir.dialects.llvm",
+    "scf": "flydsl._mlir.dialects.scf",
+    "memref": "flydsl._mlir.dialects.memref",
+    "rocdl": "flydsl.expr.rocdl",
+}
 
 
 @dataclass(eq=False)
@@ -91,6 +100,7 @@ class SemanticModel:
         self._resolved: dict[int, str | None] = {}
         self._function_kinds: dict[int, str | None] = {}
         self._calls_index: dict[int, list[ast.Call]] | None = None
+        self._imports: list[Binding] | None = None
         self._build()
 
     # ------------------------------------------------------------------ build
@@ -462,6 +472,8 @@ class SemanticModel:
         index = positional.index(binding.name) if binding.name in positional else None
         targets = set()
         calls = self._calls_by_function().get(id(function), [])
+        if not calls:
+            return self._dialect_parameter(binding)
         for call in calls:
             if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
                 return None
@@ -474,6 +486,29 @@ class SemanticModel:
                 return None
             targets.add(target)
         return targets.pop() if len(targets) == 1 else None
+
+    def _dialect_parameter(self, binding: Binding) -> str | None:
+        """A helper with no caller in this module, taking a keyword-only,
+        default-less parameter named exactly like a FlyDSL dialect module
+        (`def epilog(acc, *, vector, arith)`), in a file that uses FlyDSL: its
+        callers elsewhere hand it that module as `vector=vector`. Positional or
+        defaulted parameters keep shadowing the name."""
+        target = DIALECT_PARAMETERS.get(binding.name)
+        arguments = self.parent(binding.node)
+        if target is None or getattr(binding.node, "annotation", None) is not None:
+            return None
+        keyword_only = dict(zip((a.arg for a in arguments.kwonlyargs), arguments.kw_defaults))
+        if binding.name not in keyword_only or keyword_only[binding.name] is not None:
+            return None
+        if not any(b.target and b.target.startswith("flydsl.") for b in self.import_targets()):
+            return None
+        return target
+
+    def import_targets(self) -> list[Binding]:
+        """Import bindings of the module, in source order (cached)."""
+        if self._imports is None:
+            self._imports = [b for scope in self.scopes for bs in scope.bindings.values() for b in bs if b.kind == "import"]
+        return self._imports
 
     def _calls_by_function(self) -> dict[int, list[ast.Call]]:
         """id(def node) -> calls of it by plain name in this module (built once)."""

@@ -235,3 +235,15 @@ def test_parameter_without_calls_or_of_a_method_stays_unresolved():
         "K().m(arith)\n"
     )
     assert [model.resolve(c.func) for c in model.nodes(ast.Call) if ast.unparse(c.func) == "arith.unwrap"] == [None, None]
+
+
+def test_exported_helper_taking_a_dialect_named_parameter():
+    model, _ = calls(
+        "import flydsl.expr as fx\n"
+        "def extract_sub8(acc, base, *, vector, lanes: int):\n    return vector.shuffle(acc, acc, [base])\n"
+        "def annotated(vector: list):\n    return vector.shuffle(1)\n"
+    )
+    resolved = [model.resolve(c.func) for c in model.nodes(ast.Call)]
+    assert resolved == ["flydsl._mlir.dialects.vector.shuffle", None]
+    plain, _ = calls("def extract(acc, *, vector):\n    return vector.shuffle(acc)\n")
+    assert [plain.resolve(c.func) for c in plain.nodes(ast.Call)] == [None]  # no FlyDSL in this file
