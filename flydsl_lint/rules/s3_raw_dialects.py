@@ -573,8 +573,11 @@ class RawArithOperator(Rule):
         "from flydsl._mlir.dialects import arith\ns = arith.AddFOp(w, peer, fastmath=fm).result\n",
         "from flydsl._mlir.dialects import arith, rocdl\nx = rocdl.raw(a).result\ny = arith.addi(x, rocdl.raw(b).result)\n",
         "def f(arith):\n    return arith.addf(a, b)\n",
+        "from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\nq = fx.Int32(arith.divui(n, d))\n",
     ]
     invalid = [
+        Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
+                "a = fx.Uint32(x)\nq = arith.remui(a, fx.Uint32(8))\n"),
         Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Float32(x)\nb = fx.Float32(y)\ns = arith.addf(a, b)\n",
                 fixed="import flydsl.expr as fx\na = fx.Float32(x)\nb = fx.Float32(y)\ns = a + b\n", unsafe=True),
@@ -606,6 +609,8 @@ class RawArithOperator(Rule):
         if len(operands) != expected or at_raw_boundary(self, operands):
             return
         operator, kind = entry
+        if kind == "u" and not all(known_scalar_type(self.model, o) in _UNSIGNED_TYPES for o in operands):
+            return  # `//`/`%` on signed or unknown types emit divsi/remsi: no operator keeps the unsigned op
         fix = None
         if op == spelling and spelling in _SAFE_OPERATOR_OPS and expected == 2 and not node.keywords:
             types = {known_scalar_type(self.model, o) for o in operands}
