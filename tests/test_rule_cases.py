@@ -19,24 +19,24 @@ def _cases(kind: str):
 @pytest.mark.parametrize("code, case", list(_cases("valid")))
 def test_valid_case_is_not_flagged(code, case, tmp_path):
     case = case if isinstance(case, Valid) else Valid(case)
-    found = [d for d in lint_text(case.source, tmp_path, select=(code,), **case.settings) if d.code == code]
+    found = [d for d in lint_text(case.source, tmp_path, name=case.path, select=(code,), **case.settings) if d.code == code]
     assert found == []
 
 
 @pytest.mark.parametrize("code, case", list(_cases("invalid")))
 def test_invalid_case_is_flagged_and_fixed(code, case: Invalid, tmp_path):
-    found = [d for d in lint_text(case.source, tmp_path, select=(code,), **case.settings) if d.code == code]
+    found = [d for d in lint_text(case.source, tmp_path, name=case.path, select=(code,), **case.settings) if d.code == code]
     assert len(found) == case.count, [f"{d.start.row}:{d.start.col} {d.message}" for d in found]
     for diagnostic in found:
         assert "{" not in diagnostic.message, "message placeholders left unfilled"
     if case.fixed is None:
         assert all(d.fix is None for d in found)
         return
-    fixed = fix_text(case.source, tmp_path, unsafe=case.unsafe, select=(code,), **case.settings)
+    fixed = fix_text(case.source, tmp_path, unsafe=case.unsafe, name=case.path, select=(code,), **case.settings)
     assert fixed == case.fixed
-    assert fix_text(fixed, tmp_path, unsafe=True, select=(code,), **case.settings) == fixed, "a second fix pass changed the code"
+    assert fix_text(fixed, tmp_path, unsafe=True, name=case.path, select=(code,), **case.settings) == fixed, "a second fix pass changed the code"
     if case.unsafe:
-        assert fix_text(case.source, tmp_path, unsafe=False, select=(code,), **case.settings) == case.source
+        assert fix_text(case.source, tmp_path, unsafe=False, name=case.path, select=(code,), **case.settings) == case.source
 
 
 def test_every_rule_has_metadata_and_cases():
