@@ -27,7 +27,7 @@ _FIX_WORDS = {"safe": "Safe", "unsafe": "Unsafe (applied only with `--unsafe-fix
 
 def _example(rule: type[Rule]) -> Invalid:
     for case in rule.invalid:
-        if case.fixed is not None:
+        if case.fixed is not None or case.suggested is not None:
             return case
     return rule.invalid[0]
 
@@ -60,6 +60,11 @@ def render_rule(rule: type[Rule]) -> str:
     use_instead = example.fixed or rule.use_instead
     if use_instead:
         lines += ["## Use instead", "", "```python", use_instead.rstrip("\n"), "```", ""]
+    if example.suggested and example.fixed is None:
+        lines += ["## Suggested starting point (display-only)", "", "```python", example.suggested.rstrip("\n"), "```", ""]
+    if meta.suggestion:
+        pattern, template = meta.suggestion
+        lines += [f"The suggestion rewrites the ast-grep pattern `{pattern}` as `{template}`.", ""]
     fix = _FIX_WORDS.get(meta.fix.value, meta.fix.value) if meta.fix else "No fix"
     lines += ["## Fix safety", "", f"{fix}. {meta.fix_reason}", ""]
     if meta.fix_since:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.registry import Invalid, Valid, all_rules, load_metadata
+from flydsl_lint.fixes.apply import apply_edits
 from tests.conftest import fix_text, lint_text
 
 RULES = all_rules()
@@ -29,8 +31,13 @@ def test_invalid_case_is_flagged_and_fixed(code, case: Invalid, tmp_path):
     assert len(found) == case.count, [f"{d.start.row}:{d.start.col} {d.message}" for d in found]
     for diagnostic in found:
         assert "{" not in diagnostic.message, "message placeholders left unfilled"
+    if case.suggested is not None:
+        suggestions = [d.fix for d in found if d.fix and d.fix.applicability is Applicability.DISPLAY]
+        assert len(suggestions) == 1
+        assert apply_edits(case.source, list(suggestions[0].edits), "\n") == case.suggested
+        assert fix_text(case.source, tmp_path, unsafe=True, name=case.path, select=(code,), **case.settings) == case.source
     if case.fixed is None:
-        assert all(d.fix is None for d in found)
+        assert all(d.fix is None or d.fix.applicability is Applicability.DISPLAY for d in found)
         return
     fixed = fix_text(case.source, tmp_path, unsafe=case.unsafe, name=case.path, select=(code,), **case.settings)
     assert fixed == case.fixed
@@ -45,7 +52,7 @@ def test_every_rule_has_metadata_and_cases():
     for code, rule in RULES.items():
         assert rule.valid and rule.invalid, f"{code} needs valid and invalid cases"
         assert (rule.__doc__ or "").strip(), f"{code} needs a docstring (its Why)"
-        has_fix_case = any(case.fixed is not None for case in rule.invalid)
+        has_fix_case = any(case.fixed is not None or case.suggested is not None for case in rule.invalid)
         if metadata[code].fix is None:
             assert not has_fix_case, f"{code} declares no fix but a case expects one"
         else:

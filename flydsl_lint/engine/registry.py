@@ -21,7 +21,7 @@ _SECTION_FAMILY = {
     "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
 }
 _REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
-_OPTIONAL = ("fix-since", "candidate", "unfixable-note")
+_OPTIONAL = ("fix-since", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite")
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ class RuleMeta:
     fix_reason: str
     fix_since: str | None = None  # first FlyDSL release with the replacement API
     candidate: str | None = None  # the guide's ripgrep line this rule replaces
+    # ast-grep pattern and rewrite spelling a display-only structural suggestion
+    suggestion: tuple[str, str] | None = None
 
 
 def rules_toml_path() -> Path:
@@ -61,6 +63,10 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
         if family is None or not code.startswith(family):
             raise ValueError(f"{where}: section {entry['section']!r} does not belong to {code[:4]}xx")
         fix = None if entry["fix"] == "none" else Applicability.parse(entry["fix"])
+        if ("suggest-pattern" in entry) != ("suggest-rewrite" in entry):
+            raise ValueError(f"{where}: suggest-pattern and suggest-rewrite go together")
+        if "suggest-pattern" in entry and fix is not Applicability.DISPLAY:
+            raise ValueError(f"{where}: a suggestion is display-only; set fix = \"display-only\"")
         metas[code] = RuleMeta(
             code=code,
             name=entry["name"],
@@ -71,6 +77,7 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
             fix_reason=entry["fix-reason"],
             fix_since=entry.get("fix-since"),
             candidate=entry.get("candidate"),
+            suggestion=(entry["suggest-pattern"], entry["suggest-rewrite"]) if "suggest-pattern" in entry else None,
         )
     return metas
 
@@ -81,6 +88,8 @@ class Invalid:
 
     source: str
     fixed: str | None = None
+    # The source with the display-only suggestion's edits applied (never applied by --fix).
+    suggested: str | None = None
     count: int = 1
     unsafe: bool = False  # the expected fix needs --unsafe-fixes
     settings: dict = field(default_factory=dict)
@@ -173,6 +182,15 @@ class Rule:
                 if inside and comment.text not in edit.content:
                     return True
         return False
+
+    def suggest(self, node: ast.AST, message: str) -> Fix | None:
+        """The display-only suggestion rules.toml declares for this rule, if it matches."""
+        if self.meta.suggestion is None:
+            return None
+        from ..fixes.templates import rewrite
+
+        text = rewrite(self.text(node), *self.meta.suggestion)
+        return self.make_fix([self.replace(node, text)], message) if text is not None else None
 
     # ----------------------------------------------------------- edit help
     def replace(self, node: ast.AST, content: str) -> Edit:

@@ -103,7 +103,7 @@ class BufferResource(Rule):
     ]
     invalid = [
         Invalid(_BO + _FX + "rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n",
-                fixed=_BO + _FX + "rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n"),
+                suggested=_BO + _FX + "rsrc = fx.rocdl.make_buffer_tensor(A, max_size=True)\n"),
         Invalid("from flydsl.expr import buffer_ops as bo\nr = bo.create_buffer_resource(A, num_records_bytes=n)\n"),
         Invalid("from kernels.common.buffer_ops import create_buffer_resource\nr = create_buffer_resource(A, base_byte_offset=off)\n"),
     ]

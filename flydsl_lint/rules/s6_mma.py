@@ -118,7 +118,8 @@ class RawMfmaIntrinsic(_MmaRule):
     m/n/k and the operand/accumulator types from the intrinsic name.
 
     Structural: converting a complete MMA path (fragments, layouts, loop)
-    is a rewrite to diff for numerics and schedule, so there is no fix.
+    is a rewrite to diff for numerics and schedule, so the `fx.gemm` call is
+    only a display-only suggestion.
     Only intrinsics the MFMA atom can emit are flagged; multi-block
     (`32x32x1f32`, `16x16x4f16`, ...), 4x4, mixed fp8/bf8, xf32/f64 and
     calls with non-zero cbsz/abid/blgp modifiers are kept (guide: retain raw
@@ -141,7 +142,8 @@ class RawMfmaIntrinsic(_MmaRule):
         "def f(rocdl):\n    return rocdl.mfma_f32_16x16x16f16(t, [a, b, c, 0, 0, 0])\n",
     ]
     invalid = [
-        Invalid(_HR + "c = rocdl.mfma_f32_16x16x16f16(T.vec(4, T.f32), [a, b, c, 0, 0, 0])\n"),
+        Invalid(_HR + "c = rocdl.mfma_f32_16x16x16f16(T.vec(4, T.f32), [a, b, c, 0, 0, 0])\n",
+                suggested=_HR + "c = fx.gemm(mma, c, a, b, c)\n"),
         Invalid("import flydsl.expr as fx\nacc = fx.rocdl.mfma_f32_16x16x32_fp8_fp8(T.f32x4, [k, q, acc, 0, 0, 0])\n"),
         Invalid(_HR + "mfma_fn = rocdl.mfma_f32_16x16x32_bf16 if wide else rocdl.mfma_f32_16x16x16bf16_1k\n", count=2),
         Invalid("from flydsl._mlir.dialects.rocdl import mfma_i32_16x16x32_i8 as mfma\nacc = mfma(res, a, b, acc, 0, 0, 0)\n"),
@@ -159,7 +161,12 @@ class RawMfmaIntrinsic(_MmaRule):
         if " on " in dtype:
             note, dtype = f" (<f8> = {dtype})", "<f8>"
         atom = f"fx.rocdl.MFMA({m}, {n}, {k}, {dtype}{', ' + acc_type if acc_type else ''})"
-        self.report(node, name=leaf, shape=f"{m}x{n}x{k}", ab=_ab_text(ab), acc=acc, atom=atom, note=note)
+        call = self.model.parent(node)
+        fix = None
+        if isinstance(call, ast.Call) and call.func is node:
+            node = call  # report the whole call, which the suggestion rewrites
+            fix = self.suggest(call, f"Issue it with `fx.gemm` on an `mma = fx.make_mma_atom({atom})`")
+        self.report(node, fix=fix, name=leaf, shape=f"{m}x{n}x{k}", ab=_ab_text(ab), acc=acc, atom=atom, note=note)
 
 
 @register
