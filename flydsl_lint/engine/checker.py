@@ -26,6 +26,9 @@ class Context:
     settings: Settings
     metadata: dict[str, RuleMeta]
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Per-file memo shared by the rules of one check (e.g. a helper's classification
+    # asked for by several rules); keys are namespaced by the rule module.
+    memo: dict = field(default_factory=dict)
 
     def add(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)

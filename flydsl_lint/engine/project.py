@@ -120,6 +120,7 @@ class ProjectIndex:
 
     def __init__(self, roots: list[Path] | None = None, legacy_roots: tuple[str, ...] = ()) -> None:
         self.roots: list[Path] = []
+        self._found: dict[str, tuple[Path, bool] | None] = {}  # module -> where it lives (a run's files do not move)
         for root in roots or []:
             self.add_root(root)
         self.legacy_roots = legacy_roots
@@ -134,9 +135,18 @@ class ProjectIndex:
         root = root.resolve()
         if root not in self.roots:
             self.roots.append(root)
+            self._found.clear()
 
     def find(self, module: str) -> tuple[Path, bool] | None:
         self.touched.add(module)
+        try:
+            return self._found[module]
+        except KeyError:
+            pass
+        found = self._found[module] = self._find(module)
+        return found
+
+    def _find(self, module: str) -> tuple[Path, bool] | None:
         relative = Path(*module.split("."))
         for root in self.roots:
             package = root / relative / "__init__.py"

@@ -264,17 +264,38 @@ class _WaitcntRule(Rule):
         if isinstance(func, ast.Name):
             binding = self.model.binding_of(func)
             if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
-                return classify_shim(binding.node, self.model.resolve, encoder_hint)
+                return self.classify(binding.node, encoder_hint)
         name = self.model.resolve(func)
         if not name or "." not in name or name.startswith("flydsl."):
             return None
         module, _, leaf = name.rpartition(".")
-        found = _project_module(self.model.project, module)
+        modules = self.context.memo.get("s3c.modules")
+        if modules is None:
+            modules = self.context.memo["s3c.modules"] = {}
+        if module in modules:  # one look-up per module and file
+            found = modules[module]
+        else:
+            found = modules[module] = _project_module(self.model.project, module)
         if found is None or leaf not in found.defs:
             return None
+        key = (leaf, encoder_hint)
+        if key in found.shims:
+            return found.shims[key]
         shim = classify_shim(found.defs[leaf], found.resolve, encoder_hint)
         if shim is not None:
             shim.constants = found.constants
+        found.shims[key] = shim
+        return shim
+
+    def classify(self, function: ast.AST, encoder_hint: bool = False) -> Shim | None:
+        """`classify_shim` of a function of this file, once per file for every rule."""
+        shims = self.context.memo.get("s3c.shims")
+        if shims is None:
+            shims = self.context.memo["s3c.shims"] = {}
+        key = (id(function), encoder_hint)
+        if key in shims:
+            return shims[key]
+        shim = shims[key] = classify_shim(function, self.model.resolve, encoder_hint)
         return shim
 
     # ----------------------------------------------------------- constants
@@ -364,16 +385,49 @@ class _WaitcntRule(Rule):
 
     def inside_shim(self, node: ast.AST) -> bool:
         function = self.model.enclosing_function(node)
-        return function is not None and classify_shim(function, self.model.resolve) is not None
+        return function is not None and self.classify(function) is not None
 
 
-@dataclass
 class _ForeignModule:
-    defs: dict
-    constants: dict
-    resolve: object
+    """Top-level defs and integer constants of a project module; its import
+    bindings (for shim callees) are read only when first needed."""
+
+    def __init__(self, defs: dict, constants: dict, tree: ast.Module, module: str, is_package: bool, project) -> None:
+        self.defs = defs
+        self.constants = constants
+        self.shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> classification
+        self._pending = (tree, module, is_package, project)
+        self._imports: dict[str, str | None] | None = None
+        self._project = project
+
+    def _import_targets(self) -> dict[str, str | None]:
+        """Module-level names whose last binding is an import -> its target."""
+        if self._imports is None:
+            from ..engine.model import SemanticModel
+
+            tree, module, is_package, project = self._pending
+            model = SemanticModel(tree, module, is_package, project)
+            self._imports = {name: bindings[-1].target for name, bindings in model.module_scope.bindings.items()
+                             if bindings and bindings[-1].kind == "import"}
+            model.release()
+            self._pending = None
+        return self._imports
+
+    def resolve(self, node: ast.AST) -> str | None:
+        # Shim bodies only need their s_waitcnt callee: resolve against the
+        # module's top-level imports.
+        if isinstance(node, ast.Attribute):
+            base = self.resolve(node.value)
+            return f"{base}.{node.attr}" if base else None
+        if isinstance(node, ast.Name):
+            imports = self._import_targets()
+            if node.id in imports:
+                target = imports[node.id]
+                return self._project.canonical(target) if target else None
+        return None
 
 
+# Keyed by (path, mtime): a module rewritten by a fix earlier in the run is read again.
 _PROJECT_MODULES: dict[tuple[str, int], _ForeignModule] = {}
 
 
@@ -390,13 +444,10 @@ def _project_module(project, module: str) -> _ForeignModule | None:
     cached = _PROJECT_MODULES.get(key)
     if cached is not None:
         return cached
-    from ..engine.model import SemanticModel
-
     try:
         tree = ast.parse(path.read_bytes())
     except (OSError, SyntaxError, ValueError):
         tree = ast.Module(body=[], type_ignores=[])
-    model = SemanticModel(tree, module, path.name == "__init__.py", project)
     defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     constants: dict[str, int] = {}
     for stmt in tree.body:
@@ -407,20 +458,7 @@ def _project_module(project, module: str) -> _ForeignModule | None:
                 constants.pop(name, None)
             else:
                 constants[name] = value
-
-    def resolve(node: ast.AST) -> str | None:
-        # Shim bodies only need their s_waitcnt callee: resolve against the
-        # module's top-level imports.
-        if isinstance(node, ast.Attribute):
-            base = resolve(node.value)
-            return f"{base}.{node.attr}" if base else None
-        if isinstance(node, ast.Name):
-            bindings = model.module_scope.bindings.get(node.id)
-            if bindings and bindings[-1].kind == "import":
-                return model.project.canonical(bindings[-1].target) if bindings[-1].target else None
-        return None
-
-    result = _ForeignModule(defs, constants, resolve)
+    result = _ForeignModule(defs, constants, tree, module, path.name == "__init__.py", project)
     _PROJECT_MODULES[key] = result
     return result
 
@@ -596,7 +634,7 @@ class WaitcntShimDefinition(_WaitcntRule):
     ]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        shim = classify_shim(node, self.model.resolve)
+        shim = self.classify(node)
         if shim is None:
             return
         start = Position(node.lineno, self.context.source.char_col(node.lineno, node.col_offset))
@@ -647,7 +685,7 @@ class WaitcntMagicConstant(_WaitcntRule):
                 if argument is not None:
                     regions.append(argument)
             for function in self.model.nodes(ast.FunctionDef):
-                if classify_shim(function, self.model.resolve) is not None:
+                if self.classify(function) is not None:
                     regions.append(function)
             found: set[int] = set()
             for region in regions:
