@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 
+from ..engine.project import FOLLOWED_NAMES
 from ..engine.registry import Invalid, Rule, register
 
 _MODULES = ("flydsl.expr.rocdl", "flydsl._mlir.dialects.rocdl")
@@ -87,22 +88,51 @@ def _ab_text(ab: str) -> str:
     return {"bf16_1k": "bf16", "fp8_fp8": "fp8 (E4M3)", "bf8_bf8": "bf8 (E5M2)"}.get(ab, ab)
 
 
+_LEAF_PREFIXES = ("mfma_", "wmma_")  # every intrinsic these rules flag starts so
+
+
+def _may_name_intrinsic(leaf: str) -> bool:
+    """Whether a reference spelled with this leaf can resolve to an intrinsic:
+    resolution keeps the leaf unless the project follows it through re-exports."""
+    return leaf.startswith(_LEAF_PREFIXES) or leaf in FOLLOWED_NAMES
+
+
 class _MmaRule(Rule):
-    def _references(self, node: ast.expr):
-        if not _is_outer_reference(self, node):
-            return None
-        return intrinsic_name(self, node)
+    def _indirect_names(self) -> set[str]:
+        """Names with a binding that can resolve to an intrinsic: an import of
+        one, an alias `x = y`, a parameter (bound to what callers pass). A name
+        bound otherwise resolves to None; an unbound one keeps its own leaf."""
+        names = set()
+        for scope in self.model.scopes:
+            for name, bindings in scope.bindings.items():
+                for b in bindings:
+                    if b.kind == "param" or b.alias_of is not None or (
+                            b.kind == "import" and b.target and _may_name_intrinsic(b.target.rpartition(".")[2])):
+                        names.add(name)
+                        break
+        return names
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        self._check(node)
+    def _intrinsic_references(self) -> list[tuple[ast.expr, str]]:
+        """(outermost Name/Attribute, intrinsic leaf) of every raw rocdl
+        intrinsic reference in the file; computed once for the §6 rules."""
+        memo = self.context.memo
+        found = memo.get("s6.references")
+        if found is None:
+            found = memo["s6.references"] = []
+            candidates = [node for node in self.model.nodes(ast.Attribute) if _may_name_intrinsic(node.attr)]
+            indirect = self._indirect_names()
+            candidates += [node for node in self.model.nodes(ast.Name)
+                           if isinstance(node.ctx, ast.Load) and (node.id in indirect or _may_name_intrinsic(node.id))]
+            for node in candidates:
+                if _is_outer_reference(self, node):
+                    leaf = intrinsic_name(self, node)
+                    if leaf is not None:
+                        found.append((node, leaf))
+        return found
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._check(node)
-
-    def _check(self, node: ast.expr) -> None:  # pragma: no cover - overridden
-        raise NotImplementedError
-
+    def check_file(self) -> None:
+        for node, leaf in self._intrinsic_references():
+            self._check(node, leaf)
 
 _HR = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\nfrom flydsl.expr.typing import T\n"
 
@@ -149,8 +179,7 @@ class RawMfmaIntrinsic(_MmaRule):
         Invalid("from flydsl._mlir.dialects.rocdl import mfma_i32_16x16x32_i8 as mfma\nacc = mfma(res, a, b, acc, 0, 0, 0)\n"),
     ]
 
-    def _check(self, node: ast.expr) -> None:
-        leaf = self._references(node)
+    def _check(self, node: ast.expr, leaf: str) -> None:
         if leaf not in MFMA_EXPRESSIBLE or not _modifiers_zero(self, node):
             return
         match = _MFMA.match(leaf)
@@ -188,9 +217,8 @@ class RawScaledMma(_MmaRule):
         Invalid("from flydsl._mlir.dialects import rocdl\nacc = rocdl.wmma_scale_f32_16x16x128_f8f6f4(res, a, b, acc)\n"),
     ]
 
-    def _check(self, node: ast.expr) -> None:
-        leaf = self._references(node)
-        match = _SCALED.match(leaf or "")
+    def _check(self, node: ast.expr, leaf: str) -> None:
+        match = _SCALED.match(leaf)
         if not match:
             return
         m, n, k = match["m"], match["n"], match["k"]
@@ -222,8 +250,7 @@ class RawWmmaIntrinsic(_MmaRule):
         Invalid("from flydsl.expr import rocdl\nacc = rocdl.wmma_i32_16x16x64_iu8(res, a, b, acc)\n"),
     ]
 
-    def _check(self, node: ast.expr) -> None:
-        leaf = self._references(node)
+    def _check(self, node: ast.expr, leaf: str) -> None:
         if leaf not in WMMA_EXPRESSIBLE:
             return
         match = _WMMA.match(leaf)
