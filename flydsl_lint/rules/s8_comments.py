@@ -8,8 +8,10 @@ proves it over a corpus). Docstrings are strings, never comments: untouched.
 from __future__ import annotations
 
 import ast
+import keyword
 import re
 import textwrap
+import unicodedata
 import warnings
 
 from ..engine.diagnostics import Edit, Position
@@ -243,6 +245,50 @@ def _parses(lines: list[str]) -> list[ast.stmt] | None:
     return tree.body
 
 
+# Two names side by side (`the offset`) are a syntax error unless one is a
+# (soft) keyword. A window of lines without quotes has no strings, so such a
+# pair before a `#` means the window cannot parse: checked without parsing.
+_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name token (not an attribute, not inside a number)
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"type", "match", "case", "_"}
+_TRAILING_WORD = re.compile(r"\w*$")
+_NEVER_IN_CODE = frozenset("$?`")  # outside strings and comments
+_NO_STATEMENT_STARTS = tuple("=)]},;:|&^/%<>")
+
+
+def _unstringed(line: str) -> str:
+    """The part of a line tokenized as code when no string is open at its start:
+    up to the first `#` or quote (a name touching the quote may be a string prefix)."""
+    cut = len(line)
+    for mark in ("#", "'", '"'):
+        found = line.find(mark, 0, cut)
+        if found >= 0:
+            cut = found
+    code = line[:cut]
+    if cut < len(line) and line[cut] != "#":
+        code = _TRAILING_WORD.sub("", code)
+    return code
+
+
+def _never_parses(code: str) -> bool:
+    """Code (see `_unstringed`) no program can contain: two non-keyword names
+    separated only by blanks (`the offset`), or a character Python rejects."""
+    previous_end = -1  # end of the previous name when it is no keyword
+    for match in _WORD.finditer(code):
+        word = match.group()
+        if word in _KEYWORDS:
+            previous_end = -1
+            continue
+        if previous_end >= 0 and not code[previous_end:match.start()].strip(" \t"):
+            return True
+        previous_end = match.end()
+    if not code.isascii():
+        for char in code:
+            if ord(char) > 127 and not ("a" + char).isidentifier() and not (
+                    "a" + unicodedata.normalize("NFKC", char)).isidentifier():
+                return True
+    return not _NEVER_IN_CODE.isdisjoint(code)
+
+
 def _decomment(comment: Comment) -> str:
     body = comment.text[1:]
     return body[1:] if body.startswith(" ") else body
@@ -260,10 +306,25 @@ def code_runs(texts: list[str]) -> list[tuple[int, int]]:
     runs: list[tuple[int, int]] = []
     index = 0
     count = len(texts)
+    quoted = ["'" in text or '"' in text for text in texts]
+    hopeless: list[bool | None] = [None] * count  # _never_parses of the line, on demand
     while index < count:
         found = None
         if texts[index].strip() and not texts[index].startswith((" ", "\t")):
+            # The first line no window from `index` can parse through: no string
+            # is open at its start (no quote above it) and its code part is invalid.
+            barrier = index if texts[index].lstrip(" \t\f").startswith(_NO_STATEMENT_STARTS) else count
+            for row in range(index, min(count, index + 60, barrier)):
+                if hopeless[row] is None:
+                    hopeless[row] = _never_parses(_unstringed(texts[row]))
+                if hopeless[row]:
+                    barrier = row
+                    break
+                if quoted[row]:
+                    break
             for end in range(min(count, index + 60), index, -1):
+                if end > barrier:
+                    continue  # holds the barrier line (no string can be open there): a syntax error
                 body = _parses(texts[index:end])
                 if body is None:
                     continue
