@@ -225,6 +225,16 @@ def _positional_waitcnt(call: ast.AST, resolve) -> ast.expr | None:
     return None
 
 
+_NESTED_CODE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _defines_code(body: list[ast.stmt]) -> bool:
+    """Whether a def, class or lambda occurs anywhere in `body`."""
+    if any(isinstance(s, _NESTED_CODE) for s in body):
+        return True  # a kernel builder's nested kernel: no walk needed
+    return any(isinstance(n, _NESTED_CODE) for s in body for n in ast.walk(s))
+
+
 def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> Shim | None:
     if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or function.decorator_list:
         return None
@@ -243,8 +253,9 @@ def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> 
             return Shim(function, "encoder", last.value, pure=False)
     # Wrapper: a small helper whose own body emits a positional s_waitcnt of a
     # parameter-derived bitfield (a kernel builder merely containing one is not).
-    if len(body) > 6 or any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda))
-                            for s in body for n in ast.walk(s)):
+    if len(body) > 6 or not any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
+        return None  # no statement can be the wait
+    if _defines_code(body):
         return None
     for stmt in body:
         node = stmt.value if isinstance(stmt, ast.Expr) else None
