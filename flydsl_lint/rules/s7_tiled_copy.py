@@ -14,6 +14,7 @@ COPY_ATOM_CALL = qualified(_EXPR, "copy_atom_call")
 MMA_ATOM_CALL = qualified(_EXPR, "mma_atom_call")
 MAKE_TILED_COPY = qualified(_EXPR, "make_tiled_copy")
 MAKE_LAYOUT = qualified(_EXPR, "make_layout") | qualified(_EXPR, "make_ordered_layout")
+SLICE = qualified(_EXPR, "slice")
 _LOOPS = (ast.For, ast.AsyncFor, ast.While, ast.ListComp, ast.GeneratorExp)
 
 
@@ -31,6 +32,10 @@ class _AtomCallRule(Rule):
     replacement: str
     arity: int
 
+    def _lowered(self, node: ast.Call) -> tuple[Applicability | None, str]:
+        """A lower applicability for this site, and a note for the fix message."""
+        return None, ""
+
     def visit_Call(self, node: ast.Call) -> None:
         if self.model.resolve(node.func) not in self.names:
             return
@@ -40,9 +45,10 @@ class _AtomCallRule(Rule):
             spelled = reference(self, f"flydsl.expr.{self.replacement}", "fx", "flydsl.expr")
             if spelled is not None:
                 callee, imports = spelled
+                applicability, note = self._lowered(node)
                 # Tuned kernels: shown, never applied (scheduler-sensitive).
-                fix = self.make_fix([replace_callee(self, node, callee), *imports], f"Replace with `{callee}`",
-                                    Applicability.DISPLAY if self.context.is_tuned_kernel else None)
+                fix = self.make_fix([replace_callee(self, node, callee), *imports], f"Replace with `{callee}`{note}",
+                                    Applicability.DISPLAY if self.context.is_tuned_kernel else applicability)
         where = (" in a loop: one call over the partitioned tensor can replace the loop" if _in_loop(self, node)
                  else "")
         self.report(node, fix=fix, where=where)
@@ -90,10 +96,16 @@ class MmaAtomCall(_AtomCallRule):
     layout (accumulator first, as `mma_atom_call`) and takes atom state
     (e.g. `scale_a=`) as keyword arguments. The one-for-one swap
     `fx.mma_atom_call(m, d, a, b, c)` -> `fx.gemm(m, d, a, b, c)` is a safe
-    fix for the plain positional form; over single-atom fragments it issues
-    the same instruction. In a loop over k-blocks one `fx.gemm` over the
-    partitioned fragments can replace the loop (manual). In tuned kernels
-    the fix is display-only; `fly.mma_atom_call_ssa` is kept."""
+    fix for the plain positional form over whole fragments; it issues the
+    same instruction. `fx.gemm` (flydsl >= 0.4.0) only takes rank-1
+    fragments or rank-2/3 A/B with rank-3 C/D, while `mma_atom_call` takes
+    any atom-sized fragment: a slice such as `c_frag[None, m, n]` keeps the
+    value mode, e.g. `(4, 1)` (rank 2), and `fx.gemm` then fails to trace.
+    So when an operand is a subscript or `fx.slice(...)` (directly or
+    through a name bound once) the fix is unsafe. In a loop over k-blocks
+    one `fx.gemm` over the partitioned fragments can replace the loop
+    (manual). In tuned kernels the fix is display-only;
+    `fly.mma_atom_call_ssa` is kept."""
 
     code = "FLY702"
     names = MMA_ATOM_CALL
@@ -106,9 +118,25 @@ class MmaAtomCall(_AtomCallRule):
     invalid = [
         Invalid("import flydsl.expr as fx\nfx.mma_atom_call(mma, frag_C, frag_A, frag_B, frag_C)\n",
                 fixed="import flydsl.expr as fx\nfx.gemm(mma, frag_C, frag_A, frag_B, frag_C)\n"),
+        # sliced (atom-level) fragments: their rank follows the value mode, which fx.gemm may reject
         Invalid("import flydsl.expr as fx\nfor k in range_constexpr(K):\n    fx.mma_atom_call(mma, c, a[k], b[k], c)\n",
-                fixed="import flydsl.expr as fx\nfor k in range_constexpr(K):\n    fx.gemm(mma, c, a[k], b[k], c)\n"),
+                fixed="import flydsl.expr as fx\nfor k in range_constexpr(K):\n    fx.gemm(mma, c, a[k], b[k], c)\n",
+                unsafe=True),
+        Invalid("import flydsl.expr as fx\nfx.mma_atom_call(mma, c[None, m, n], a[None, m, k], b[None, n, k], c[None, m, n])\n",
+                fixed="import flydsl.expr as fx\nfx.gemm(mma, c[None, m, n], a[None, m, k], b[None, n, k], c[None, m, n])\n",
+                unsafe=True),
+        Invalid("import flydsl.expr as fx\nacc = fx.slice(frag_c, (None, m, n))\nfx.mma_atom_call(mma, acc, frag_a, frag_b, acc)\n",
+                fixed="import flydsl.expr as fx\nacc = fx.slice(frag_c, (None, m, n))\nfx.gemm(mma, acc, frag_a, frag_b, acc)\n",
+                unsafe=True),
     ]
+
+    def _lowered(self, node: ast.Call) -> tuple[Applicability | None, str]:
+        for operand in node.args[1:]:
+            value = _layout_expression(self, operand)
+            if isinstance(value, ast.Subscript) or (
+                    isinstance(value, ast.Call) and self.model.resolve(value.func) in SLICE):
+                return Applicability.UNSAFE, " (a sliced fragment's rank may not be one `fx.gemm` takes)"
+        return None, ""
 
 
 def _layout_expression(rule: Rule, node: ast.expr) -> ast.expr:
