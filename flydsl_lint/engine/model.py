@@ -124,11 +124,13 @@ class SemanticModel:
             bucket.append(node)
 
     def _visit_body(self, body: list[ast.stmt], parent: ast.AST, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
         for stmt in body:
-            self._visit(stmt, parent, scope, fallback)
+            visit(stmt, parent, scope, fallback)
 
     def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         visit = self._visit
+        by_type = self.nodes_by_type
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -136,96 +138,136 @@ class SemanticModel:
                     if isinstance(item, ast.AST):
                         visit(item, node, scope, fallback)
             elif isinstance(value, ast.AST):
-                visit(value, node, scope, fallback)
+                kind = type(value)
+                if kind in _LEAF_TYPES:  # ctx / operator: what `_visit` does for it, inline
+                    value._fly_parent = node  # type: ignore[attr-defined]
+                    bucket = by_type.get(kind)
+                    if bucket is None:
+                        by_type[kind] = [value]
+                    else:
+                        bucket.append(value)
+                else:
+                    visit(value, node, scope, fallback)
 
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
-        self._record(node, parent)
+        node._fly_parent = parent  # type: ignore[attr-defined]  (inline `_record`)
         kind = type(node)
+        bucket = self.nodes_by_type.get(kind)
+        if bucket is None:
+            self.nodes_by_type[kind] = [node]
+        else:
+            bucket.append(node)
         if kind is ast.Name:
-            if isinstance(node.ctx, ast.Load):
+            if type(node.ctx) is ast.Load:
                 self._scope_of_node[id(node)] = scope
             else:
-                self._bind_target(node, scope, _position(node), fallback)
+                self._bind_target(node, scope, (node.lineno, node.col_offset), fallback)
             return
         if kind is ast.Constant:
             if isinstance(node.value, (str, bytes)):
                 self._add_string_span(node)
             return
-        if kind is ast.JoinedStr:
-            self._add_string_span(node)
-        elif kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            self._visit_function(node, scope, fallback)
-            return
-        elif kind is ast.ClassDef:
-            self._visit_class(node, scope, fallback)
-            return
-        elif kind is ast.Lambda:
-            self._visit_lambda(node, scope, fallback)
-            return
-        elif kind in (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp):
-            self._visit_comprehension(node, scope, fallback)
-            return
-        elif kind is ast.Import or kind is ast.ImportFrom:
-            self._visit_import(node, scope, fallback)
-            return
-        elif kind is ast.Try or (sys.version_info >= (3, 11) and kind is getattr(ast, "TryStar", None)):
-            self._visit_try(node, scope, fallback)
-            return
-        elif kind is ast.Global:
-            scope.declared_global.update(node.names)
-            return
-        elif kind is ast.Nonlocal:
-            scope.declared_nonlocal.update(node.names)
-            return
-        elif kind is ast.Assign:
-            self._visit(node.value, node, scope, fallback)
-            for target in node.targets:
-                self._visit_target(target, node, scope, _position(node, end=True), fallback)
-            if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if isinstance(node.value, (ast.Name, ast.Attribute)):
-                    binding = scope.bindings[node.targets[0].id][-1]
-                    binding.alias_of = node.value
-            return
-        elif kind is ast.AnnAssign or kind is ast.AugAssign:
-            if node.value is not None:
-                self._visit(node.value, node, scope, fallback)
-            if kind is ast.AnnAssign:
-                self._visit(node.annotation, node, scope, fallback)
-            self._visit_target(node.target, node, scope, _position(node, end=True), fallback)
-            return
-        elif kind is ast.NamedExpr:
-            self._visit(node.value, node, scope, fallback)
-            owner = scope
-            while owner.kind == "comprehension" and owner.parent is not None:
-                owner = owner.parent  # PEP 572: binds in the enclosing scope
-            self._visit_target(node.target, node, owner, _position(node, end=True), fallback)
-            return
-        elif kind is ast.For or kind is ast.AsyncFor:
-            self._visit(node.iter, node, scope, fallback)
-            self._visit_target(node.target, node, scope, _position(node.target), fallback, kind="loop")
-            self._visit_body(node.body, node, scope, fallback)
-            self._visit_body(node.orelse, node, scope, fallback)
-            return
-        elif kind is ast.ExceptHandler:
-            if node.type is not None:
-                self._visit(node.type, node, scope, fallback)
-            if node.name:
-                scope.add(Binding(node.name, "except", _position(node), node))
-            self._visit_body(node.body, node, scope, fallback)
-            return
-        elif kind is ast.alias:
-            return
-        elif sys.version_info >= (3, 10) and kind in (ast.MatchAs, ast.MatchStar):
-            if node.name:
-                scope.add(Binding(node.name, "match", _position(node), node))
-        elif sys.version_info >= (3, 10) and kind is ast.MatchMapping and node.rest:
-            scope.add(Binding(node.rest, "match", _position(node), node))
-        elif kind is ast.withitem:
-            self._visit(node.context_expr, node, scope, fallback)
-            if node.optional_vars is not None:
-                self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
+        special = _SPECIAL_VISITS.get(kind)
+        if special is not None and special(self, node, scope, fallback):
             return
         self._visit_children(node, scope, fallback)
+
+    # Special visits by node type; True when the node's children are done.
+    def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> bool:
+        self._add_string_span(node)
+        return False
+
+    def _visit_function_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        self._visit_function(node, scope, fallback)
+        return True
+
+    def _visit_class_node(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> bool:
+        self._visit_class(node, scope, fallback)
+        return True
+
+    def _visit_lambda_node(self, node: ast.Lambda, scope: Scope, fallback: bool) -> bool:
+        self._visit_lambda(node, scope, fallback)
+        return True
+
+    def _visit_comprehension_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        self._visit_comprehension(node, scope, fallback)
+        return True
+
+    def _visit_import_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        self._visit_import(node, scope, fallback)
+        return True
+
+    def _visit_try_node(self, node: ast.Try, scope: Scope, fallback: bool) -> bool:
+        self._visit_try(node, scope, fallback)
+        return True
+
+    def _visit_global(self, node: ast.Global, scope: Scope, fallback: bool) -> bool:
+        scope.declared_global.update(node.names)
+        return True
+
+    def _visit_nonlocal(self, node: ast.Nonlocal, scope: Scope, fallback: bool) -> bool:
+        scope.declared_nonlocal.update(node.names)
+        return True
+
+    def _visit_assign(self, node: ast.Assign, scope: Scope, fallback: bool) -> bool:
+        self._visit(node.value, node, scope, fallback)
+        for target in node.targets:
+            self._visit_target(target, node, scope, _position(node, end=True), fallback)
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, (ast.Name, ast.Attribute)):
+                binding = scope.bindings[node.targets[0].id][-1]
+                binding.alias_of = node.value
+        return True
+
+    def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        if node.value is not None:
+            self._visit(node.value, node, scope, fallback)
+        if type(node) is ast.AnnAssign:
+            self._visit(node.annotation, node, scope, fallback)
+        self._visit_target(node.target, node, scope, _position(node, end=True), fallback)
+        return True
+
+    def _visit_named_expr(self, node: ast.NamedExpr, scope: Scope, fallback: bool) -> bool:
+        self._visit(node.value, node, scope, fallback)
+        owner = scope
+        while owner.kind == "comprehension" and owner.parent is not None:
+            owner = owner.parent  # PEP 572: binds in the enclosing scope
+        self._visit_target(node.target, node, owner, _position(node, end=True), fallback)
+        return True
+
+    def _visit_for(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        self._visit(node.iter, node, scope, fallback)
+        self._visit_target(node.target, node, scope, _position(node.target), fallback, kind="loop")
+        self._visit_body(node.body, node, scope, fallback)
+        self._visit_body(node.orelse, node, scope, fallback)
+        return True
+
+    def _visit_except_handler(self, node: ast.ExceptHandler, scope: Scope, fallback: bool) -> bool:
+        if node.type is not None:
+            self._visit(node.type, node, scope, fallback)
+        if node.name:
+            scope.add(Binding(node.name, "except", _position(node), node))
+        self._visit_body(node.body, node, scope, fallback)
+        return True
+
+    def _visit_alias(self, node: ast.alias, scope: Scope, fallback: bool) -> bool:
+        return True
+
+    def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        if node.name:
+            scope.add(Binding(node.name, "match", _position(node), node))
+        return False
+
+    def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        if node.rest:
+            scope.add(Binding(node.rest, "match", _position(node), node))
+        return False
+
+    def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> bool:
+        self._visit(node.context_expr, node, scope, fallback)
+        if node.optional_vars is not None:
+            self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
+        return True
 
     def _visit_target(
         self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int], fallback: bool, kind: str = "assign"
@@ -609,3 +651,43 @@ class SemanticModel:
                 for binding in bindings:
                     if binding.kind == "import":
                         yield binding
+
+
+# Node types with no fields (expression contexts, operators): `_visit` only records them.
+_LEAF_TYPES = frozenset(
+    cls for cls in vars(ast).values()
+    if isinstance(cls, type) and issubclass(cls, ast.AST) and not cls._fields
+    and cls not in (ast.Name, ast.Constant, ast.alias, ast.Global, ast.Nonlocal)
+)
+
+_SPECIAL_VISITS = {
+    ast.JoinedStr: SemanticModel._visit_joined_str,
+    ast.FunctionDef: SemanticModel._visit_function_node,
+    ast.AsyncFunctionDef: SemanticModel._visit_function_node,
+    ast.ClassDef: SemanticModel._visit_class_node,
+    ast.Lambda: SemanticModel._visit_lambda_node,
+    ast.ListComp: SemanticModel._visit_comprehension_node,
+    ast.SetComp: SemanticModel._visit_comprehension_node,
+    ast.GeneratorExp: SemanticModel._visit_comprehension_node,
+    ast.DictComp: SemanticModel._visit_comprehension_node,
+    ast.Import: SemanticModel._visit_import_node,
+    ast.ImportFrom: SemanticModel._visit_import_node,
+    ast.Try: SemanticModel._visit_try_node,
+    ast.Global: SemanticModel._visit_global,
+    ast.Nonlocal: SemanticModel._visit_nonlocal,
+    ast.Assign: SemanticModel._visit_assign,
+    ast.AnnAssign: SemanticModel._visit_ann_aug_assign,
+    ast.AugAssign: SemanticModel._visit_ann_aug_assign,
+    ast.NamedExpr: SemanticModel._visit_named_expr,
+    ast.For: SemanticModel._visit_for,
+    ast.AsyncFor: SemanticModel._visit_for,
+    ast.ExceptHandler: SemanticModel._visit_except_handler,
+    ast.alias: SemanticModel._visit_alias,
+    ast.withitem: SemanticModel._visit_withitem,
+}
+if sys.version_info >= (3, 11):
+    _SPECIAL_VISITS[ast.TryStar] = SemanticModel._visit_try_node
+if sys.version_info >= (3, 10):
+    _SPECIAL_VISITS[ast.MatchAs] = SemanticModel._visit_match_capture
+    _SPECIAL_VISITS[ast.MatchStar] = SemanticModel._visit_match_capture
+    _SPECIAL_VISITS[ast.MatchMapping] = SemanticModel._visit_match_mapping
