@@ -467,8 +467,10 @@ class SemanticModel:
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
         key = id(node)
-        if key in self._resolved:
-            return self._resolved[key]
+        try:
+            return self._resolved[key]  # most calls: rules ask about the same callee
+        except KeyError:
+            pass
         self._resolved[key] = None  # guards against alias cycles
         result = self._resolve_uncached(node)
         if result is not None:
