@@ -260,10 +260,15 @@ class JitCallInLoop(Rule):
                 except (OSError, SyntaxError, ValueError):
                     tree = None
                 if tree is not None:
-                    model = SemanticModel(tree, module, is_package, project)
+                    # Only decorated defs can be jit: a module without any needs no model.
+                    decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list
+                                    for s in tree.body)
+                    model = SemanticModel(tree, module, is_package, project) if decorated else None
                     for statement in tree.body:
                         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            kind = model.function_kind(statement)
+                            kind = model.function_kind(statement) if model is not None else None
                             kinds[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
+                    if model is not None:
+                        model.release()  # frees the tree by reference counting (the run has no cyclic GC)
             cache[module] = kinds
         return cache[module]
