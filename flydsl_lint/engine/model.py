@@ -444,7 +444,11 @@ class SemanticModel:
                 current = current.parent  # class bodies are not enclosing scopes
                 continue
             bindings = current.bindings.get(name)
-            if bindings:
+            if bindings and len(bindings) == 1:  # the common case, as below without the lists
+                only = bindings[0]
+                if not same_scope or only.position <= position or current.kind != "module":
+                    return only
+            elif bindings:
                 primary = [b for b in bindings if not b.fallback] or bindings
                 if same_scope:
                     preceding = [b for b in primary if b.position <= position]
