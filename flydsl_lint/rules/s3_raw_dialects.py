@@ -128,7 +128,12 @@ _BOUNDARY_MODULES = LEGACY_MODULE_NAMES | {"tensor_shim"}
 
 
 def in_boundary_module(rule: Rule) -> bool:
-    return rule.model.module_name.rpartition(".")[2] in _BOUNDARY_MODULES
+    memo = rule.context.memo
+    try:
+        return memo["s3.boundary"]  # asked per call by every raw-op rule: computed once per file
+    except KeyError:
+        found = memo["s3.boundary"] = rule.model.module_name.rpartition(".")[2] in _BOUNDARY_MODULES
+        return found
 
 
 def _call_in(rule: Rule, node: ast.Call, modules: tuple[str, ...]) -> str | None:
