@@ -167,8 +167,13 @@ class Rule:
         if order.index(chosen) < order.index(declared):
             chosen = declared  # a rule may lower, never raise, its fix safety
         edits = tuple(sorted(edits))
-        if chosen is Applicability.SAFE and not self.edits_comments and self._drops_comment(edits):
-            chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
+        if chosen is Applicability.SAFE and not self.edits_comments:
+            if self._drops_comment(edits):
+                chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
+            elif self.context.is_tuned_kernel:
+                # The guide: even an op-identical swap can shift a tuned kernel's
+                # schedule, so code edits there wait for a performance check.
+                chosen, message = Applicability.UNSAFE, f"{message} (scheduler-sensitive kernel: verify performance)"
         return Fix(edits, chosen, message)
 
     def _drops_comment(self, edits: tuple[Edit, ...]) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import os
 import stat
 import tempfile
@@ -102,12 +103,7 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
         start = Position(statement.lineno, source.char_col(statement.lineno, statement.col_offset))
         end = Position(statement.end_lineno, source.char_col(statement.end_lineno, statement.end_col_offset))
         if kept:
-            names = ", ".join(ast.unparse(alias) for alias in kept)
-            if isinstance(statement, ast.Import):
-                content = f"import {names}"
-            else:
-                content = f"from {'.' * statement.level}{statement.module or ''} import {names}"
-            edits.append(Edit(start, end, content))
+            edits.extend(_alias_removals(source, statement.names, dead))
             continue
         line = source.lines[statement.end_lineno - 1]
         whole_lines = source.lines[statement.lineno - 1][: start.col].strip() == "" and line[end.col :].strip() == ""
@@ -118,6 +114,52 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
         else:
             edits.append(Edit(start, end, "pass"))
     return apply_edits(text, edits, newline)
+
+
+def _alias_removals(source: SourceFile, aliases: list[ast.alias], dead: set[int]) -> list[Edit]:
+    """Edits deleting the dead names of an import in place, keeping its layout.
+
+    A run of dead names is cut up to the next kept name (or, at the end, from
+    the previous kept name), so commas and line breaks stay balanced. Where
+    that span holds a comment, only the names and their commas go.
+    """
+    def start(alias: ast.alias) -> int:
+        return source.offset(alias.lineno, source.char_col(alias.lineno, alias.col_offset))
+
+    def end(alias: ast.alias) -> int:
+        return source.offset(alias.end_lineno, source.char_col(alias.end_lineno, alias.end_col_offset))
+
+    spans: list[tuple[int, int]] = []
+    index = 0
+    while index < len(aliases):
+        if id(aliases[index]) not in dead:
+            index += 1
+            continue
+        last = index
+        while last + 1 < len(aliases) and id(aliases[last + 1]) in dead:
+            last += 1
+        if last + 1 < len(aliases):
+            span = (start(aliases[index]), start(aliases[last + 1]))
+        else:
+            span = (end(aliases[index - 1]), end(aliases[last]))
+        if "#" in source.text[span[0] : span[1]]:
+            spans.extend(_name_and_comma(source.text, start(a), end(a)) for a in aliases[index : last + 1])
+        else:
+            spans.append(span)
+        index = last + 1
+    return [Edit(_position(source, lo), _position(source, hi), "") for lo, hi in spans]
+
+
+def _name_and_comma(text: str, lo: int, hi: int) -> tuple[int, int]:
+    after = hi
+    while after < len(text) and text[after] in " \t":
+        after += 1
+    return (lo, after + 1) if after < len(text) and text[after] == "," else (lo, hi)
+
+
+def _position(source: SourceFile, offset: int) -> Position:
+    row = bisect.bisect_right(source.line_starts, offset)
+    return Position(row, offset - source.line_starts[row - 1])
 
 
 def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> FixResult:
