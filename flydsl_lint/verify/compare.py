@@ -56,14 +56,25 @@ def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> Kernel
         return KernelComparison(after.name, after.arch, ONLY_AFTER, resource_deltas(Resources(), after.resources))
     if after is None:
         return KernelComparison(before.name, before.arch, ONLY_BEFORE, resource_deltas(before.resources, Resources()))
+    notes = sorted(set(before.evidence_errors) | set(after.evidence_errors))
+    message = "; ".join(notes)
     resources = resource_deltas(before.resources, after.resources)
-    if before.instructions == after.instructions and not resources:
-        return KernelComparison(before.name, before.arch, IDENTICAL)
+    by_code_object = before.code_object is not None and after.code_object is not None
+    if by_code_object:
+        # The code object is what runs; the .s text is a second, separate ISA
+        # run whose counts (e.g. .vgpr_count) are not reproducible.
+        if before.code_object == after.code_object:
+            return KernelComparison(before.name, before.arch, IDENTICAL, message=message)
+    elif before.instructions == after.instructions and not resources:
+        return KernelComparison(before.name, before.arch, IDENTICAL, message=message)
     diff = list(
         difflib.unified_diff(
             before.instructions, after.instructions, "before", "after", n=DIFF_CONTEXT_LINES, lineterm=""
         )
     )
+    if by_code_object and not diff and not resources:
+        notes.insert(0, "code objects differ; normalized ISA and resources are the same")
+        message = "; ".join(notes)
     return KernelComparison(
         before.name,
         before.arch,
@@ -71,4 +82,5 @@ def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> Kernel
         resource_deltas=resources,
         histogram_deltas=histogram_deltas(before.histogram, after.histogram),
         isa_diff=diff[:DIFF_MAX_LINES],
+        message=message,
     )

@@ -8,10 +8,11 @@ block labels (``.LBB0_3`` becomes ``L1`` by order of first appearance).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 FINAL_ISA_GLOB = "*_final_isa.s"
@@ -40,6 +41,11 @@ class KernelIsa:
     instructions: list[str]
     resources: Resources
     histogram: dict[str, int] = field(default_factory=dict)
+    # sha256 of the code object (the ELF embedded in the gpu-module-to-binary
+    # dump) holding this kernel; None when no readable code object was dumped.
+    code_object: str | None = None
+    # Why evidence was missing or unreadable (e.g. an undecodable code object).
+    evidence_errors: list[str] = field(default_factory=list)
 
 
 # Metadata keys (amdhsa.kernels YAML) -> Resources fields.
@@ -180,16 +186,36 @@ def parse_isa(text: str, code_sizes: dict[str, int] | None = None) -> list[Kerne
     return kernels
 
 
+_SIMPLE_ESCAPES = {"\\": 0x5C, '"': 0x22, "n": 0x0A, "t": 0x09}
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
 def _unescape_mlir_bytes(escaped: str) -> bytes:
+    """Bytes of an MLIR string literal's body as the MLIR printer writes it.
+
+    The printer keeps printable characters other than ``\\`` and ``"``, writes a
+    backslash as ``\\\\`` and every other byte as ``\\XX`` (two hex digits); the
+    lexer also accepts ``\\"``, ``\\n`` and ``\\t``. Raises ValueError on anything else.
+    """
     out = bytearray()
-    i = 0
-    while i < len(escaped):
-        if escaped[i] == "\\":
+    i, n = 0, len(escaped)
+    while i < n:
+        char = escaped[i]
+        if char != "\\":
+            out.extend(char.encode("latin-1"))
+            i += 1
+            continue
+        if i + 1 >= n:
+            raise ValueError(f"dangling backslash at offset {i}")
+        following = escaped[i + 1]
+        if following in _SIMPLE_ESCAPES:
+            out.append(_SIMPLE_ESCAPES[following])
+            i += 2
+        elif i + 2 < n and following in _HEX_DIGITS and escaped[i + 2] in _HEX_DIGITS:
             out.append(int(escaped[i + 1 : i + 3], 16))
             i += 3
         else:
-            out.extend(escaped[i].encode("latin-1"))
-            i += 1
+            raise ValueError(f"unknown escape {escaped[i:i + 3]!r} at offset {i}")
     return bytes(out)
 
 
@@ -215,23 +241,94 @@ def elf_function_sizes(elf: bytes) -> dict[str, int]:
     return sizes
 
 
+@dataclass(frozen=True)
+class CodeObjectKernel:
+    """What the code object says about one kernel."""
+
+    digest: str  # sha256 of the whole ELF
+    code_bytes: int | None
+    metadata: dict[str, int]  # integer fields of the kernel's #gpu.kernel_metadata
+
+
+_GPU_OBJECT = re.compile(r"#gpu\.object<")
+_BIN = re.compile(r'bin = "((?:[^"\\]|\\.)*)"')
+_KERNEL_METADATA = re.compile(r'#gpu\.kernel_metadata<"([^"]+)"')
+_METADATA_DICT = re.compile(r"metadata = \{([^{}]*)\}")
+_INTEGER_ENTRY = re.compile(r"(\w+) = (-?\d+) : i\d+")
+
+
+def code_objects_from_binary_stage(text: str) -> tuple[dict[str, CodeObjectKernel], list[str]]:
+    """Per-kernel code object facts from a gpu-module-to-binary dump, and read errors.
+
+    Each ``#gpu.object`` carries the ELF (``bin = "..."``) and the kernel metadata
+    that MLIR read from that ELF's AMDGPU note (register counts, LDS, scratch,
+    spills). Both are what actually runs, unlike the ``*_final_isa.s`` text.
+    """
+    kernels: dict[str, CodeObjectKernel] = {}
+    errors: list[str] = []
+    starts = [m.start() for m in _GPU_OBJECT.finditer(text)] or [0]
+    for index, start in enumerate(starts):
+        chunk = text[start : starts[index + 1] if index + 1 < len(starts) else len(text)]
+        binary = _BIN.search(chunk)
+        if not binary:
+            continue
+        try:
+            elf = _unescape_mlir_bytes(binary.group(1))
+            sizes = elf_function_sizes(elf)
+        except (struct.error, ValueError, IndexError) as error:
+            errors.append(f"unreadable code object: {type(error).__name__}: {error}")
+            continue
+        if elf[:4] != b"\x7fELF":
+            errors.append("code object is not an ELF file")
+            continue
+        digest = hashlib.sha256(elf).hexdigest()
+        header = chunk[: binary.start()]
+        entries = list(_KERNEL_METADATA.finditer(header))
+        names = {m.group(1) for m in entries} | set(sizes)
+        metadata: dict[str, dict[str, int]] = {}
+        for position, entry in enumerate(entries):
+            end = entries[position + 1].start() if position + 1 < len(entries) else len(header)
+            fields = _METADATA_DICT.search(header, entry.end(), end)
+            if fields:
+                metadata[entry.group(1)] = {k: int(v) for k, v in _INTEGER_ENTRY.findall(fields.group(1))}
+        for name in names:
+            kernels[name] = CodeObjectKernel(digest, sizes.get(name), metadata.get(name, {}))
+    return kernels, errors
+
+
 def code_sizes_from_binary_stage(text: str) -> dict[str, int]:
     """Function sizes from the code object embedded in the gpu-module-to-binary dump."""
-    sizes = {}
-    for escaped in re.findall(r'bin = "((?:[^"\\]|\\.)*)"', text):
-        try:
-            sizes.update(elf_function_sizes(_unescape_mlir_bytes(escaped)))
-        except (struct.error, ValueError, IndexError):
-            continue  # an unreadable object only costs the code-size column
-    return sizes
+    kernels, _errors = code_objects_from_binary_stage(text)
+    return {name: k.code_bytes for name, k in kernels.items() if k.code_bytes is not None}
+
+
+def _with_code_object(kernel: KernelIsa, code_object: CodeObjectKernel | None, errors: list[str]) -> KernelIsa:
+    kernel.evidence_errors.extend(errors)
+    if code_object is None:
+        if not errors:
+            kernel.evidence_errors.append("no code object dumped for this kernel")
+        return kernel
+    kernel.code_object = code_object.digest
+    # The ELF's metadata is authoritative: the .s comes from a second, separate
+    # ISA run whose resource counts can differ from the real code object's.
+    metadata = code_object.metadata
+    fields = {target: metadata[key] for key, target in _METADATA_FIELDS.items() if key in metadata}
+    kernel.resources = replace(kernel.resources, **fields, code_bytes=code_object.code_bytes)
+    return kernel
 
 
 def parse_dump_dir(dump_dir: Path) -> list[KernelIsa]:
     """All kernels of every final ISA file under one compilation's dump directory."""
     kernels = []
     for isa_file in sorted(dump_dir.rglob(FINAL_ISA_GLOB)):
-        sizes: dict[str, int] = {}
-        for binary_stage in isa_file.parent.glob(BINARY_STAGE_GLOB):
-            sizes.update(code_sizes_from_binary_stage(binary_stage.read_text(encoding="utf-8", errors="replace")))
-        kernels.extend(parse_isa(isa_file.read_text(encoding="utf-8", errors="replace"), sizes))
+        code_objects: dict[str, CodeObjectKernel] = {}
+        errors: list[str] = []
+        for binary_stage in sorted(isa_file.parent.glob(BINARY_STAGE_GLOB)):
+            found, stage_errors = code_objects_from_binary_stage(
+                binary_stage.read_text(encoding="utf-8", errors="replace")
+            )
+            code_objects.update(found)
+            errors.extend(f"{binary_stage.name}: {e}" for e in stage_errors)
+        for kernel in parse_isa(isa_file.read_text(encoding="utf-8", errors="replace")):
+            kernels.append(_with_code_object(kernel, code_objects.get(kernel.name), errors))
     return kernels

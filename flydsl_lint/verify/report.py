@@ -52,6 +52,8 @@ def _comparison_line(c: KernelComparison) -> str:
     line = f"{c.verdict:<13} {_where(c)}"
     if c.side:
         line += f" ({c.side}): {c.message.splitlines()[0] if c.message else ''}"
+    elif c.message:
+        line += f"  note: {c.message.splitlines()[0]}"
     if c.resource_deltas:
         line += f"  resources: {_format_resources(c.resource_deltas)}"
     if c.histogram_deltas:

@@ -1,8 +1,16 @@
+import struct
+from pathlib import Path
+
+import pytest
+
 from flydsl_lint.verify.compare import CHANGED, IDENTICAL, ONLY_AFTER, ONLY_BEFORE, compare_kernels
 from flydsl_lint.verify.isa import (
+    _unescape_mlir_bytes,
+    code_objects_from_binary_stage,
     elf_function_sizes,
     instruction_class,
     normalize_body,
+    parse_dump_dir,
     parse_isa,
 )
 
@@ -99,3 +107,123 @@ def test_normalize_keeps_block_labels_in_order_of_appearance():
 
 def test_elf_function_sizes_rejects_non_elf():
     assert elf_function_sizes(b"not an elf") == {}
+
+
+def _mlir_escape(data: bytes) -> str:
+    """Escape bytes the way MLIR's printer does: printable kept, `\\` doubled, the rest as \\XX."""
+    out = []
+    for byte in data:
+        char = chr(byte)
+        if char == "\\":
+            out.append("\\\\")
+        elif 0x20 <= byte < 0x7F and char != '"':
+            out.append(char)
+        else:
+            out.append(f"\\{byte:02X}")
+    return "".join(out)
+
+
+def _tiny_elf(function: str, size: int, filler: bytes = b"") -> bytes:
+    """A minimal ELF64 LE with one STT_FUNC symbol; `filler` lands in the bytes (e.g. backslashes)."""
+    strtab = b"\0" + function.encode() + b"\0"
+    symtab = bytes(24) + struct.pack("<IBBHQQ", 1, 0x12, 0, 1, 0, size)
+    data_offset = 64
+    strtab_offset = data_offset + len(filler)
+    symtab_offset = strtab_offset + len(strtab)
+    shoff = symtab_offset + len(symtab)
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<Q", header, 0x28, shoff)
+    struct.pack_into("<HH", header, 0x3A, 64, 3)
+    sections = bytes(64)
+    sections += struct.pack("<IIQQQQIIQQ", 0, 3, 0, 0, strtab_offset, len(strtab), 0, 0, 1, 0)
+    sections += struct.pack("<IIQQQQIIQQ", 0, 2, 0, 0, symtab_offset, len(symtab), 1, 1, 8, 24)
+    return bytes(header) + filler + strtab + symtab + sections
+
+
+def _binary_stage(elf: bytes, kernel: str = "demo_0", vgpr: int = 6) -> str:
+    return (
+        "module attributes {gpu.container_module} {\n"
+        '  gpu.binary @kernels  [#gpu.object<#rocdl.target<chip = "gfx942">, '
+        f'kernels = <[#gpu.kernel_metadata<"{kernel}", !llvm.func<void (ptr<1>)>, metadata = {{agpr_count = 16 : i64, '
+        "group_segment_fixed_size = 1024 : i64, private_segment_fixed_size = 0 : i64, "
+        f"reqd_workgroup_size = array<i32: 256, 1, 1>, sgpr_count = 12 : i64, sgpr_spill_count = 0 : i64, "
+        f"vgpr_count = {vgpr} : i64, vgpr_spill_count = 1 : i64}}>]>, "
+        f'bin = "{_mlir_escape(elf)}">]\n}}\n'
+    )
+
+
+def test_unescape_handles_backslashes_quotes_and_hex():
+    raw = b'\x7fELF\\"\\\\ "quoted" \\n\x00\xff\n\t'
+    assert _unescape_mlir_bytes(_mlir_escape(raw)) == raw
+    # Forms the MLIR lexer accepts besides the printer's own.
+    assert _unescape_mlir_bytes('a\\"b\\nc\\td\\\\e\\5C') == b'a"b\nc\td\\e\\'
+    with pytest.raises(ValueError):
+        _unescape_mlir_bytes("bad \\q escape")
+    with pytest.raises(ValueError):
+        _unescape_mlir_bytes("dangling \\")
+
+
+def test_code_size_read_from_elf_with_backslashes_and_quotes():
+    elf = _tiny_elf("demo_0", 2352, filler=b'\\\\"\\x"\\')
+    kernels, errors = code_objects_from_binary_stage(_binary_stage(elf))
+    assert errors == []
+    assert kernels["demo_0"].code_bytes == 2352
+    assert kernels["demo_0"].metadata["vgpr_count"] == 6
+
+
+def test_unreadable_code_object_is_reported_not_hidden():
+    stage = _binary_stage(_tiny_elf("demo_0", 8)).replace('bin = "\\7F', 'bin = "\\ZZ')
+    kernels, errors = code_objects_from_binary_stage(stage)
+    assert kernels == {} and len(errors) == 1 and "unreadable code object" in errors[0]
+
+
+def _dump_dir(root: Path, isa_text: str, stage: str) -> Path:
+    root.mkdir(parents=True)
+    (root / "22_final_isa.s").write_text(isa_text)
+    (root / "20_gpu_module_to_binary.mlir").write_text(stage)
+    return root
+
+
+def test_identical_code_object_wins_over_nondeterministic_isa_text(tmp_path):
+    # FlyDSL's .s comes from a second ISA run that can print another .vgpr_count
+    # (246 vs 247 seen on gfx950); the ELF that runs is byte-identical.
+    elf = _tiny_elf("demo_0", 64)
+    (before,) = parse_dump_dir(_dump_dir(tmp_path / "a", ISA.format(exit=2), _binary_stage(elf)))
+    noisy = ISA.format(exit=2).replace(".vgpr_count:     6", ".vgpr_count:     7").replace("v1, v0", "v3, v0")
+    (after,) = parse_dump_dir(_dump_dir(tmp_path / "b", noisy, _binary_stage(elf)))
+    assert before.code_object == after.code_object is not None
+    assert before.resources.vgpr == after.resources.vgpr == 6  # from the code object's metadata
+    assert before.resources.code_bytes == 64
+    assert before.instructions != after.instructions
+    comparison = compare_kernels(before, after)
+    assert comparison.verdict == IDENTICAL and comparison.isa_diff == [] and not comparison.resource_deltas
+
+
+def test_differing_code_object_reports_isa_and_resource_deltas(tmp_path):
+    (before,) = parse_dump_dir(
+        _dump_dir(tmp_path / "a", ISA.format(exit=2), _binary_stage(_tiny_elf("demo_0", 64)))
+    )
+    changed_isa = ISA.format(exit=2).replace("v1, v0, s[4:5]", "v2, v0, s[4:5]")
+    (after,) = parse_dump_dir(
+        _dump_dir(tmp_path / "b", changed_isa, _binary_stage(_tiny_elf("demo_0", 68), vgpr=9))
+    )
+    comparison = compare_kernels(before, after)
+    assert comparison.verdict == CHANGED
+    assert comparison.resource_deltas == {"vgpr": (6, 9), "code_bytes": (64, 68)}
+    assert any(line.startswith("+global_load_dword v2") for line in comparison.isa_diff)
+    # Same text, different code object: still a change, and said so.
+    (same_text,) = parse_dump_dir(
+        _dump_dir(tmp_path / "c", ISA.format(exit=2), _binary_stage(_tiny_elf("demo_0", 64, filler=b"x")))
+    )
+    comparison = compare_kernels(before, same_text)
+    assert comparison.verdict == CHANGED and "code objects differ" in comparison.message
+
+
+def test_without_code_object_falls_back_to_isa_text(tmp_path):
+    root = tmp_path / "only-s"
+    root.mkdir()
+    (root / "22_final_isa.s").write_text(ISA.format(exit=2))
+    (kernel,) = parse_dump_dir(root)
+    assert kernel.code_object is None and kernel.resources.code_bytes is None
+    assert compare_kernels(kernel, kernel).verdict == IDENTICAL
