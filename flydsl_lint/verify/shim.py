@@ -116,6 +116,30 @@ class _FakeDeviceProperties:
         self.regs_per_multiprocessor = 65536
 
 
+def _report_cpu_tensors_as_cuda(torch) -> None:
+    """Make CPU tensors (where every "cuda" request landed) say they are on the GPU.
+
+    Wrappers such as FlyDSL's flash-attention interface refuse tensors whose
+    ``is_cuda`` is false. Storage stays on the CPU: torch's C++ side never reads
+    these Python attributes, and the shim's factories and ``Tensor.to`` map any
+    "cuda" device they are handed (``device=x.device``) back to the CPU. Every
+    CPU tensor reports ``cuda:0``, including ones a test made on "cpu" on purpose;
+    other devices (meta, ...) are left alone.
+    """
+    real_device = torch.Tensor.device.__get__
+    cuda0 = torch.device("cuda", 0)
+
+    def device(self):
+        actual = real_device(self)
+        return cuda0 if actual.type == "cpu" else actual
+
+    def is_cuda(self):
+        return real_device(self).type in ("cpu", "cuda")
+
+    torch.Tensor.device = property(device)
+    torch.Tensor.is_cuda = property(is_cuda)
+
+
 def _noop(*args, **kwargs):
     return None
 
@@ -151,6 +175,7 @@ def install(arch: str) -> None:
         return original_to(self, *args, **kwargs)
 
     torch.Tensor.to = to
+    _report_cpu_tensors_as_cuda(torch)
     torch.Tensor.cuda = lambda self, *args, **kwargs: self
     torch.nn.Module.cuda = lambda self, *args, **kwargs: self
 

@@ -15,7 +15,12 @@ z = x.to("cuda", torch.float16).new_empty(2, device="cuda")
 g = torch.Generator(device="cuda")
 g.manual_seed(0)
 assert isinstance(g, torch.Generator) and (torch.Generator | None) is not None
-assert {t.device.type for t in (x, y, z)} == {"cpu"} and z.dtype == torch.float16
+assert {t.device.type for t in (x, y, z)} == {"cuda"} and z.dtype == torch.float16
+assert all(t.is_cuda for t in (x, y, z, x[1:], x + 1, x.view(2, 2), torch.empty_like(x)))
+assert str(x.device) == "cuda:0" and x.device == y.device
+assert torch.zeros(2, device=x.device).is_cuda and x.to(x.device).is_cuda  # device=x.device still works
+assert (x.cpu().numpy().shape, float((x * 0).sum())) == ((4,), 0.0)  # storage really is on the CPU
+assert not torch.empty(2, device="meta").is_cuda
 assert torch.cuda.is_available() and torch.cuda.device_count() == 1
 assert torch.cuda.get_device_properties(0).gcnArchName == "gfx950"
 stream = torch.cuda.current_stream()
