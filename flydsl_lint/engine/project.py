@@ -125,6 +125,8 @@ class ProjectIndex:
             self.add_root(root)
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
+        # What rules derive from other project modules, kept for the run: key -> value.
+        self.memo: dict = {}
         # Every module looked up through this index so far (by `find` or `summary`).
         # The result cache records them as dependencies of each file checked with
         # this index: all of them, since a rule may memoize what it read for an
@@ -162,16 +164,24 @@ class ProjectIndex:
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles
-        found = self.find(module)
-        if found is not None:
-            path, is_package = found
-            try:
-                tree = ast.parse(path.read_bytes())
-            except (OSError, SyntaxError, ValueError):
-                tree = None
-            if tree is not None:
-                self._summaries[module] = summarize(module, is_package, tree)
+        parsed = self.parse(module)
+        if parsed is not None:
+            self._summaries[module] = summarize(module, parsed[1], parsed[0])
         return self._summaries[module]
+
+    def parse(self, module: str) -> tuple[ast.Module, bool] | None:
+        """A project module's tree and whether it is a package; None if absent or unparsable.
+
+        Not kept: callers cache what they derive from it (see `memo`).
+        """
+        found = self.find(module)
+        if found is None:
+            return None
+        path, is_package = found
+        try:
+            return ast.parse(path.read_bytes()), is_package
+        except (OSError, SyntaxError, ValueError):
+            return None
 
     def canonical(self, qualified: str, _depth: int = 0) -> str:
         """Follow project re-exports of `qualified` to its defining module.

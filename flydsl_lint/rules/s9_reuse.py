@@ -154,15 +154,11 @@ class DuplicateSharedHelper(Rule):
 
     def _same_arity(self, node: ast.FunctionDef, module: str, shared: str) -> bool:
         """A different parameter count is a different contract, not a copy."""
-        cache = self.model.project.__dict__.setdefault("_fly902_arity", {})
+        cache = self.model.project.memo.setdefault("FLY902 arity", {})
         if module not in cache:
             arity: dict[str, int] = {}
-            found = self.model.project.find(module)
-            try:
-                tree = ast.parse(found[0].read_bytes()) if found else None
-            except (OSError, SyntaxError, ValueError):
-                tree = None
-            for statement in tree.body if tree else ():
+            parsed = self.model.project.parse(module)
+            for statement in parsed[0].body if parsed else ():
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     arity[statement.name] = _positional(statement)
             cache[module] = arity
@@ -249,26 +245,21 @@ class JitCallInLoop(Rule):
 
     def _project_kinds(self, module: str) -> dict[str, str | None]:
         project = self.model.project
-        cache = project.__dict__.setdefault("_fly903_function_kinds", {})  # one per project index
+        cache = project.memo.setdefault("FLY903 function kinds", {})
         if module not in cache:
             kinds: dict[str, str | None] = {}
-            found = project.find(module)
-            if found is not None:
-                path, is_package = found
-                try:
-                    tree = ast.parse(path.read_bytes())
-                except (OSError, SyntaxError, ValueError):
-                    tree = None
-                if tree is not None:
-                    # Only decorated defs can be jit: a module without any needs no model.
-                    decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list
-                                    for s in tree.body)
-                    model = SemanticModel(tree, module, is_package, project) if decorated else None
-                    for statement in tree.body:
-                        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                            kind = model.function_kind(statement) if model is not None else None
-                            kinds[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
-                    if model is not None:
-                        model.release()  # frees the tree by reference counting (the run has no cyclic GC)
+            parsed = project.parse(module)
+            if parsed is not None:
+                tree, is_package = parsed
+                # Only decorated defs can be jit: a module without any needs no model.
+                decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list
+                                for s in tree.body)
+                model = SemanticModel(tree, module, is_package, project) if decorated else None
+                for statement in tree.body:
+                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        kind = model.function_kind(statement) if model is not None else None
+                        kinds[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
+                if model is not None:
+                    model.release()  # frees the tree by reference counting (the run has no cyclic GC)
             cache[module] = kinds
         return cache[module]
