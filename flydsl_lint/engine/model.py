@@ -548,15 +548,9 @@ class SemanticModel:
         keyword_only = dict(zip((a.arg for a in arguments.kwonlyargs), arguments.kw_defaults))
         if binding.name not in keyword_only or keyword_only[binding.name] is not None:
             return None
-        if not any(b.target and b.target.startswith("flydsl.") for b in self.import_targets()):
+        if not any(b.target and b.target.startswith("flydsl.") for b in self.import_bindings()):
             return None
         return target
-
-    def import_targets(self) -> list[Binding]:
-        """Import bindings of the module, in source order (cached)."""
-        if self._imports is None:
-            self._imports = [b for scope in self.scopes for bs in scope.bindings.values() for b in bs if b.kind == "import"]
-        return self._imports
 
     def _calls_by_function(self) -> dict[int, list[ast.Call]]:
         """id(def node) -> calls of it by plain name in this module (built once)."""
@@ -650,13 +644,11 @@ class SemanticModel:
                 return ancestor
         return None
 
-    def import_bindings(self) -> Iterator[Binding]:
-        self.count_uses()
-        for scope in self.scopes:
-            for bindings in scope.bindings.values():
-                for binding in bindings:
-                    if binding.kind == "import":
-                        yield binding
+    def import_bindings(self) -> list[Binding]:
+        """Every import binding of the module, in any scope (collected once)."""
+        if self._imports is None:
+            self._imports = [b for scope in self.scopes for bs in scope.bindings.values() for b in bs if b.kind == "import"]
+        return self._imports
 
 
 # Node types with no fields (expression contexts, operators): `_visit` only records them.

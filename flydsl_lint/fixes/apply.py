@@ -75,6 +75,7 @@ def _choose(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
 def _used_imports(text: str) -> dict[tuple[str, int], int]:
     """(bound name, binding row) -> uses, for every import binding."""
     model = SemanticModel(ast.parse(text))
+    model.count_uses()
     return {(b.name, b.node.lineno if hasattr(b.node, "lineno") else 0): b.used for b in model.import_bindings()}
 
 
@@ -87,6 +88,7 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
     before_names = {name for (name, _), uses in _used_imports(original).items() if uses}
     tree = ast.parse(text)
     model = SemanticModel(tree)
+    model.count_uses()
     dead = {
         id(binding.node)
         for binding in model.import_bindings()

@@ -80,7 +80,6 @@ class BannerSeparator(Rule):
 
     code = "FLY801"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
-    edits_comments = True
     valid = [
         "# Softmax section\nx = 1\n",
         "# +------+------+\n# | lane | row  |\n# +------+------+\nx = 1\n",
@@ -155,7 +154,6 @@ class DecoratedHeader(Rule):
 
     code = "FLY802"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
-    edits_comments = True
     valid = [
         "# Prologue\nx = 1\n",
         "# a -- b\nx = 1\n",
@@ -353,7 +351,6 @@ class CommentedOutCode(Rule):
 
     code = "FLY803"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
-    edits_comments = True
     valid = [
         "# VRAM addressing: row = lane / 4, col = (lane % 4) * 16\nx = 1\n",
         "# v_offset = (row * QK_HEAD_DIM + col) * sizeof(fp8)\nx = 1\n",
@@ -436,7 +433,6 @@ class BlankLineRun(Rule):
 
     code = "FLY804"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
-    edits_comments = True
     valid = [
         "def f():\n    x = 1\n\n    return x\n",
         "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
