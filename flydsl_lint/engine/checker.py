@@ -55,6 +55,29 @@ class Context:
         return self.settings.is_tuned_kernel(self.source.path)
 
 
+class _CallHandlers:
+    """One file's `visit_Call` handlers, indexed by the calls they declare."""
+
+    def __init__(self) -> None:
+        # (rule position, handler): the position keeps rule order when merging
+        self.by_name: dict[str, list[tuple[int, object]]] = {}
+        self.by_module: dict[str, list[tuple[int, object]]] = {}
+        self.every: list = []
+        self._count = 0
+
+    def add(self, rule, handler) -> None:
+        names, modules = rule.call_names, rule.call_modules
+        if names is None and modules is None:
+            self.every.append(handler)
+            return
+        entry = (self._count, handler)
+        self._count += 1
+        for name in names or ():
+            self.by_name.setdefault(name, []).append(entry)
+        for module in modules or ():
+            self.by_module.setdefault(module, []).append(entry)
+
+
 class Checker:
     """Runs the selected rules over files; reusable across files of one run."""
 
@@ -90,9 +113,14 @@ class Checker:
             rules = [cls(context) for cls in self.rule_classes if not cls.code.startswith(ignored or ("\0",))]
 
             dispatch: dict[type, list] = {}
+            call_handlers = _CallHandlers()
             for rule in rules:
                 for node_type in self._node_types(type(rule)):
-                    dispatch.setdefault(node_type, []).append(getattr(rule, f"visit_{node_type.__name__}"))
+                    handler = getattr(rule, f"visit_{node_type.__name__}")
+                    if node_type is ast.Call:
+                        call_handlers.add(rule, handler)
+                    else:
+                        dispatch.setdefault(node_type, []).append(handler)
             for rule in rules:
                 self._guard(rule, source, rule.check_file)
             for node_type, handlers in dispatch.items():
@@ -102,6 +130,7 @@ class Checker:
                             handler(node)
                         except Exception as exc:
                             self._guard_failed(handler.__self__, source, exc, (node,))
+            self._visit_calls(model, call_handlers, source)
 
             diagnostics = context.diagnostics
             self._gate_fixes_on_version(diagnostics)
@@ -117,6 +146,37 @@ class Checker:
             return diagnostics
         finally:
             model.release()  # frees the tree by reference counting, not the cyclic GC
+
+    def _visit_calls(self, model: SemanticModel, handlers: "_CallHandlers", source: SourceFile) -> None:
+        """Hand each call to the rules whose `call_names`/`call_modules` it matches, and to the rest."""
+        resolve = model.resolve
+        by_name, by_module, every = handlers.by_name, handlers.by_module, handlers.every
+        for node in model.nodes(ast.Call):
+            func = node.func
+            try:
+                name = resolve(func)
+            except RecursionError:
+                raise SourceError(source.path, f"gave up at line {node.lineno}: expression nesting too deep") from None
+            picked: list = []
+            if name:
+                module, _, leaf = name.rpartition(".")
+                picked += by_name.get(leaf, ())
+                picked += by_module.get(module, ())
+            spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+            if spelled is not None and (not name or spelled != leaf):
+                picked += by_name.get(spelled, ())
+            if len(picked) > 1:
+                picked = sorted(set(picked))  # one visit per rule, in rule order
+            for _, handler in picked:
+                try:
+                    handler(node)
+                except Exception as exc:
+                    self._guard_failed(handler.__self__, source, exc, (node,))
+            for handler in every:
+                try:
+                    handler(node)
+                except Exception as exc:
+                    self._guard_failed(handler.__self__, source, exc, (node,))
 
     def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
         """Withhold fixes whose replacement API the target FlyDSL lacks."""

@@ -98,6 +98,7 @@ class SemanticModel:
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
         self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
         self._resolved: dict[int, str | None] = {}
+        self._binding_targets: dict[int, str | None] = {}  # id(Binding) -> binding_target()
         self._function_kinds: dict[int, str | None] = {}
         self._calls_index: dict[int, list[ast.Call]] | None = None
         self._imports: list[Binding] | None = None
@@ -400,6 +401,7 @@ class SemanticModel:
         self.nodes_by_type.clear()
         self._scope_of_node.clear()
         self._resolved.clear()
+        self._binding_targets.clear()
         self._function_kinds.clear()
 
     def count_uses(self) -> None:
@@ -493,13 +495,27 @@ class SemanticModel:
             if node.id in _BUILTINS or id(node) not in self._scope_of_node:
                 return None
             return self._from_star_import(node.id)
+        return self.binding_target(binding)
+
+    def binding_target(self, binding: Binding) -> str | None:
+        """The qualified name every use of `binding` refers to (project
+        re-exports not yet followed), else None: an import's target, what an
+        alias `x = fx.max` names, what every caller passes for a parameter."""
+        key = id(binding)
+        try:
+            return self._binding_targets[key]
+        except KeyError:
+            pass
+        self._binding_targets[key] = None  # guards against alias cycles
+        target = None
         if binding.kind == "import" and binding.target:
-            return binding.target
-        if binding.alias_of is not None and self.is_single_binding(binding):
-            return self.resolve(binding.alias_of)
-        if binding.kind == "param" and self.is_single_binding(binding):
-            return self._passed_argument(binding)
-        return None
+            target = binding.target
+        elif binding.alias_of is not None and self.is_single_binding(binding):
+            target = self.resolve(binding.alias_of)
+        elif binding.kind == "param" and self.is_single_binding(binding):
+            target = self._passed_argument(binding)
+        self._binding_targets[key] = target
+        return target
 
     def _passed_argument(self, binding: Binding) -> str | None:
         """The one name every call of a plain function passes for this parameter.
@@ -519,7 +535,7 @@ class SemanticModel:
         defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults) if value)
         index = positional.index(binding.name) if binding.name in positional else None
         targets = set()
-        calls = self._calls_by_function().get(id(function), [])
+        calls = self.calls_of(function)
         if not calls:
             return self._dialect_parameter(binding)
         for call in calls:
@@ -551,6 +567,10 @@ class SemanticModel:
         if not any(b.target and b.target.startswith("flydsl.") for b in self.import_bindings()):
             return None
         return target
+
+    def calls_of(self, function: ast.AST) -> list[ast.Call]:
+        """Calls of a def of this module by its plain name (`helper(...)`)."""
+        return self._calls_by_function().get(id(function), [])
 
     def _calls_by_function(self) -> dict[int, list[ast.Call]]:
         """id(def node) -> calls of it by plain name in this module (built once)."""

@@ -118,6 +118,13 @@ class Rule:
     # Comment rules exist to delete comments; any other fix that would drop a
     # comment is lowered to unsafe, since the comment may carry the why.
     edits_comments: ClassVar[bool] = False
+    # The calls `visit_Call` looks at, so the checker hands it only those: most
+    # of a kernel's calls concern no rule. A call is handed over when the leaf
+    # of its resolved name or of its spelling (`x.<leaf>(...)`, `<leaf>(...)`)
+    # is in `call_names`, or its resolved module is in `call_modules`. Leave
+    # both None for a rule that must see every call.
+    call_names: ClassVar[frozenset[str] | None] = None
+    call_modules: ClassVar[frozenset[str] | None] = None
 
     def __init__(self, context: "Context") -> None:
         self.context = context
@@ -208,6 +215,11 @@ class Rule:
 
     def text(self, node: ast.AST) -> str:
         return self.context.source.segment(node)
+
+
+def leaves(names: Iterable[str]) -> frozenset[str]:
+    """The last components of qualified names, for `Rule.call_names`."""
+    return frozenset(name.rpartition(".")[2] for name in names)
 
 
 _RULES: dict[str, type[Rule]] = {}

@@ -6,9 +6,11 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, Valid, register
+from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import as_method_receiver, reference, replace_callee, replace_with_argument
-from ._flydsl import EXPR_ARITH, INDEX_TYPES, RAW_ARITH, known_scalar_type, qualified, single_positional, typed_scalar
+from ._flydsl import (
+    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, TYPED_SCALARS, known_scalar_type, qualified, single_positional, typed_scalar,
+)
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
 
@@ -21,6 +23,7 @@ class ArithValueWrap(Rule):
 
     code = "FLY101"
     names = qualified(EXPR_ARITH + ("flydsl.expr",), "ArithValue")
+    call_names = leaves(names)
     valid = [
         "from flydsl.expr.arith import ArithValue\ndef f(ArithValue):\n    return ArithValue(1)\n",
         "from flydsl.expr.arith import ArithValue\nisinstance(x, ArithValue)\n",
@@ -50,6 +53,7 @@ class ArithUnwrap(Rule):
 
     code = "FLY102"
     names = qualified(EXPR_ARITH, "unwrap")
+    call_names = leaves(names)
     valid = ["cond = (idx >= limit).ir_value()\n", "from mylib import unwrap\nunwrap(x)\n"]
     invalid = [
         Invalid(_HEADER + "cond = arith.unwrap(idx >= limit)\n", unsafe=True,
@@ -76,6 +80,7 @@ class ArithIndexCast(Rule):
 
     code = "FLY103"
     names = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
+    call_names = leaves(names)
     valid = ["off = fx.Index(x)\n", "from flydsl.expr import arith\narith.index_cast\n"]
     invalid = [
         Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
@@ -106,6 +111,7 @@ class RawValueHelper(Rule):
 
     code = "FLY104"
     names = qualified(EXPR_ARITH + ("flydsl.expr",), "_to_raw")
+    call_names = leaves(names)
     valid = [
         "def _to_raw(v):\n    return v\n_to_raw(x)\n",
         "from kernels.common.tensor_shim import _to_raw\n_to_raw(x)\n",
@@ -136,6 +142,7 @@ class ArithIndexConstant(Rule):
 
     code = "FLY105"
     names = qualified(EXPR_ARITH, "index")
+    call_names = leaves(names)
     valid = ["from flydsl.expr import arith\nlane = tid % fx.Int64(64)\n"]
     invalid = [
         Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
@@ -161,6 +168,7 @@ class DoubleWrap(Rule):
     types are real casts and are left alone."""
 
     code = "FLY111"
+    call_names = frozenset(TYPED_SCALARS)
     valid = [
         "import flydsl.expr as fx\nv = fx.Int64(fx.Int32(x))\n",
         "import flydsl.expr as fx\nv = fx.Int64(x)\n",
@@ -190,6 +198,7 @@ class RedundantRewrap(Rule):
     bound once to `fx.Int32(...)`, `fx.Int32(tx)` is just `tx`."""
 
     code = "FLY112"
+    call_names = frozenset(TYPED_SCALARS)
     valid = [
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx + 1\n    return fx.Int32(tx)\n",
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    return fx.Int64(tx)\n",
@@ -229,6 +238,7 @@ class WrapInCompileTimeBuilder(Rule):
     dynamic layout inputs and are not flagged."""
 
     code = "FLY113"
+    call_names = leaves(_BUILDERS)
     valid = [
         "import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n",
         "import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(n_rows), 1)\n",

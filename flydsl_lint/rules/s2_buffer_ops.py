@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, Valid, register
+from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._memory import (
     BUFFER_OPS, MEM_OPS, argument, assigned_values, byte_sized_name, is_true, keyword_value, local_function, names,
@@ -64,7 +64,7 @@ def _parameter_arguments(rule: Rule, name: ast.Name) -> list[ast.expr] | None:
         return None
     positional = [a.arg for a in function.args.posonlyargs + function.args.args]
     found = []
-    for call in model.nodes(ast.Call):
+    for call in model.calls_of(function):
         if local_function(model, call.func) is not function:
             continue
         if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
@@ -95,6 +95,7 @@ class BufferResource(Rule):
     so the suggested replacement of the call alone is display-only."""
 
     code = "FLY201"
+    call_names = leaves(RESOURCE)
     valid = [
         _FX + "bufA = fx.rocdl.make_buffer_tensor(A)\n",
         "def create_buffer_resource(t, max_size=True):\n    return t\nr = create_buffer_resource(A)\n",
@@ -135,6 +136,7 @@ class BufferManualOffsetAccess(Rule):
     addresses, scalar SGPR loads) are reported as FLY203 instead."""
 
     code = "FLY202"
+    call_names = leaves(ACCESS)
     use_instead = (
         "bufA = fx.rocdl.make_buffer_tensor(A)\n"
         "tA = fx.make_view(fx.get_iter(bufA), fx.make_layout((M, K), (K, 1)))\n"
@@ -185,6 +187,7 @@ class BufferNoLayoutForm(Rule):
     parameters, is FLY202."""
 
     code = "FLY203"
+    call_names = leaves(RAW_RESOURCE | ACCESS)
     valid = [
         _BO + "rsrc = buffer_ops.create_buffer_resource(A)\nv = buffer_ops.buffer_load(rsrc, i, vec_width=1)\n",
         _BO + "def f(rsrc):\n    return buffer_ops.buffer_load(rsrc, 0, vec_width=1)\n",
@@ -229,6 +232,7 @@ class BufferOffsetUnit(Rule):
     is in bytes) are not flagged."""
 
     code = "FLY204"
+    call_names = leaves(ACCESS)
     valid = [
         _BO + "buffer_ops.buffer_load(rsrc, row * K + k, vec_width=4)\n",
         _BO + "buffer_ops.buffer_store(w, rsrc, base + (i << 2), offset_is_bytes=True)\n",

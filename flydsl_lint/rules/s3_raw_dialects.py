@@ -34,6 +34,7 @@ class RawTypedArithmetic(Rule):
     static operands. FlyDSL's CI rejects new uses of these spellings."""
 
     code = "FLY301"
+    call_modules = frozenset(_ARITH_MODULES)
     valid = [
         "import flydsl.expr as fx\nm = fx.max(a, b)\n",
         "from flydsl.expr import arith\ndef f(arith):\n    return arith.maximumf(a, b)\n",
@@ -80,6 +81,7 @@ class TypedArithmeticMethod(Rule):
     gate whatever the receiver is."""
 
     code = "FLY302"
+    call_names = frozenset(_METHODS)
     valid = ["import flydsl.expr as fx\nm = fx.max(a, b)\n", "m = a.maximum(b)\n"]
     invalid = [
         Invalid("import flydsl.expr as fx\nm = acc.maximumf(row_max)\n",
@@ -231,6 +233,13 @@ def _builds_regions(rule: Rule, function: ast.AST) -> bool:
     return cache[key]
 
 
+# Op classes a helper may build through an `scf` parameter (see `scf_op`).
+_SCF_OP_CLASSES = frozenset({"IfOp", "ForOp", "WhileOp", "YieldOp", "ConditionOp"})
+# What a rule built on `scf_op` declares as its `call_names`/`call_modules`.
+SCF_CALL_NAMES = _SCF_OP_CLASSES
+SCF_CALL_MODULES = frozenset({SCF})
+
+
 def scf_op(rule: Rule, node: ast.Call) -> str | None:
     """The scf op `node` builds: `scf.<op>(...)` through any import alias, or
     through a parameter that a helper receives as the scf module (seen from
@@ -244,7 +253,7 @@ def scf_op(rule: Rule, node: ast.Call) -> str | None:
     binding = rule.model.binding_of(func.value)
     if binding is None or binding.kind != "param" or binding.scope is None:
         return None
-    if func.attr in ("IfOp", "ForOp", "WhileOp", "YieldOp", "ConditionOp") and _builds_regions(rule, binding.scope.node):
+    if func.attr in _SCF_OP_CLASSES and _builds_regions(rule, binding.scope.node):
         return func.attr
     return None
 
@@ -258,6 +267,7 @@ class RawScfFor(Rule):
     structural (carried state, bound types), so no fix is offered."""
 
     code = "FLY311"
+    call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
     valid = [
         "import flydsl.expr as fx\nfor i, state in range(0, n, 1, init=[acc]):\n    acc = state + 1\n",
         "from flydsl._mlir.dialects import scf\nif isinstance(op, scf.ForOp):\n    pass\n",
@@ -282,6 +292,7 @@ class RawScfWhile(Rule):
     builds the same `scf.while`, carrying the re-assigned values."""
 
     code = "FLY312"
+    call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
     valid = [
         "import flydsl.expr as fx\nwhile cur < flag:\n    cur = load()\n",
         "from flydsl._mlir.dialects import scf\nops = [scf.WhileOp]\n",
@@ -305,6 +316,7 @@ class RawScfYield(Rule):
     It disappears with the manual `scf.IfOp`/`ForOp`/`WhileOp` it terminates."""
 
     code = "FLY313"
+    call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
     valid = [
         "from flydsl._mlir.dialects import scf\nif not isinstance(last, scf.YieldOp):\n    pass\n",
         "def f(scf):\n    scf.YieldOp([])\n",
@@ -356,6 +368,7 @@ class RawVectorOp(Rule):
     whose operands are all visibly raw values (a raw SSA boundary)."""
 
     code = "FLY321"
+    call_modules = frozenset(VECTOR_MODULES)
     valid = [
         "import flydsl.expr as fx\nlo = vec[0]\nw = vec.bitcast(fx.Int32)\n",
         "from flydsl._mlir.dialects import vector\nv = vector.insert(x, vec, static_position=[0])\n",
@@ -399,6 +412,7 @@ class RawLlvmMemory(Rule):
     boundaries the guide says to preserve, and are not reported."""
 
     code = "FLY331"
+    call_modules = frozenset({LLVM})
     valid = [
         "from flydsl._mlir.dialects import llvm\nfrom flydsl.expr.typing import T\n"
         "v = llvm.LoadOp(T.i32, ptr, alignment=4, ordering=llvm.AtomicOrdering.monotonic, syncscope='agent').result\n",
@@ -429,6 +443,7 @@ class RawMemref(Rule):
     shape, stride and address space with types."""
 
     code = "FLY332"
+    call_modules = frozenset({MEMREF})
     valid = [
         "import flydsl.expr as fx\nt = fx.make_view(fx.get_iter(buf), fx.make_layout((4, 4), (4, 1)))\n",
         "from flydsl._mlir.dialects import memref\nty = memref.MemRefType\n",
@@ -471,6 +486,7 @@ class RawMathOp(Rule):
     `fastmath=`. Raw math ops with no wrapper are not reported."""
 
     code = "FLY333"
+    call_modules = frozenset({MATH})
     valid = [
         "import flydsl.expr as fx\ny = fx.exp2(x, fastmath=fm)\n",
         "from flydsl._mlir.dialects import math as math_dialect\ny = math_dialect.some_unwrapped_op(x)\n",
@@ -572,6 +588,7 @@ class RawArithOperator(Rule):
     rewrite changes behaviour (tests/proofs/test_demoted_fixes.py)."""
 
     code = "FLY341"
+    call_modules = frozenset(ARITH_OP_MODULES)
     valid = [
         "import flydsl.expr as fx\ns = a + b\n",
         "from flydsl._mlir.dialects import arith\ns = arith.addf(a, b, fastmath=fm_fast)\n",
@@ -637,6 +654,7 @@ class RawArithCompare(Rule):
     comparisons of visibly raw values (e.g. exec masks from inline asm)."""
 
     code = "FLY342"
+    call_modules = frozenset(ARITH_OP_MODULES)
     valid = [
         "from flydsl._mlir.dialects import arith\nc = arith.cmpf(arith.CmpFPredicate.ONE, a, b)\n",
         "from flydsl._mlir.dialects import arith\nc = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n",
@@ -696,6 +714,7 @@ class RawArithConstant(Rule):
     attributes) are not reported."""
 
     code = "FLY343"
+    call_modules = frozenset(ARITH_OP_MODULES)
     valid = [
         "import flydsl.expr as fx\nc = fx.Int64(4)\n",
         "from flydsl._mlir.dialects import arith\nc = arith.ConstantOp(vec_ty, dense_attr)\n",
@@ -740,6 +759,7 @@ class RawArithSelect(Rule):
     keeps the result typed. Selects of visibly raw values are kept."""
 
     code = "FLY344"
+    call_modules = frozenset(ARITH_OP_MODULES)
     valid = [
         "import flydsl.expr as fx\nv = (i < n).select(a, b)\n",
         "from flydsl._mlir.dialects import arith, llvm\nc = llvm.op(x).result\nv = arith.select(c, llvm.op(y).result, llvm.op(z).result)\n",

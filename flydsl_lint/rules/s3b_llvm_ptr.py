@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, register
+from ..engine.registry import Invalid, Rule, leaves, register
 from ..fixes.edits import as_method_receiver
 from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
 
@@ -128,6 +128,7 @@ class HandBuiltLlvmPtr(Rule):
     may change."""
 
     code = "FLY351"
+    call_names = leaves(CREATE | INT_TO_PTR)
     valid = [
         _HEAD + "p = lds.kv.ptr.llvm_ptr\n",
         _HEAD + "p = buffer_ops.create_llvm_ptr(lds_byte_offset, address_space=3)\n",
@@ -174,6 +175,7 @@ class ElementPtrHelper(Rule):
     the address space. Preserve byte versus element GEPs and alignment."""
 
     code = "FLY352"
+    call_names = leaves(ELEMENT)
     valid = [
         "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",
         "def get_llvm_ptr(t, o, b):\n    return t\nget_llvm_ptr(C, off, 4)\n",
@@ -200,6 +202,7 @@ class LlvmPtrFromRawAddress(Rule):
     an LDS offset into a fly pointer and this into FLY351."""
 
     code = "FLY353"
+    call_names = leaves(CREATE | INT_TO_PTR)
     valid = [
         _HEAD + "p = buffer_ops.create_llvm_ptr(fx.ptrtoint(a.ptr), address_space=3)\n",
         "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",

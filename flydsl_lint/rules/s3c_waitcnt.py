@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.diagnostics import Applicability, Edit, Position
-from ..engine.registry import Invalid, Rule, Valid, register
+from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._flydsl import qualified
 
@@ -283,10 +283,9 @@ class _WaitcntRule(Rule):
         modules = self.context.memo.get("s3c.modules")
         if modules is None:
             modules = self.context.memo["s3c.modules"] = {}
-        if module in modules:  # one look-up per module and file
-            found = modules[module]
-        else:
-            found = modules[module] = _project_module(self.model.project, module)
+        found = modules.get(module, False)  # one look-up per module and file
+        if found is False or (found is not None and encoder_hint and not found.complete):
+            found = modules[module] = _project_module(self.model.project, module, encoder_hint)
         if found is None or leaf not in found.defs:
             return None
         key = (leaf, encoder_hint)
@@ -403,7 +402,10 @@ class _ForeignModule:
     """Top-level defs and integer constants of a project module; its import
     bindings (for shim callees) are read only when first needed."""
 
-    def __init__(self, defs: dict, constants: dict, tree: ast.Module, module: str, is_package: bool, project) -> None:
+    def __init__(self, defs: dict, constants: dict, tree: ast.Module, module: str, is_package: bool, project,
+                 complete: bool) -> None:
+        # False: read for wrappers and named-counter encoders only (see _project_module)
+        self.complete = complete
         self.defs = defs
         self.constants = constants
         self.shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> classification
@@ -438,12 +440,20 @@ class _ForeignModule:
         return None
 
 
+# Spelled in any module defining a shim found without a hint: a wrapper calls
+# s_waitcnt by a name or attribute of its own module (its imports are all the
+# resolver below follows), an encoder names a parameter after a counter.
+_SHIM_SPELLINGS = tuple(word.encode() for word in (*leaves(S_WAITCNT), *COUNTERS))
+
 # Keyed by (path, mtime): a module rewritten by a fix earlier in the run is read again.
 _PROJECT_MODULES: dict[tuple[str, int], _ForeignModule] = {}
 
 
-def _project_module(project, module: str) -> _ForeignModule | None:
-    """Top-level defs and integer constants of a project module (parsed, never imported)."""
+def _project_module(project, module: str, encoder_hint: bool) -> _ForeignModule | None:
+    """Top-level defs and integer constants of a project module (parsed, never imported).
+
+    Most project modules spell none of `_SHIM_SPELLINGS` and are not parsed
+    unless an encoder is looked for by its use (`s_waitcnt(pack(...))`)."""
     found = project.find(module)
     if found is None:
         return None
@@ -453,12 +463,14 @@ def _project_module(project, module: str) -> _ForeignModule | None:
     except OSError:
         return None
     cached = _PROJECT_MODULES.get(key)
-    if cached is not None:
+    if cached is not None and (cached.complete or not encoder_hint):
         return cached
     try:
-        tree = ast.parse(path.read_bytes())
+        data = path.read_bytes()
+        complete = encoder_hint or any(word in data for word in _SHIM_SPELLINGS)
+        tree = ast.parse(data) if complete else ast.Module(body=[], type_ignores=[])
     except (OSError, SyntaxError, ValueError):
-        tree = ast.Module(body=[], type_ignores=[])
+        tree, complete = ast.Module(body=[], type_ignores=[]), True
     defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     constants: dict[str, int] = {}
     for stmt in tree.body:
@@ -469,7 +481,7 @@ def _project_module(project, module: str) -> _ForeignModule | None:
                 constants.pop(name, None)
             else:
                 constants[name] = value
-    result = _ForeignModule(defs, constants, tree, module, path.name == "__init__.py", project)
+    result = _ForeignModule(defs, constants, tree, module, path.name == "__init__.py", project, complete)
     _PROJECT_MODULES[key] = result
     return result
 
@@ -504,6 +516,7 @@ class RawWaitcntBitfield(_WaitcntRule):
     boundary, keep it positional and localized; inline-asm strings."""
 
     code = "FLY361"
+    call_names = leaves(S_WAITCNT)
     valid = [
         _HX + "rocdl.s_waitcnt(lgkmcnt=0)\n",
         "import flydsl.expr as fx\nfx.rocdl.s_waitcnt(vmcnt=3, lgkmcnt=0)\n",

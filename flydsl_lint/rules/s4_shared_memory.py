@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, register
+from ..engine.registry import Invalid, Rule, leaves, register
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
 ALLOCATOR = followed(*names(SMEM_ALLOCATOR, "SmemAllocator"))
@@ -81,6 +81,7 @@ class SmemAllocatorUse(Rule):
     at once and re-run its test."""
 
     code = "FLY401"
+    call_names = leaves(ALLOCATOR)
     use_instead = (
         "@fx.struct\nclass SharedStorage:\n    a: fx.Array[fx.Float16, BLOCK_M * BLOCK_K]\n\n"
         "lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
@@ -110,6 +111,8 @@ class SmemPtrUse(Rule):
     Unbound calls (`SmemPtr.load(p, idx)`) are reported too."""
 
     code = "FLY402"
+    call_names = leaves(SMEM_PTR)
+    call_modules = SMEM_PTR  # `SmemPtr.load(p, idx)`
     valid = [
         "import flydsl.expr as fx\nlds_a = lds.a.view(fx.make_layout((BM, BK), (BK, 1)))\n",
         _IMPORT + "def f(p: SmemPtr):\n    return p\n",
@@ -137,6 +140,7 @@ class SmemManualBookkeeping(Rule):
     binding of the name) or a parameter annotated `SmemAllocator`."""
 
     code = "FLY403"
+    call_names = frozenset(_BOOKKEEPING_CALLS)
     valid = [
         "class Pool:\n    def finalize(self):\n        pass\nPool().finalize()\n",
         _IMPORT + "def build(allocator):\n    allocator.finalize()\n",

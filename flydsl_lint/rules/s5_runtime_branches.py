@@ -5,9 +5,9 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, register
+from ..engine.registry import Invalid, Rule, leaves, register
 from ._flydsl import EXPR, known_scalar_type, typed_scalar
-from .s3_raw_dialects import scf_op
+from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
 _IF_HELPER_NAMES = frozenset(name.rpartition(".")[2] for name in _IF_HELPERS)
@@ -109,6 +109,7 @@ class ManualScfIf(Rule):
     A `scf.IfOp` is reported here only (not under §3), once per op."""
 
     code = "FLY501"
+    call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
     valid = [
         "import flydsl.compiler as flyc\n@flyc.jit\ndef guard(pred, store):\n    if pred:\n        store()\n",
         "from flydsl._mlir.dialects import scf\nok = isinstance(op, scf.IfOp)\n",
@@ -138,6 +139,7 @@ class IfThenHelper(Rule):
     one expression gets one diagnostic."""
 
     code = "FLY502"
+    call_names = _IF_HELPER_NAMES
     valid = [
         "from flydsl._mlir.dialects import scf\nfrom kernels.common.kernels_common import _if_then\n"
         "with _if_then(scf.IfOp(cond)):\n    store()\n",
@@ -177,6 +179,7 @@ class ScfIfDispatchCall(Rule):
     `if` the rewriter lowers. Structural, so no fix."""
 
     code = "FLY503"
+    call_names = leaves([_DISPATCH])
     valid = [
         "import flydsl.compiler as flyc\n@flyc.jit\ndef store_if(active):\n    if active:\n        store()\n",
         "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\nname = 'scf_if_dispatch'\n",
@@ -207,6 +210,7 @@ class ConstExprRuntimeValue(Rule):
     the typed value."""
 
     code = "FLY511"
+    call_names = leaves(_CONST_EXPR)
     valid = [
         "from flydsl.expr import const_expr\nif const_expr(BLOCK < 64):\n    pass\n",
         "from flydsl.expr import const_expr, gpu\ntid = gpu.thread_id('x')\nif tid < 4:\n    pass\n",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.registry import Invalid, Rule, register
+from ..engine.registry import Invalid, Rule, leaves, register
 from ..fixes.edits import reference, replace_callee
 from ._flydsl import qualified
 
@@ -69,6 +69,7 @@ class CopyAtomCall(_AtomCallRule):
 
     code = "FLY701"
     names = COPY_ATOM_CALL
+    call_names = leaves(COPY_ATOM_CALL)
     replacement = "copy"
     arity = 3
     valid = [
@@ -109,6 +110,7 @@ class MmaAtomCall(_AtomCallRule):
 
     code = "FLY702"
     names = MMA_ATOM_CALL
+    call_names = leaves(MMA_ATOM_CALL)
     replacement = "gemm"
     arity = 5
     valid = [
@@ -171,6 +173,7 @@ class InlineTvLayout(Rule):
     out by hand, so there is no fix."""
 
     code = "FLY703"
+    call_names = leaves(MAKE_TILED_COPY)
     use_instead = (
         "```python\ntiled_copy = fx.make_tiled_copy_tv(copy_atom, fx.make_layout((4, 1), (1, 1)), "
         "fx.make_layout((1, 8), (1, 1)))\n```"
@@ -211,6 +214,7 @@ class MmaOperandTvLayout(Rule):
     the one passed."""
 
     code = "FLY704"
+    call_names = leaves(MAKE_TILED_COPY)
     use_instead = "```python\nthr_copy_A = fx.make_tiled_copy_A(copy_atom, tiled_mma).get_slice(tid)\n```"
     valid = [
         "import flydsl.expr as fx\nc = fx.make_tiled_copy_A(atom, tiled_mma)\n",

@@ -1,0 +1,43 @@
+"""§3c: waitcnt shims defined in another project module are found without importing it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import lint_text
+
+GFX950 = {"target_arch": ("gfx950",)}
+
+
+def _project(tmp_path: Path) -> None:
+    package = tmp_path / "kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "sync.py").write_text(
+        "from flydsl.expr import rocdl\n\n"
+        "def wait_on(bits):\n    rocdl.s_waitcnt(bits)\n\n"
+        "def encode(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+        "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n"
+    )
+    # Neither calls s_waitcnt nor names a counter: its packer is a shim only by its use.
+    (package / "bits.py").write_text("def pack(low, high):\n    return low | (high << 8)\n\n"
+                                     "def tile(m, n):\n    return m * n\n")
+
+
+def test_project_wrapper_and_named_counter_encoder_are_flagged(tmp_path):
+    _project(tmp_path)
+    text = (
+        "from flydsl.expr import rocdl\nfrom kernels.sync import wait_on, encode\nfrom kernels.bits import tile\n\n"
+        "wait_on(0x3F70)\nrocdl.s_waitcnt(encode(lgkmcnt=0))\ntile(2, 3)\n"
+    )
+    found = lint_text(text, tmp_path, select=("FLY362",), **GFX950)
+    assert [(d.start.row, d.code) for d in found] == [(5, "FLY362"), (6, "FLY362")]
+    assert "wait_on" in found[0].message and "encode" in found[1].message
+
+
+def test_project_encoder_known_only_by_its_use_is_flagged(tmp_path):
+    _project(tmp_path)
+    text = "from flydsl.expr import rocdl\nfrom kernels.bits import pack, tile\n\ntile(1, 2)\nrocdl.s_waitcnt(pack(0, 0))\n"
+    found = lint_text(text, tmp_path, select=("FLY362",), **GFX950)
+    assert [(d.start.row, d.code) for d in found] == [(5, "FLY362")]
+    assert "pack" in found[0].message
