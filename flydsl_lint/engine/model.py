@@ -97,6 +97,9 @@ class SemanticModel:
         self.nodes_by_type: dict[type, list[ast.AST]] = {}
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
         self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
+        # id(node) -> parent node, kept beside the tree so the tree stays acyclic
+        # (freed by reference counting; see `release`).
+        self._parents: dict[int, ast.AST | None] = {}
         self._resolved: dict[int, str | None] = {}
         self._binding_targets: dict[int, str | None] = {}  # id(Binding) -> binding_target()
         self._function_kinds: dict[int, str | None] = {}
@@ -109,15 +112,14 @@ class SemanticModel:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:
-            ast_parent_attr = "_fly_parent"
-            setattr(self.tree, ast_parent_attr, None)
+            self._parents[id(self.tree)] = None
             self._visit_body(self.tree.body, self.tree, self.module_scope, fallback=False)
         finally:
             sys.setrecursionlimit(limit)
         self._uses_counted = False
 
     def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
-        node._fly_parent = parent  # type: ignore[attr-defined]
+        self._parents[id(node)] = parent
         bucket = self.nodes_by_type.get(type(node))
         if bucket is None:
             self.nodes_by_type[type(node)] = [node]
@@ -131,27 +133,17 @@ class SemanticModel:
 
     def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         visit = self._visit
-        by_type = self.nodes_by_type
         for name in node._fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
                 for item in value:
                     if isinstance(item, ast.AST):
                         visit(item, node, scope, fallback)
-            elif isinstance(value, ast.AST):
-                kind = type(value)
-                if kind in _LEAF_TYPES:  # ctx / operator: what `_visit` does for it, inline
-                    value._fly_parent = node  # type: ignore[attr-defined]
-                    bucket = by_type.get(kind)
-                    if bucket is None:
-                        by_type[kind] = [value]
-                    else:
-                        bucket.append(value)
-                else:
-                    visit(value, node, scope, fallback)
+            elif isinstance(value, ast.AST) and type(value) not in _LEAF_TYPES:
+                visit(value, node, scope, fallback)
 
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
-        node._fly_parent = parent  # type: ignore[attr-defined]  (inline `_record`)
+        self._parents[id(node)] = parent  # inline `_record`
         kind = type(node)
         bucket = self.nodes_by_type.get(kind)
         if bucket is None:
@@ -386,15 +378,12 @@ class SemanticModel:
     def release(self) -> None:
         """Break the reference cycles the model puts into the tree.
 
-        Parent links and scope <-> binding links make every tree cyclic, so
-        without this each checked file waits for the cyclic garbage collector,
+        Scope <-> binding links make every model cyclic, so without this
+        each checked file waits for the cyclic garbage collector,
         whose full passes over a heap of old trees dominate a long run. After
         `release()` the model answers no more questions.
         """
-        for nodes in self.nodes_by_type.values():
-            for node in nodes:
-                node.__dict__.pop("_fly_parent", None)
-        self.tree.__dict__.pop("_fly_parent", None)
+        self._parents.clear()
         for scope in self.scopes:
             scope.bindings.clear()
         self.scopes.clear()
@@ -419,9 +408,8 @@ class SemanticModel:
     def nodes(self, kind: type) -> list[ast.AST]:
         return self.nodes_by_type.get(kind, [])
 
-    @staticmethod
-    def parent(node: ast.AST) -> ast.AST | None:
-        return getattr(node, "_fly_parent", None)
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(id(node))
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parent(node)
@@ -671,7 +659,8 @@ class SemanticModel:
         return self._imports
 
 
-# Node types with no fields (expression contexts, operators): `_visit` only records them.
+# Node types with no fields (expression contexts, operators): shared instances
+# in CPython's trees, so they are neither recorded nor given a parent.
 _LEAF_TYPES = frozenset(
     cls for cls in vars(ast).values()
     if isinstance(cls, type) and issubclass(cls, ast.AST) and not cls._fields

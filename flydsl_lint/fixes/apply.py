@@ -109,7 +109,7 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
             continue
         line = source.lines[statement.end_lineno - 1]
         whole_lines = source.lines[statement.lineno - 1][: start.col].strip() == "" and line[end.col :].strip() == ""
-        parent = SemanticModel.parent(statement)
+        parent = model.parent(statement)
         body = getattr(parent, "body", None) or []
         if whole_lines and not (len(body) == 1 and body[0] is statement):
             edits.append(Edit(Position(statement.lineno, 0), Position(statement.end_lineno + 1, 0), ""))

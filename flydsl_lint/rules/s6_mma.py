@@ -120,15 +120,23 @@ class _MmaRule(Rule):
         found = memo.get("s6.references")
         if found is None:
             found = memo["s6.references"] = []
-            candidates = [node for node in self.model.nodes(ast.Attribute) if _may_name_intrinsic(node.attr)]
-            indirect = self._indirect_names()
-            candidates += [node for node in self.model.nodes(ast.Name)
-                           if isinstance(node.ctx, ast.Load) and (node.id in indirect or _may_name_intrinsic(node.id))]
-            for node in candidates:
-                if _is_outer_reference(self, node):
-                    leaf = intrinsic_name(self, node)
-                    if leaf is not None:
-                        found.append((node, leaf))
+            model = self.model
+            imported = {b.name for b in model.import_bindings()
+                        if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
+            candidates = [node for node in model.nodes(ast.Attribute) if _may_name_intrinsic(node.attr)]
+            names = [node for node in model.nodes(ast.Name) if isinstance(node.ctx, ast.Load)]
+            candidates += [node for node in names if node.id in imported or _may_name_intrinsic(node.id)]
+            leaves = [intrinsic_name(self, node) for node in candidates]
+            # Aliases and parameters only carry what a spelled reference gave
+            # them: without one that names an intrinsic, none can.
+            if any(leaf and leaf.startswith(_LEAF_PREFIXES) for leaf in leaves):
+                indirect = self._indirect_names() - imported
+                more = [node for node in names if node.id in indirect and not _may_name_intrinsic(node.id)]
+                candidates += more
+                leaves += [intrinsic_name(self, node) for node in more]
+            for node, leaf in zip(candidates, leaves):
+                if leaf is not None and _is_outer_reference(self, node):
+                    found.append((node, leaf))
         return found
 
     def check_file(self) -> None:
