@@ -50,8 +50,8 @@ class Context:
             return {}
         return parse_directives(self.comments)
 
-    @property
-    def is_tuned_kernel(self) -> bool:
+    @cached_property
+    def is_tuned_kernel(self) -> bool:  # asked by every fix: resolve the path once
         return self.settings.is_tuned_kernel(self.source.path)
 
 
@@ -151,6 +151,8 @@ class Checker:
         """Hand each call to the rules whose `call_names`/`call_modules` it matches, and to the rest."""
         resolve = model.resolve
         by_name, by_module, every = handlers.by_name, handlers.by_module, handlers.every
+        if not (by_name or by_module or every):
+            return
         for node in model.nodes(ast.Call):
             func = node.func
             try:

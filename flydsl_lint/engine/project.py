@@ -72,6 +72,7 @@ def summarize(name: str, is_package: bool, tree: ast.Module) -> ModuleSummary:
         stmt = pending.pop(0)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             summary.defined.add(stmt.name)
+            summary.imported.pop(stmt.name, None)  # a later def shadows an import
         elif isinstance(stmt, ast.Import):
             for alias in stmt.names:
                 if alias.asname:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engine.diagnostics import Applicability, Edit, Position
+from ..engine.project import summarize
 from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._flydsl import qualified
@@ -283,19 +284,10 @@ class _WaitcntRule(Rule):
         modules = self.context.memo.get("s3c.modules")
         if modules is None:
             modules = self.context.memo["s3c.modules"] = {}
-        found = modules.get(module, False)  # one look-up per module and file
-        if found is False or (found is not None and encoder_hint and not found.complete):
-            found = modules[module] = _project_module(self.model.project, module, encoder_hint)
-        if found is None or leaf not in found.defs:
-            return None
-        key = (leaf, encoder_hint)
-        if key in found.shims:
-            return found.shims[key]
-        shim = classify_shim(found.defs[leaf], found.resolve, encoder_hint)
-        if shim is not None:
-            shim.constants = found.constants
-        found.shims[key] = shim
-        return shim
+        if module not in modules:  # one look-up per module and file
+            modules[module] = _project_module(self.model.project, module)
+        found = modules[module]
+        return found.shim(leaf, encoder_hint) if found is not None else None
 
     def classify(self, function: ast.AST, encoder_hint: bool = False) -> Shim | None:
         """`classify_shim` of a function of this file, once per file for every rule."""
@@ -399,31 +391,64 @@ class _WaitcntRule(Rule):
 
 
 class _ForeignModule:
-    """Top-level defs and integer constants of a project module; its import
-    bindings (for shim callees) are read only when first needed."""
+    """A project module asked for shims (parsed, never imported): read once,
+    parsed only when the asked function can be a shim defined there."""
 
-    def __init__(self, defs: dict, constants: dict, tree: ast.Module, module: str, is_package: bool, project,
-                 complete: bool) -> None:
-        # False: read for wrappers and named-counter encoders only (see _project_module)
-        self.complete = complete
-        self.defs = defs
-        self.constants = constants
-        self.shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> classification
-        self._pending = (tree, module, is_package, project)
-        self._imports: dict[str, str | None] | None = None
-        self._project = project
+    def __init__(self, data: bytes, module: str, is_package: bool, project) -> None:
+        self._data = data
+        self._module, self._is_package, self._project = module, is_package, project
+        # A wrapper calls s_waitcnt by a name or attribute of its own module (its
+        # imports are all `resolve` follows); an encoder found without a hint
+        # names a parameter after a counter.
+        self._spells_shim = any(word in data for word in _SHIM_SPELLINGS)
+        self._tree: ast.Module | None = None
+        self.defs: dict[str, ast.FunctionDef] = {}
+        self.constants: dict[str, int] = {}
+        self._imports: dict[str, str] | None = None
+        self._shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> classification
 
-    def _import_targets(self) -> dict[str, str | None]:
-        """Module-level names whose last binding is an import -> its target."""
+    def shim(self, leaf: str, encoder_hint: bool) -> Shim | None:
+        key = (leaf, encoder_hint)
+        if key not in self._shims:
+            function = self._function(leaf, encoder_hint)
+            shim = classify_shim(function, self.resolve, encoder_hint) if function is not None else None
+            if shim is not None:
+                shim.constants = self.constants
+            self._shims[key] = shim
+        return self._shims[key]
+
+    def _function(self, leaf: str, encoder_hint: bool) -> ast.FunctionDef | None:
+        if not (encoder_hint or self._spells_shim):
+            return None
+        if self._tree is None:
+            if not _may_define(self._data, leaf):
+                return None  # most asked names are classes or other modules' functions
+            self._parse()
+        return self.defs.get(leaf)
+
+    def _parse(self) -> None:
+        try:
+            self._tree = ast.parse(self._data)
+        except (SyntaxError, ValueError):
+            self._tree = ast.Module(body=[], type_ignores=[])
+        body = self._tree.body
+        self.defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for stmt in body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                name = stmt.targets[0].id
+                value = fold(stmt.value, self.constants)
+                if value is None or name in self.constants:
+                    self.constants.pop(name, None)
+                else:
+                    self.constants[name] = value
+
+    def _import_targets(self) -> dict[str, str]:
+        """Module-level names bound by an import -> its target (the project's
+        module summary: a full model of a large module would cost more than
+        the shim bodies that need it)."""
         if self._imports is None:
-            from ..engine.model import SemanticModel
-
-            tree, module, is_package, project = self._pending
-            model = SemanticModel(tree, module, is_package, project)
-            self._imports = {name: bindings[-1].target for name, bindings in model.module_scope.bindings.items()
-                             if bindings and bindings[-1].kind == "import"}
-            model.release()
-            self._pending = None
+            assert self._tree is not None
+            self._imports = summarize(self._module, self._is_package, self._tree).imported
         return self._imports
 
     def resolve(self, node: ast.AST) -> str | None:
@@ -435,55 +460,40 @@ class _ForeignModule:
         if isinstance(node, ast.Name):
             imports = self._import_targets()
             if node.id in imports:
-                target = imports[node.id]
-                return self._project.canonical(target) if target else None
+                return self._project.canonical(imports[node.id])
         return None
 
 
-# Spelled in any module defining a shim found without a hint: a wrapper calls
-# s_waitcnt by a name or attribute of its own module (its imports are all the
-# resolver below follows), an encoder names a parameter after a counter.
 _SHIM_SPELLINGS = tuple(word.encode() for word in (*leaves(S_WAITCNT), *COUNTERS))
+
+
+def _may_define(data: bytes, leaf: str) -> bool:
+    """Whether the source can hold a top-level `def <leaf>`: such a statement
+    starts a line, with only blanks or line continuations between `def` and
+    the name (a non-ASCII name is never ruled out)."""
+    if not leaf.isascii():
+        return True
+    pattern = rb"(?m)^(?:async[ \t\f\\\r\n]+)?def[ \t\f\\\r\n]+" + re.escape(leaf.encode()) + rb"(?![A-Za-z0-9_])"
+    return re.search(pattern, data) is not None
+
 
 # Keyed by (path, mtime): a module rewritten by a fix earlier in the run is read again.
 _PROJECT_MODULES: dict[tuple[str, int], _ForeignModule] = {}
 
 
-def _project_module(project, module: str, encoder_hint: bool) -> _ForeignModule | None:
-    """Top-level defs and integer constants of a project module (parsed, never imported).
-
-    Most project modules spell none of `_SHIM_SPELLINGS` and are not parsed
-    unless an encoder is looked for by its use (`s_waitcnt(pack(...))`)."""
+def _project_module(project, module: str) -> _ForeignModule | None:
+    """A project module's source, read once per run and content."""
     found = project.find(module)
     if found is None:
         return None
-    path: Path = found[0]
+    path, is_package = found
     try:
         key = (str(path), path.stat().st_mtime_ns)
+        if key not in _PROJECT_MODULES:
+            _PROJECT_MODULES[key] = _ForeignModule(path.read_bytes(), module, is_package, project)
     except OSError:
         return None
-    cached = _PROJECT_MODULES.get(key)
-    if cached is not None and (cached.complete or not encoder_hint):
-        return cached
-    try:
-        data = path.read_bytes()
-        complete = encoder_hint or any(word in data for word in _SHIM_SPELLINGS)
-        tree = ast.parse(data) if complete else ast.Module(body=[], type_ignores=[])
-    except (OSError, SyntaxError, ValueError):
-        tree, complete = ast.Module(body=[], type_ignores=[]), True
-    defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    constants: dict[str, int] = {}
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            name = stmt.targets[0].id
-            value = fold(stmt.value, constants)
-            if value is None or name in constants:
-                constants.pop(name, None)
-            else:
-                constants[name] = value
-    result = _ForeignModule(defs, constants, tree, module, path.name == "__init__.py", project, complete)
-    _PROJECT_MODULES[key] = result
-    return result
+    return _PROJECT_MODULES[key]
 
 
 _H = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"

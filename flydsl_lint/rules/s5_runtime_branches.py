@@ -61,6 +61,14 @@ def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
     """Why `node` is visibly a run-time value (ids, loads, names bound to them)."""
     if depth > 6:
         return None
+    memo = rule.context.memo.setdefault("s5.runtime_value", {})  # shared names are followed once
+    key = (id(node), depth)
+    if key not in memo:
+        memo[key] = _runtime_value(rule, node, depth)
+    return memo[key]
+
+
+def _runtime_value(rule: Rule, node: ast.expr, depth: int) -> str | None:
     for sub in ast.walk(node):
         if isinstance(sub, ast.Call) and rule.model.resolve(sub.func) in _CONST_EXPR:
             continue
@@ -248,6 +256,12 @@ def _assigned_names(body: list[ast.stmt]) -> set[str]:
     return names
 
 
+def _assigns_none(stmt: ast.stmt) -> bool:
+    """`name = None`."""
+    return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+            and isinstance(stmt.value, ast.Constant) and stmt.value.value is None)
+
+
 @register
 class NoneBeforeRuntimeBranch(Rule):
     """In traced code a variable assigned inside an `if` on a run-time
@@ -275,21 +289,19 @@ class NoneBeforeRuntimeBranch(Rule):
     use_instead = "val = fx.Float32(0.0)\nif tid < n:\n    val = fx.Float32(1.0)"
 
     def visit_If(self, node: ast.If) -> None:
-        if not self.model.in_traced_code(node) or not runtime_condition(self, node.test):
-            return
         parent = self.model.parent(node)
         body = None
         for field in ("body", "orelse", "finalbody"):
             block = getattr(parent, field, None)
             if isinstance(block, list) and node in block:
                 body = block
-        if body is None:
+        if body is None or not any(_assigns_none(stmt) for stmt in body[: body.index(node)]):
+            return  # the cheap test first: most ifs follow no `x = None`
+        if not self.model.in_traced_code(node) or not runtime_condition(self, node.test):
             return
         assigned = _assigned_names(node.body) | _assigned_names(node.orelse)
         for stmt in reversed(body[: body.index(node)]):
-            if (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                    and isinstance(stmt.value, ast.Constant) and stmt.value.value is None
-                    and stmt.targets[0].id in assigned):
+            if _assigns_none(stmt) and stmt.targets[0].id in assigned:
                 self.report(stmt, name=stmt.targets[0].id)
                 assigned.discard(stmt.targets[0].id)
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):

@@ -123,9 +123,11 @@ class _MmaRule(Rule):
             model = self.model
             imported = {b.name for b in model.import_bindings()
                         if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
-            candidates = [node for node in model.nodes(ast.Attribute) if _may_name_intrinsic(node.attr)]
-            names = [node for node in model.nodes(ast.Name) if isinstance(node.ctx, ast.Load)]
-            candidates += [node for node in names if node.id in imported or _may_name_intrinsic(node.id)]
+            candidates = [node for node in model.nodes(ast.Attribute)
+                          if node.attr.startswith(_LEAF_PREFIXES) or node.attr in FOLLOWED_NAMES and self._renamable(node)]
+            names = [node for node in model.nodes(ast.Name) if type(node.ctx) is ast.Load]
+            candidates += [node for node in names if node.id in imported or node.id.startswith(_LEAF_PREFIXES)
+                           or node.id in FOLLOWED_NAMES and self._renamable(node)]
             leaves = [intrinsic_name(self, node) for node in candidates]
             # Aliases and parameters only carry what a spelled reference gave
             # them: without one that names an intrinsic, none can.
@@ -138,6 +140,18 @@ class _MmaRule(Rule):
                 if leaf is not None and _is_outer_reference(self, node):
                     found.append((node, leaf))
         return found
+
+    def _renamable(self, node: ast.expr) -> bool:
+        """Whether project re-exports may give this reference another leaf:
+        never when it starts from a FlyDSL import, whose names are final."""
+        root = node
+        while isinstance(root, ast.Attribute):
+            root = root.value
+        if not isinstance(root, ast.Name):
+            return False  # a call's or subscript's attribute resolves to nothing
+        binding = self.model.binding_of(root)
+        target = binding.target if binding is not None and binding.kind == "import" else None
+        return not (target and (target == "flydsl" or target.startswith("flydsl.")))
 
     def check_file(self) -> None:
         for node, leaf in self._intrinsic_references():

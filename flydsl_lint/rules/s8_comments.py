@@ -8,6 +8,7 @@ proves it over a corpus). Docstrings are strings, never comments: untouched.
 from __future__ import annotations
 
 import ast
+import itertools
 import keyword
 import re
 import textwrap
@@ -446,17 +447,23 @@ class BlankLineRun(Rule):
     ]
 
     def check_file(self) -> None:
-        inside: set[int] = set()
+        total = len(self.context.source.lines)
+        depth = [0] * (total + 2)  # function bodies opening minus closing at each row
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for function in self.model.nodes(kind):
                 if function.body:
-                    inside.update(range(function.body[0].lineno, function.end_lineno + 1))
+                    depth[function.body[0].lineno] += 1
+                    depth[function.end_lineno + 1] -= 1
+        inside = list(itertools.accumulate(depth))
+
+        def blank_inside(row: int) -> bool:
+            return row <= total and inside[row] > 0 and _is_blank(self, row)
+
         row = 1
-        total = len(self.context.source.lines)
         while row <= total:
-            if row in inside and _is_blank(self, row):
+            if blank_inside(row):
                 end = row
-                while end + 1 in inside and _is_blank(self, end + 1):
+                while blank_inside(end + 1):
                     end += 1
                 if end > row:
                     fix = self.make_fix([delete_rows(self, row + 1, end)], "Keep one blank line")

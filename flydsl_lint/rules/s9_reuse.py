@@ -210,10 +210,19 @@ class JitCallInLoop(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if not self._in_loop(node) or self.model.in_traced_code(node):
-            return
-        if self._is_jit(node.func):
+        # Cheapest test first: most callees are FlyDSL's or unresolved.
+        if self._may_be_jit(node.func) and self._in_loop(node) and not self.model.in_traced_code(node) \
+                and self._is_jit(node.func):
             self.report(node, name=self.text(node.func))
+
+    def _may_be_jit(self, func: ast.expr) -> bool:
+        """False when `_is_jit` is surely False, without reading other modules."""
+        if isinstance(func, ast.Name):
+            binding = self.model.binding_of(func)
+            if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
+                return True
+        name = self.model.resolve(func)
+        return bool(name) and "." in name and not name.startswith("flydsl.")
 
     def _in_loop(self, node: ast.AST) -> bool:
         child = node
