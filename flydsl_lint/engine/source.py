@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import codecs
 import io
+import itertools
 import re
 import tokenize
 from dataclasses import dataclass, field
@@ -48,8 +49,11 @@ class SourceFile:
             text = data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
         except (UnicodeDecodeError, LookupError) as exc:
             raise SourceError(path, f"cannot decode as {encoding}: {exc}") from None
-        first_newline = _NEWLINE_RE.search(text)
-        newline = first_newline.group(0) if first_newline else "\n"
+        if "\r" in text:
+            first_newline = _NEWLINE_RE.search(text)
+            newline = first_newline.group(0) if first_newline else "\n"
+        else:
+            newline = "\n"
         return cls(path=path, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding, bom=bom, newline=newline)
 
     @classmethod
@@ -76,11 +80,15 @@ class SourceFile:
     @cached_property
     def lines(self) -> list[str]:
         """Physical lines without their line endings; lines[0] is row 1."""
+        if "\r" not in self.text:  # the common case, without a regular expression
+            return self.text.split("\n")
         return _NEWLINE_RE.split(self.text)
 
     @cached_property
     def line_starts(self) -> list[int]:
         """Character offset of each row's first character (index 0 is row 1)."""
+        if "\r" not in self.text:
+            return list(itertools.accumulate((len(line) + 1 for line in self.lines[:-1]), initial=0))
         starts = [0]
         for match in _NEWLINE_RE.finditer(self.text):
             starts.append(match.end())

@@ -247,23 +247,22 @@ def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> 
     )
     last = body[-1]
     # Encoder: straight-line assignments and `return <bit packing>`.
-    if simple and isinstance(last, ast.Return) and last.value is not None:
+    if simple and isinstance(last, ast.Return) and last.value is not None and (
+            is_encoder_hint or any(a.arg in COUNTERS for a in _parameters(function))):
         packs = any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.LShift, ast.BitOr)) for n in ast.walk(last.value))
-        counters = {a.arg for a in _parameters(function)} & set(COUNTERS)
-        if packs and (counters or is_encoder_hint) and _param_dependent(function, last.value):
+        if packs and _param_dependent(function, last.value):
             return Shim(function, "encoder", last.value, pure=False)
     # Wrapper: a small helper whose own body emits a positional s_waitcnt of a
     # parameter-derived bitfield (a kernel builder merely containing one is not).
-    if len(body) > 6 or not any(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) for s in body):
-        return None  # no statement can be the wait
-    if _defines_code(body):
+    if len(body) > 6:
         return None
     for stmt in body:
         node = stmt.value if isinstance(stmt, ast.Expr) else None
         argument = _positional_waitcnt(node, resolve)
         if argument is not None and _param_dependent(function, argument):
-            pure = simple and last is stmt
-            return Shim(function, "wrapper", argument, pure=pure)
+            if _defines_code(body):
+                return None
+            return Shim(function, "wrapper", argument, pure=simple and last is stmt)
     return None
 
 

@@ -123,6 +123,8 @@ def _decorated_title(text: str) -> str | None:
     if body.startswith("#") or not body.strip():
         return None
     body = body.strip()
+    if body[0] not in _FILL and body[-1] not in _FILL:
+        return None  # undecorated on both sides (what the match below finds slowly)
     match = _HEADER_RE.match(body)
     if match is None:
         return None
@@ -447,27 +449,28 @@ class BlankLineRun(Rule):
     ]
 
     def check_file(self) -> None:
-        total = len(self.context.source.lines)
-        depth = [0] * (total + 2)  # function bodies opening minus closing at each row
+        lines = self.context.source.lines
+        blank = [row for row, line in enumerate(lines, 1) if not line.strip()]
+        if not blank:
+            return
+        depth = [0] * (len(lines) + 2)  # function bodies opening minus closing at each row
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
             for function in self.model.nodes(kind):
                 if function.body:
                     depth[function.body[0].lineno] += 1
                     depth[function.end_lineno + 1] -= 1
         inside = list(itertools.accumulate(depth))
-
-        def blank_inside(row: int) -> bool:
-            return row <= total and inside[row] > 0 and _is_blank(self, row)
-
-        row = 1
-        while row <= total:
-            if blank_inside(row):
-                end = row
-                while blank_inside(end + 1):
-                    end += 1
-                if end > row:
-                    fix = self.make_fix([delete_rows(self, row + 1, end)], "Keep one blank line")
-                    self.report(start=Position(row + 1, 0), end=Position(end, 0), fix=fix, count=end - row + 1)
-                row = end + 1
-            else:
-                row += 1
+        strings = self.model.string_spans
+        # Runs of blank rows in function bodies (outside strings), longer than one.
+        runs: list[list[int]] = []
+        for row in blank:
+            if inside[row] > 0 and row not in strings:
+                if runs and runs[-1][-1] == row - 1:
+                    runs[-1].append(row)
+                else:
+                    runs.append([row])
+        for run in runs:
+            first, last = run[0], run[-1]
+            if last > first:
+                fix = self.make_fix([delete_rows(self, first + 1, last)], "Keep one blank line")
+                self.report(start=Position(first + 1, 0), end=Position(last, 0), fix=fix, count=last - first + 1)

@@ -80,9 +80,9 @@ class LocalLog2e(Rule):
             self._check([node.target], node.value, node)
 
     def _check(self, targets: list[ast.expr], value: ast.expr, node: ast.stmt) -> None:
-        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or _is_module(self, KERNELS_COMMON):
+        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or not _is_log2e_value(self.model, value):
             return
-        if not _is_log2e_value(self.model, value):
+        if _is_module(self, KERNELS_COMMON):
             return
         name = targets[0].id
         if _defines(self, KERNELS_COMMON, "LOG2E"):
