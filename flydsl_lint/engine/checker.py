@@ -104,8 +104,9 @@ class Checker:
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked."""
-        tree = source.tree
         project, module, is_package = self.project_for(source.path)
+        project.start_file()
+        tree = source.tree
         model = SemanticModel(tree, module, is_package, project)
         try:
             context = Context(source, model, self.settings, self.metadata)

@@ -11,6 +11,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -126,13 +129,25 @@ class ProjectIndex:
             self.add_root(root)
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
-        # What rules derive from other project modules, kept for the run: key -> value.
-        self.memo: dict = {}
-        # Every module looked up through this index so far (by `find` or `summary`).
-        # The result cache records them as dependencies of each file checked with
-        # this index: all of them, since a rule may memoize what it read for an
-        # earlier file and not look it up again.
+        # What rules derive from other project modules, kept for the run (see `derived`).
+        self._derived: dict[str, dict[str, object]] = {}
+        # The modules looked up for the file being checked (by `find`, `summary`
+        # or `derived`, also when answered from memory): the result cache
+        # records them as that file's dependencies.
         self.touched: set[str] = set()
+
+    def start_file(self) -> None:
+        """A new file's check begins: its dependencies are counted afresh."""
+        self.touched = set()
+
+    def derived(self, kind: str, module: str, compute: Callable[[str], T]) -> T:
+        """What a rule derives from project module `module` (`compute(module)`),
+        computed once a run and recorded as a dependency of every file asking."""
+        self.touched.add(module)
+        cache = self._derived.setdefault(kind, {})
+        if module not in cache:
+            cache[module] = compute(module)
+        return cache[module]  # type: ignore[return-value]
 
     def add_root(self, root: Path) -> None:
         root = root.resolve()
@@ -173,7 +188,7 @@ class ProjectIndex:
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:
         """A project module's tree and whether it is a package; None if absent or unparsable.
 
-        Not kept: callers cache what they derive from it (see `memo`).
+        Not kept: callers cache what they derive from it (see `derived`).
         """
         found = self.find(module)
         if found is None:

@@ -154,15 +154,14 @@ class DuplicateSharedHelper(Rule):
 
     def _same_arity(self, node: ast.FunctionDef, module: str, shared: str) -> bool:
         """A different parameter count is a different contract, not a copy."""
-        cache = self.model.project.memo.setdefault("FLY902 arity", {})
-        if module not in cache:
-            arity: dict[str, int] = {}
-            parsed = self.model.project.parse(module)
-            for statement in parsed[0].body if parsed else ():
-                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    arity[statement.name] = _positional(statement)
-            cache[module] = arity
-        return cache[module].get(shared) == _positional(node)
+        project = self.model.project
+
+        def arities(name: str) -> dict[str, int]:
+            parsed = project.parse(name)
+            return {s.name: _positional(s) for s in (parsed[0].body if parsed else ())
+                    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+        return project.derived("FLY902 arity", module, arities).get(shared) == _positional(node)
 
     def _in_shared_layer(self) -> bool:
         """kernels/common/ is the shared layer itself: consolidating it is its own task."""
@@ -254,21 +253,22 @@ class JitCallInLoop(Rule):
 
     def _project_kinds(self, module: str) -> dict[str, str | None]:
         project = self.model.project
-        cache = project.memo.setdefault("FLY903 function kinds", {})
-        if module not in cache:
-            kinds: dict[str, str | None] = {}
-            parsed = project.parse(module)
-            if parsed is not None:
-                tree, is_package = parsed
-                # Only decorated defs can be jit: a module without any needs no model.
-                decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list
-                                for s in tree.body)
-                model = SemanticModel(tree, module, is_package, project) if decorated else None
-                for statement in tree.body:
-                    if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                        kind = model.function_kind(statement) if model is not None else None
-                        kinds[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
-                if model is not None:
-                    model.release()  # frees the tree by reference counting (the run has no cyclic GC)
-            cache[module] = kinds
-        return cache[module]
+
+        def kinds(name: str) -> dict[str, str | None]:
+            found: dict[str, str | None] = {}
+            parsed = project.parse(name)
+            if parsed is None:
+                return found
+            tree, is_package = parsed
+            # Only decorated defs can be jit: a module without any needs no model.
+            decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list for s in tree.body)
+            model = SemanticModel(tree, name, is_package, project) if decorated else None
+            for statement in tree.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    kind = model.function_kind(statement) if model is not None else None
+                    found[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
+            if model is not None:
+                model.release()  # frees the tree by reference counting (the run has no cyclic GC)
+            return found
+
+        return project.derived("FLY903 function kinds", module, kinds)

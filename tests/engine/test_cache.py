@@ -151,6 +151,27 @@ def test_reexporting_module_change_invalidates_dependents(tmp_path):
     assert [d.code for d in run([str(project / "pkg" / "k.py")], settings).diagnostics] == ["FLY301"]
 
 
+def test_a_rule_answer_remembered_from_another_file_is_still_a_dependency(tmp_path):
+    """FLY903 derives a module's launchers once a run; every file asking depends on that module."""
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    launcher = project / "pkg" / "launchers.py"
+    launcher.write_text("import flydsl.compiler as flyc\n\n@flyc.jit\ndef go(a):\n    kernel(a).launch(grid=(1, 1, 1))\n")
+    caller = "from pkg.launchers import go\n\ndef bench(a, n):\n    for _ in range(n):\n        go(a)\n"
+    for name in ("a.py", "b.py"):
+        (project / "pkg" / name).write_text(caller)
+    settings = _settings(project, select=("FLY903",))
+    paths = [str(project / "pkg" / "a.py"), str(project / "pkg" / "b.py")]
+    assert [d.code for d in run(paths, settings, jobs=1).diagnostics] == ["FLY903", "FLY903"]
+    entries = {json.loads(p.read_text())["path"]: json.loads(p.read_text())["deps"] for p in project.rglob("*.json")}
+    for name in ("a.py", "b.py"):  # b.py's answer came from memory: still recorded
+        deps = entries[str((project / "pkg" / name).resolve())]
+        assert [str(launcher.resolve()), cache_module._digest(launcher.read_bytes())] in deps
+    launcher.write_text("def go(a):\n    return a\n")  # no longer a jit launcher
+    assert run(paths, settings, jobs=1).diagnostics == []
+
+
 def test_new_module_shadowing_a_missing_one_invalidates(tmp_path):
     project = tmp_path / "proj"
     (project / "pkg").mkdir(parents=True)
