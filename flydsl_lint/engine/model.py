@@ -11,7 +11,7 @@ import ast
 import builtins
 import sys
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from .project import ProjectIndex, absolute_module
 
@@ -97,6 +97,7 @@ class SemanticModel:
         self.nodes_by_type: dict[type, list[ast.AST]] = {}
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
         self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
+        self._loads: dict[str, list[ast.Name]] = {}  # name -> its loads, in source order
         # id(node) -> parent node, kept beside the tree so the tree stays acyclic
         # (freed by reference counting; see `release`).
         self._parents: dict[int, ast.AST | None] = {}
@@ -153,6 +154,11 @@ class SemanticModel:
         if kind is ast.Name:
             if type(node.ctx) is ast.Load:
                 self._scope_of_node[id(node)] = scope
+                loads = self._loads.get(node.id)
+                if loads is None:
+                    self._loads[node.id] = [node]
+                else:
+                    loads.append(node)
             else:
                 self._bind_target(node, scope, (node.lineno, node.col_offset), fallback)
             return
@@ -389,6 +395,7 @@ class SemanticModel:
         self.scopes.clear()
         self.nodes_by_type.clear()
         self._scope_of_node.clear()
+        self._loads.clear()
         self._resolved.clear()
         self._binding_targets.clear()
         self._function_kinds.clear()
@@ -398,8 +405,8 @@ class SemanticModel:
         if self._uses_counted:
             return
         self._uses_counted = True
-        for node in self.nodes_by_type.get(ast.Name, ()):
-            if isinstance(node.ctx, ast.Load):
+        for loads in self._loads.values():
+            for node in loads:
                 binding = self.binding_of(node)
                 if binding is not None:
                     binding.used += 1
@@ -407,6 +414,14 @@ class SemanticModel:
     # -------------------------------------------------------------- queries
     def nodes(self, kind: type) -> list[ast.AST]:
         return self.nodes_by_type.get(kind, [])
+
+    def loaded_names(self) -> Iterable[str]:
+        """Every name read somewhere in the module (`x` of a load of `x`)."""
+        return self._loads.keys()
+
+    def loads_of(self, name: str) -> list[ast.Name]:
+        """The reads of `name`, in source order (whatever binding each sees)."""
+        return self._loads.get(name, [])
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))

@@ -248,9 +248,7 @@ class SmemViewAfterLoop(Rule):
             _constructed_by(self, receiver, SMEM_PTR)
 
     def _uses(self, target: ast.Name):
-        for name in self.model.nodes(ast.Name):
-            if name.id != target.id or not isinstance(name.ctx, ast.Load):
-                continue
+        for name in self.model.loads_of(target.id):
             found = self.model.binding_of(name)
             if found is not None and found.node is target:
                 yield name

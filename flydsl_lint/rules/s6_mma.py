@@ -125,15 +125,17 @@ class _MmaRule(Rule):
                         if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
             candidates = [node for node in model.nodes(ast.Attribute)
                           if node.attr.startswith(_LEAF_PREFIXES) or node.attr in FOLLOWED_NAMES and self._renamable(node)]
-            names = [node for node in model.nodes(ast.Name) if type(node.ctx) is ast.Load]
-            candidates += [node for node in names if node.id in imported or node.id.startswith(_LEAF_PREFIXES)
-                           or node.id in FOLLOWED_NAMES and self._renamable(node)]
+            for name in model.loaded_names():
+                if name in imported or name.startswith(_LEAF_PREFIXES):
+                    candidates += model.loads_of(name)
+                elif name in FOLLOWED_NAMES:
+                    candidates += [node for node in model.loads_of(name) if self._renamable(node)]
             leaves = [intrinsic_name(self, node) for node in candidates]
             # Aliases and parameters only carry what a spelled reference gave
             # them: without one that names an intrinsic, none can.
             if any(leaf and leaf.startswith(_LEAF_PREFIXES) for leaf in leaves):
                 indirect = self._indirect_names() - imported
-                more = [node for node in names if node.id in indirect and not _may_name_intrinsic(node.id)]
+                more = [node for name in indirect if not _may_name_intrinsic(name) for node in model.loads_of(name)]
                 candidates += more
                 leaves += [intrinsic_name(self, node) for node in more]
             for node, leaf in zip(candidates, leaves):
