@@ -134,11 +134,11 @@ class SemanticModel:
 
     def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         visit = self._visit
-        for name in node._fields:
+        for name in _child_fields(type(node)):
             value = getattr(node, name, None)
-            if isinstance(value, list):
+            if type(value) is list:
                 for item in value:
-                    if isinstance(item, ast.AST):
+                    if isinstance(item, ast.AST) and type(item) not in _LEAF_TYPES:
                         visit(item, node, scope, fallback)
             elif isinstance(value, ast.AST) and type(value) not in _LEAF_TYPES:
                 visit(value, node, scope, fallback)
@@ -681,6 +681,20 @@ _LEAF_TYPES = frozenset(
     if isinstance(cls, type) and issubclass(cls, ast.AST) and not cls._fields
     and cls not in (ast.Name, ast.Constant, ast.alias, ast.Global, ast.Nonlocal)
 )
+
+# Fields that hold no node in any Python version (identifiers, flags, contexts,
+# operators): the walk skips them. Others are checked, so a miss here is only slower.
+_NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
+                              "simple", "type_comment", "ctx", "op"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NON_NODE_FIELDS)
+    return fields
+
 
 _SPECIAL_VISITS = {
     ast.JoinedStr: SemanticModel._visit_joined_str,

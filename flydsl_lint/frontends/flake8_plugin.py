@@ -7,6 +7,7 @@ every diagnostic before suppression and lets flake8 filter.
 from __future__ import annotations
 
 import ast
+import gc
 from pathlib import Path
 from typing import Iterator
 
@@ -17,6 +18,7 @@ class FlyDSLChecker:
     name = "flydsl-lint"
     version = __version__
     _checkers: dict = {}  # settings root -> Checker, shared by the files of a run
+    _configs: dict = {}  # folder -> its nearest configuration, looked up once a run
 
     def __init__(self, tree: ast.Module, filename: str, lines: list[str]) -> None:
         self.tree = tree
@@ -27,7 +29,10 @@ class FlyDSLChecker:
         from ..engine.checker import Checker
         from ..engine.config import ConfigError, find_config, load_settings
 
-        config = find_config(Path(self.filename).resolve().parent) if self.filename not in ("stdin", "-") else None
+        folder = Path(self.filename).resolve().parent if self.filename not in ("stdin", "-") else None
+        if folder not in self._configs:
+            self._configs[folder] = find_config(folder) if folder is not None else None
+        config = self._configs[folder]
         key = str(config)
         if key not in self._checkers:
             try:
@@ -44,6 +49,12 @@ class FlyDSLChecker:
 
         source = SourceFile(self.filename, "".join(self.lines))
         source._tree = self.tree  # flake8 already parsed this file
-        diagnostics = self._checker().check(source, apply_noqa=False)
+        collector_was_on = gc.isenabled()
+        gc.disable()  # as in the CLI: the model frees its own cycles (SemanticModel.release)
+        try:
+            diagnostics = self._checker().check(source, apply_noqa=False)
+        finally:
+            if collector_was_on:
+                gc.enable()
         for diagnostic in diagnostics:
             yield diagnostic.start.row, diagnostic.start.col, f"{diagnostic.code} {diagnostic.message}", type(self)
