@@ -55,27 +55,24 @@ class Context:
         return self.settings.is_tuned_kernel(self.source.path)
 
 
-class _CallHandlers:
-    """One file's `visit_Call` handlers, indexed by the calls they declare."""
+class _CallIndex:
+    """The selected rules' `visit_Call` interests (`call_names`/`call_modules`),
+    as positions in the checker's rule list; built once a run."""
 
-    def __init__(self) -> None:
-        # (rule position, handler): the position keeps rule order when merging
-        self.by_name: dict[str, list[tuple[int, object]]] = {}
-        self.by_module: dict[str, list[tuple[int, object]]] = {}
-        self.every: list = []
-        self._count = 0
-
-    def add(self, rule, handler) -> None:
-        names, modules = rule.call_names, rule.call_modules
-        if names is None and modules is None:
-            self.every.append(handler)
-            return
-        entry = (self._count, handler)
-        self._count += 1
-        for name in names or ():
-            self.by_name.setdefault(name, []).append(entry)
-        for module in modules or ():
-            self.by_module.setdefault(module, []).append(entry)
+    def __init__(self, rule_classes: list[type]) -> None:
+        self.by_name: dict[str, tuple[int, ...]] = {}
+        self.by_module: dict[str, tuple[int, ...]] = {}
+        self.every: tuple[int, ...] = ()
+        for position, cls in enumerate(rule_classes):
+            if not hasattr(cls, "visit_Call"):
+                continue
+            if cls.call_names is None and cls.call_modules is None:
+                self.every += (position,)
+                continue
+            for name in cls.call_names or ():
+                self.by_name[name] = self.by_name.get(name, ()) + (position,)
+            for module in cls.call_modules or ():
+                self.by_module[module] = self.by_module.get(module, ()) + (position,)
 
 
 class Checker:
@@ -87,6 +84,7 @@ class Checker:
         self.rule_classes = [cls for code, cls in all_rules().items() if settings.is_selected(code)]
         self._projects: dict[Path, ProjectIndex] = {}
         self._node_types_of: dict[type, list[type]] = {}
+        self._calls = _CallIndex(self.rule_classes)
 
     def project_for(self, path: str) -> tuple[ProjectIndex, str, bool]:
         """The module name of `path` and an index rooted where its packages live.
@@ -111,17 +109,15 @@ class Checker:
         try:
             context = Context(source, model, self.settings, self.metadata)
             ignored = self.settings.ignored_for(source.path)
-            rules = [cls(context) for cls in self.rule_classes if not cls.code.startswith(ignored or ("\0",))]
+            # One instance per selected rule class, None where per-file-ignores drop it.
+            instances = [None if ignored and cls.code.startswith(ignored) else cls(context) for cls in self.rule_classes]
+            rules = [rule for rule in instances if rule is not None]
 
             dispatch: dict[type, list] = {}
-            call_handlers = _CallHandlers()
             for rule in rules:
                 for node_type in self._node_types(type(rule)):
-                    handler = getattr(rule, f"visit_{node_type.__name__}")
-                    if node_type is ast.Call:
-                        call_handlers.add(rule, handler)
-                    else:
-                        dispatch.setdefault(node_type, []).append(handler)
+                    if node_type is not ast.Call:
+                        dispatch.setdefault(node_type, []).append(getattr(rule, f"visit_{node_type.__name__}"))
             for rule in rules:
                 self._guard(rule, source, rule.check_file)
             for node_type, handlers in dispatch.items():
@@ -131,7 +127,7 @@ class Checker:
                             handler(node)
                         except Exception as exc:
                             self._guard_failed(handler.__self__, source, exc, (node,))
-            self._visit_calls(model, call_handlers, source)
+            self._visit_calls(model, [getattr(rule, "visit_Call", None) for rule in instances], source)
 
             diagnostics = context.diagnostics
             self._gate_fixes_on_version(diagnostics)
@@ -148,34 +144,34 @@ class Checker:
         finally:
             model.release()  # frees the tree by reference counting, not the cyclic GC
 
-    def _visit_calls(self, model: SemanticModel, handlers: "_CallHandlers", source: SourceFile) -> None:
-        """Hand each call to the rules whose `call_names`/`call_modules` it matches, and to the rest."""
-        resolve = model.resolve
-        by_name, by_module, every = handlers.by_name, handlers.by_module, handlers.every
+    def _visit_calls(self, model: SemanticModel, handlers: list, source: SourceFile) -> None:
+        """Hand each call to the rules whose `call_names`/`call_modules` it
+        matches and to the rules that see every call; `handlers` is aligned
+        with the rule list (None: rule not run on this file)."""
+        index = self._calls
+        by_name, by_module, every = index.by_name, index.by_module, index.every
         if not (by_name or by_module or every):
             return
+        resolve = model.resolve
         for node in model.nodes(ast.Call):
             func = node.func
             try:
                 name = resolve(func)
             except RecursionError:
                 raise SourceError(source.path, f"gave up at line {node.lineno}: expression nesting too deep") from None
-            picked: list = []
+            picked: tuple[int, ...] = ()
             if name:
                 module, _, leaf = name.rpartition(".")
-                picked += by_name.get(leaf, ())
-                picked += by_module.get(module, ())
+                picked = by_name.get(leaf, ()) + by_module.get(module, ())
             spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if spelled is not None and (not name or spelled != leaf):
                 picked += by_name.get(spelled, ())
             if len(picked) > 1:
-                picked = sorted(set(picked))  # one visit per rule, in rule order
-            for _, handler in picked:
-                try:
-                    handler(node)
-                except Exception as exc:
-                    self._guard_failed(handler.__self__, source, exc, (node,))
-            for handler in every:
+                picked = tuple(sorted(set(picked)))  # one visit per rule, in rule order
+            for position in picked + every:
+                handler = handlers[position]
+                if handler is None:
+                    continue
                 try:
                     handler(node)
                 except Exception as exc:

@@ -103,6 +103,8 @@ class SemanticModel:
         self._parents: dict[int, ast.AST | None] = {}
         self._resolved: dict[int, str | None] = {}
         self._binding_targets: dict[int, str | None] = {}  # id(Binding) -> binding_target()
+        self._bindings_seen: dict[int, Binding | None] = {}  # id(Name) -> binding_of()
+        self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
         self._function_kinds: dict[int, str | None] = {}
         self._calls_index: dict[int, list[ast.Call]] | None = None
         self._imports: list[Binding] | None = None
@@ -398,6 +400,8 @@ class SemanticModel:
         self._loads.clear()
         self._resolved.clear()
         self._binding_targets.clear()
+        self._bindings_seen.clear()
+        self._local_names.clear()
         self._function_kinds.clear()
 
     def count_uses(self) -> None:
@@ -434,10 +438,15 @@ class SemanticModel:
 
     def binding_of(self, node: ast.Name) -> Binding | None:
         """The binding a loaded name refers to at this point, if any."""
-        scope = self._scope_of_node.get(id(node))
-        if scope is None:
-            return None
-        return self._lookup(node.id, scope, (node.lineno, node.col_offset))
+        key = id(node)
+        try:
+            return self._bindings_seen[key]  # several rules ask about the same callee
+        except KeyError:
+            pass
+        scope = self._scope_of_node.get(key)
+        found = self._lookup(node.id, scope, (node.lineno, node.col_offset)) if scope is not None else None
+        self._bindings_seen[key] = found
+        return found
 
     def _lookup(self, name: str, scope: Scope, position: tuple[int, int]) -> Binding | None:
         current: Scope | None = scope
@@ -613,6 +622,11 @@ class SemanticModel:
         Fixes use it to spell a replacement the way the file already imports it,
         e.g. `fx.max` when the file has `import flydsl.expr as fx`.
         """
+        if qualified not in self._local_names:
+            self._local_names[qualified] = self._local_name_for(qualified)
+        return self._local_names[qualified]
+
+    def _local_name_for(self, qualified: str) -> str | None:
         best: str | None = None
         for name, bindings in self.module_scope.bindings.items():
             binding = [b for b in bindings if not b.fallback][-1:] or bindings[-1:]
