@@ -136,7 +136,7 @@ class SemanticModel:
 
     def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         visit = self._visit
-        for name in _child_fields(type(node)):
+        for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
             value = getattr(node, name, None)
             if type(value) is list:
                 for item in value:
