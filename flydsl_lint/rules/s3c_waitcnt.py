@@ -400,39 +400,31 @@ class _ForeignModule:
         # imports are all `resolve` follows); an encoder found without a hint
         # names a parameter after a counter.
         self._spells_shim = any(word in data for word in _SHIM_SPELLINGS)
-        self._tree: ast.Module | None = None
-        self.defs: dict[str, ast.FunctionDef] = {}
+        self._parsed = False
         self.constants: dict[str, int] = {}
-        self._imports: dict[str, str] | None = None
-        self._shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> classification
+        self._imports: dict[str, str] = {}
+        self._shims: dict[tuple[str, bool], Shim] = {}  # (def name, encoder hint) -> shim, once parsed
 
     def shim(self, leaf: str, encoder_hint: bool) -> Shim | None:
-        key = (leaf, encoder_hint)
-        if key not in self._shims:
-            function = self._function(leaf, encoder_hint)
-            shim = classify_shim(function, self.resolve, encoder_hint) if function is not None else None
-            if shim is not None:
-                shim.constants = self.constants
-            self._shims[key] = shim
-        return self._shims[key]
-
-    def _function(self, leaf: str, encoder_hint: bool) -> ast.FunctionDef | None:
         if not (encoder_hint or self._spells_shim):
             return None
-        if self._tree is None:
+        if not self._parsed:
             if not _may_define(self._data, leaf):
                 return None  # most asked names are classes or other modules' functions
             self._parse()
-        return self.defs.get(leaf)
+        return self._shims.get((leaf, encoder_hint))
 
     def _parse(self) -> None:
+        """Classify every top-level def at once and keep only the shims: a
+        module's tree kept for the run would be walked by every full pass of
+        the cyclic collector in hosts that keep it on (flake8, editors)."""
+        self._parsed = True
         try:
-            self._tree = ast.parse(self._data)
+            tree = ast.parse(self._data)
         except (SyntaxError, ValueError):
-            self._tree = ast.Module(body=[], type_ignores=[])
-        body = self._tree.body
-        self.defs = {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for stmt in body:
+            return
+        self._data = b""
+        for stmt in tree.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 value = fold(stmt.value, self.constants)
@@ -440,15 +432,14 @@ class _ForeignModule:
                     self.constants.pop(name, None)
                 else:
                     self.constants[name] = value
-
-    def _import_targets(self) -> dict[str, str]:
-        """Module-level names bound by an import -> its target (the project's
-        module summary: a full model of a large module would cost more than
-        the shim bodies that need it)."""
-        if self._imports is None:
-            assert self._tree is not None
-            self._imports = summarize(self._module, self._is_package, self._tree).imported
-        return self._imports
+        self._imports = summarize(self._module, self._is_package, tree).imported
+        defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        for name, function in defs.items():  # the last def of a name is the one callers get
+            for encoder_hint in (False, True):
+                shim = classify_shim(function, self.resolve, encoder_hint)
+                if shim is not None:
+                    shim.constants = self.constants
+                    self._shims[(name, encoder_hint)] = shim
 
     def resolve(self, node: ast.AST) -> str | None:
         # Shim bodies only need their s_waitcnt callee: resolve against the
@@ -456,10 +447,8 @@ class _ForeignModule:
         if isinstance(node, ast.Attribute):
             base = self.resolve(node.value)
             return f"{base}.{node.attr}" if base else None
-        if isinstance(node, ast.Name):
-            imports = self._import_targets()
-            if node.id in imports:
-                return self._project.canonical(imports[node.id])
+        if isinstance(node, ast.Name) and node.id in self._imports:
+            return self._project.canonical(self._imports[node.id])
         return None
 
 
