@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, Valid, leaves, register
+from ..engine.registry import Invalid, Rule, leaves, register
 from ..fixes.edits import reference
 from ._memory import (
     BUFFER_OPS, MEM_OPS, argument, assigned_values, byte_sized_name, is_true, keyword_value, local_function, names,

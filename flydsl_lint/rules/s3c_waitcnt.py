@@ -23,9 +23,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from ..engine.diagnostics import Applicability, Edit, Position
+from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
 from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
