@@ -5,7 +5,8 @@ Speed notes (see bench/): the cyclic garbage collector is switched off for
 the run, because every checked tree is released by reference counting
 (`SemanticModel.release`); a fully cached run never imports a rule; worker
 processes are forked only when the uncached work is large enough to repay
-them, and they inherit the parent's already-built `Checker`.
+them, they inherit the parent's already-built `Checker`, and the parent checks
+files beside them rather than feeding a pool (`_run_forked`).
 """
 
 from __future__ import annotations
@@ -190,10 +191,9 @@ def _worker_init(settings: Settings, mode: Mode, use_cache: bool) -> None:
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C
     gc.disable()
-    if _WORKER_JOB is None:  # spawned, not forked: build our own
-        from .cache import Cache
+    from .cache import Cache
 
-        _WORKER_JOB = _Job(None, Cache(settings) if use_cache else None, mode, settings)
+    _WORKER_JOB = _Job(None, Cache(settings) if use_cache else None, mode, settings)
 
 
 def _worker_run(item: tuple[int, str]) -> tuple[int, FileResult]:
@@ -219,30 +219,91 @@ def _sizes(paths: list[Path]) -> list[int]:
     return sizes
 
 
+def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int) -> list[tuple[int, FileResult]]:
+    """Check `todo` in this process and `workers - 1` forked children.
+
+    Every process takes the next file from one shared counter, largest files
+    first, so the last to finish has a small file; a child sends its results
+    through a pipe when it is done. No pool: the parent works instead of
+    feeding workers, and nothing is sent per file. Files a failed child took
+    are checked here afterwards.
+    """
+    import mmap
+    import multiprocessing
+    import pickle
+    import signal
+
+    order = [todo[i] for i in sorted(range(len(todo)), key=lambda i: -sizes[i])]
+    counter = mmap.mmap(-1, 8)  # anonymous shared memory: the children see the parent's writes
+    lock = multiprocessing.get_context("fork").Lock()
+
+    def work() -> list[tuple[int, FileResult]]:
+        done = []
+        while True:
+            with lock:
+                taken = int.from_bytes(counter[:8], "little")
+                counter[:8] = (taken + 1).to_bytes(8, "little")
+            if taken >= len(order):
+                return done
+            position, path = order[taken]
+            done.append((position, job.run(path)))
+
+    job.checker  # build once (rule imports, rules.toml) and let every child inherit it
+    gc.freeze()  # inherited objects stay out of the children's collections and pages stay shared
+    children: list[tuple[int, int]] = []
+    try:
+        for _ in range(workers - 1):
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # the child: work, send, exit without running the parent's clean-up
+                status = 1
+                try:
+                    os.close(read_end)
+                    payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                    with os.fdopen(write_end, "wb") as pipe:
+                        pipe.write(payload)
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(write_end)
+            children.append((pid, read_end))
+        results = work()
+        while children:
+            pid, read_end = children[-1]
+            with os.fdopen(read_end, "rb") as pipe:
+                payload = pipe.read()
+            _, status = os.waitpid(pid, 0)
+            children.pop()
+            if status == 0 and payload:
+                results += pickle.loads(payload)
+    finally:
+        for pid, read_end in children:  # interrupted: stop the others
+            for step in (lambda: os.kill(pid, signal.SIGTERM), lambda: os.waitpid(pid, 0), lambda: os.close(read_end)):
+                try:
+                    step()
+                except OSError:
+                    pass
+        gc.unfreeze()
+    checked = {position for position, _ in results}
+    results += [(position, job.run(path)) for position, path in todo if position not in checked]
+    return results
+
+
 def _run_parallel(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int,
                   settings: Settings, mode: Mode, use_cache: bool) -> list[tuple[int, FileResult]]:
     import multiprocessing
 
-    global _WORKER_JOB
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods and os.name == "posix" and
-                                          not _is_macos() else None)
-    if context.get_start_method() == "fork":
-        job.checker  # build once (rule imports, rules.toml) and let every worker inherit it
-        _WORKER_JOB = job
-        gc.freeze()  # inherited objects stay out of the workers' collections and pages stay shared
+    if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" and not _is_macos():
+        return _run_forked(job, todo, sizes, workers)
+    # Spawned workers (macOS, Windows) inherit nothing: each builds its own job.
     # Largest files first, one at a time: the last worker to finish has a small file.
     order = sorted(range(len(todo)), key=lambda i: -sizes[i])
     items = [(todo[i][0], str(todo[i][1])) for i in order]
-    try:
-        with context.Pool(workers, initializer=_worker_init, initargs=(settings, mode, use_cache)) as pool:
-            results = list(pool.imap_unordered(_worker_run, items, chunksize=1))
-            pool.close()
-            pool.join()
-        return results
-    finally:
-        _WORKER_JOB = None
-        gc.unfreeze()
+    with multiprocessing.get_context().Pool(workers, initializer=_worker_init, initargs=(settings, mode, use_cache)) as pool:
+        results = list(pool.imap_unordered(_worker_run, items, chunksize=1))
+        pool.close()
+        pool.join()
+    return results
 
 
 def _is_macos() -> bool:

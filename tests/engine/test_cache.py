@@ -317,3 +317,24 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path):
     assert not [p for p in folders[0].iterdir() if p.suffix != ".json"]  # no temporary files left
     warm = subprocess.run(command, cwd=project, capture_output=True, text=True, env=env)
     assert warm.stdout == reference.stdout
+
+
+def test_files_of_a_failed_worker_are_checked_by_the_parent(tmp_path, monkeypatch):
+    from flydsl_lint.engine import runner
+
+    project = _project(tmp_path)
+    for index in range(6):
+        (project / "pkg" / f"more{index}.py").write_text(KERNEL)
+    settings = _settings(project)
+    serial = run(_paths(project), settings, use_cache=False, jobs=1)
+    parent = os.getpid()
+    real_run = runner._Job.run
+
+    def dies_in_a_child(self, path):
+        if os.getpid() != parent:
+            os._exit(3)  # a worker crashing on its first file
+        return real_run(self, path)
+
+    monkeypatch.setattr(runner._Job, "run", dies_in_a_child)
+    parallel = run(_paths(project), settings, use_cache=False, jobs=2)
+    assert _summary(parallel) == _summary(serial)
