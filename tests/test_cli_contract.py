@@ -213,3 +213,49 @@ def test_rule_and_rules_commands(project):
     page = cli("rule", "fly301", cwd=project)
     assert page.returncode == 0 and page.stdout.startswith("# FLY301 raw-typed-arithmetic")
     assert cli("rule", "FLY999", cwd=project).returncode == 2
+
+
+def _state(pid: int) -> str | None:
+    """A process's state letter from /proc (Z: zombie), None when it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and fields[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from /proc")
+def test_interrupting_a_parallel_run_stops_its_workers(project):
+    import signal
+    import time
+
+    for index in range(300):
+        (project / f"k{index}.py").write_text(LEGACY * 20)
+    env = dict(os.environ, NO_COLOR="1")
+    process = subprocess.Popen([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", ".", "--no-cache"],
+                               cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.monotonic() + 30
+    workers: list[int] = []
+    while not workers and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+        workers = _children(process.pid)
+    if not workers:
+        process.wait()
+        pytest.skip("the run ended before a worker was seen")
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 130
+    assert "interrupted" in process.stderr.read()
+    time.sleep(0.2)
+    assert [pid for pid in workers if _state(pid) not in (None, "Z")] == []  # none left running
