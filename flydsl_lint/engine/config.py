@@ -69,7 +69,7 @@ class Settings:
         return any(_path_matches(relative, pattern) for pattern in self.exclude + self.extend_exclude)
 
     def is_tuned_kernel(self, path: str) -> bool:
-        return bool(self.tuned_kernels) and any(_path_matches(_relative(path, self.root), pattern) for pattern in self.tuned_kernels)
+        return any(_path_matches(_relative(path, self.root), pattern) for pattern in self.tuned_kernels)
 
     def fingerprint(self) -> str:
         """Everything that can change a file's diagnostics, for the cache key."""

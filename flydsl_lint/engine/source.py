@@ -49,11 +49,8 @@ class SourceFile:
             text = data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
         except (UnicodeDecodeError, LookupError) as exc:
             raise SourceError(path, f"cannot decode as {encoding}: {exc}") from None
-        if "\r" in text:
-            first_newline = _NEWLINE_RE.search(text)
-            newline = first_newline.group(0) if first_newline else "\n"
-        else:
-            newline = "\n"
+        first_newline = _NEWLINE_RE.search(text)
+        newline = first_newline.group(0) if first_newline else "\n"
         return cls(path=path, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding, bom=bom, newline=newline)
 
     @classmethod

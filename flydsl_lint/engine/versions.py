@@ -44,7 +44,7 @@ def installed_flydsl_version() -> Version | None:
         except OSError:
             continue
         for name in sorted(names):
-            stem, dot, suffix = name.rpartition(".")
+            stem, _, suffix = name.rpartition(".")
             if suffix not in ("dist-info", "egg-info") or _project_name(stem) != "flydsl":
                 continue
             metadata = os.path.join(entry or ".", name, "METADATA" if suffix == "dist-info" else "PKG-INFO")

@@ -99,15 +99,14 @@ def _may_name_intrinsic(leaf: str) -> bool:
 
 class _MmaRule(Rule):
     def _indirect_names(self) -> set[str]:
-        """Names with a binding that can resolve to an intrinsic: an import of
-        one, an alias `x = y` of one, a parameter every caller passes one for.
-        A name bound otherwise resolves to None; an unbound one keeps its own leaf."""
+        """Names with an alias `x = y` binding of an intrinsic, or a parameter
+        every caller passes one for (imports of one are found directly)."""
         names = set()
         target_of = self.model.binding_target
         for scope in self.model.scopes:
             for name, bindings in scope.bindings.items():
                 for b in bindings:
-                    target = target_of(b) if b.kind in ("import", "param") or b.alias_of is not None else None
+                    target = target_of(b) if b.kind == "param" or b.alias_of is not None else None
                     if target and _may_name_intrinsic(target.rpartition(".")[2]):
                         names.add(name)
                         break

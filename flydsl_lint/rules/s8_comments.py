@@ -460,11 +460,10 @@ class BlankLineRun(Rule):
                     depth[function.body[0].lineno] += 1
                     depth[function.end_lineno + 1] -= 1
         inside = list(itertools.accumulate(depth))
-        strings = self.model.string_spans
         # Runs of blank rows in function bodies (outside strings), longer than one.
         runs: list[list[int]] = []
         for row in blank:
-            if inside[row] > 0 and row not in strings:
+            if inside[row] > 0 and _is_blank(self, row):
                 if runs and runs[-1][-1] == row - 1:
                     runs[-1].append(row)
                 else:
