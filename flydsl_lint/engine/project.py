@@ -135,6 +135,8 @@ class ProjectIndex:
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
         self.touched: set[str] = set()
+        # Told of every tree parsed here (the checker may keep it for the file's own check).
+        self.on_parse: Callable[[Path, bytes, ast.Module], None] | None = None
 
     def start_file(self) -> None:
         """A new file's check begins: its dependencies are counted afresh."""
@@ -195,9 +197,16 @@ class ProjectIndex:
             return None
         path, is_package = found
         try:
-            return ast.parse(path.read_bytes()), is_package
+            return self.parse_file(path, path.read_bytes()), is_package
         except (OSError, SyntaxError, ValueError):
             return None
+
+    def parse_file(self, path: Path, data: bytes) -> ast.Module:
+        """Parse a project file's bytes (raises SyntaxError/ValueError)."""
+        tree = ast.parse(data)
+        if self.on_parse is not None:
+            self.on_parse(path, data, tree)
+        return tree
 
     def canonical(self, qualified: str, _depth: int = 0) -> str:
         """Follow project re-exports of `qualified` to its defining module.

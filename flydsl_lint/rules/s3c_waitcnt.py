@@ -23,6 +23,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
@@ -392,8 +393,8 @@ class _ForeignModule:
     """A project module asked for shims (parsed, never imported): read once,
     parsed only when the asked function can be a shim defined there."""
 
-    def __init__(self, data: bytes, module: str, is_package: bool, project) -> None:
-        self._data = data
+    def __init__(self, path: Path, data: bytes, module: str, is_package: bool, project) -> None:
+        self._path, self._data = path, data
         self._module, self._is_package, self._project = module, is_package, project
         # A wrapper calls s_waitcnt by a name or attribute of its own module (its
         # imports are all `resolve` follows); an encoder found without a hint
@@ -419,7 +420,7 @@ class _ForeignModule:
         the cyclic collector in hosts that keep it on (flake8, editors)."""
         self._parsed = True
         try:
-            tree = ast.parse(self._data)
+            tree = self._project.parse_file(self._path, self._data)
         except (SyntaxError, ValueError):
             return
         self._data = b""
@@ -477,7 +478,7 @@ def _project_module(project, module: str) -> _ForeignModule | None:
     try:
         key = (str(path), path.stat().st_mtime_ns)
         if key not in _PROJECT_MODULES:
-            _PROJECT_MODULES[key] = _ForeignModule(path.read_bytes(), module, is_package, project)
+            _PROJECT_MODULES[key] = _ForeignModule(path, path.read_bytes(), module, is_package, project)
     except OSError:
         return None
     return _PROJECT_MODULES[key]
