@@ -64,12 +64,15 @@ class _CallIndex:
         self.by_name: dict[str, tuple[int, ...]] = {}
         self.by_module: dict[str, tuple[int, ...]] = {}
         self.every: tuple[int, ...] = ()
+        self.own_code: tuple[int, ...] = ()
         for position, cls in enumerate(rule_classes):
             if not hasattr(cls, "visit_Call"):
                 continue
-            if cls.call_names is None and cls.call_modules is None:
+            if cls.call_names is None and cls.call_modules is None and not cls.call_own_code:
                 self.every += (position,)
                 continue
+            if cls.call_own_code:
+                self.own_code += (position,)
             for name in cls.call_names or ():
                 self.by_name[name] = self.by_name.get(name, ()) + (position,)
             for module in cls.call_modules or ():
@@ -174,10 +177,10 @@ class Checker:
         matches and to the rules that see every call; `handlers` is aligned
         with the rule list (None: rule not run on this file)."""
         index = self._calls
-        by_name, by_module, every = index.by_name, index.by_module, index.every
-        if not (by_name or by_module or every):
+        by_name, by_module, every, own_code = index.by_name, index.by_module, index.every, index.own_code
+        if not (by_name or by_module or every or own_code):
             return
-        resolve = model.resolve
+        resolve, binding_of = model.resolve, model.binding_of
         for node in model.nodes(ast.Call):
             func = node.func
             try:
@@ -188,6 +191,12 @@ class Checker:
             if name:
                 module, _, leaf = name.rpartition(".")
                 picked = by_name.get(leaf, ()) + by_module.get(module, ())
+                if own_code and module and not name.startswith("flydsl."):
+                    picked += own_code
+            elif own_code and type(func) is ast.Name:
+                binding = binding_of(func)
+                if binding is not None and binding.kind == "def":
+                    picked += own_code
             spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
             if spelled is not None and (not name or spelled != leaf):
                 picked += by_name.get(spelled, ())

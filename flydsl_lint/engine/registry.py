@@ -121,10 +121,14 @@ class Rule:
     # The calls `visit_Call` looks at, so the checker hands it only those: most
     # of a kernel's calls concern no rule. A call is handed over when the leaf
     # of its resolved name or of its spelling (`x.<leaf>(...)`, `<leaf>(...)`)
-    # is in `call_names`, or its resolved module is in `call_modules`. Leave
-    # both None for a rule that must see every call.
+    # is in `call_names`, or its resolved module is in `call_modules`, or, with
+    # `call_own_code`, it calls the project's own code: a function defined in
+    # this file (by plain name) or a callee resolving outside FlyDSL
+    # (`kernels.common.helper`), not a method of a value nor a FlyDSL API.
+    # Leave all unset for a rule that must see every call.
     call_names: ClassVar[frozenset[str] | None] = None
     call_modules: ClassVar[frozenset[str] | None] = None
+    call_own_code: ClassVar[bool] = False
 
     def __init__(self, context: "Context") -> None:
         self.context = context

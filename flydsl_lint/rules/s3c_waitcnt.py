@@ -582,6 +582,8 @@ class WaitcntShimCall(_WaitcntRule):
     and is offered for a wrapper only when it does nothing but the wait."""
 
     code = "FLY362"
+    call_names = leaves(S_WAITCNT)  # and calls of shims, the project's own functions
+    call_own_code = True
     _ENCODER = (
         "def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
         "    vm_lo = vmcnt & 0xF\n"

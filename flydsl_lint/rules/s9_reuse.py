@@ -193,6 +193,7 @@ class JitCallInLoop(Rule):
     are not flagged. Verify the compiled signature before switching."""
 
     code = "FLY903"
+    call_own_code = True  # jit launchers are the project's own functions
     _HEAD = "import flydsl.compiler as flyc\n\n@flyc.jit\ndef launch(a, b):\n    kern(a, b).launch(grid=(1, 1, 1), block=(64, 1, 1))\n\n"
     valid = [
         _HEAD + "def run(a, b):\n    launch(a, b)\n",

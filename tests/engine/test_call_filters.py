@@ -1,4 +1,4 @@
-"""A rule's `call_names`/`call_modules` only save work: with every filter lifted,
+"""A rule's `call_names`/`call_modules`/`call_own_code` only save work: with every filter lifted,
 each rule reports exactly the same over every rule's inline cases."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from flydsl_lint.engine.registry import Valid, all_rules
 from tests.conftest import lint_text
 
 RULES = all_rules()
-FILTERED = [cls for cls in RULES.values() if cls.call_names is not None or cls.call_modules is not None]
+FILTERED = [cls for cls in RULES.values()
+            if cls.call_names is not None or cls.call_modules is not None or cls.call_own_code]
 
 
 def _every_case():
@@ -29,4 +30,5 @@ def test_filters_change_no_diagnostic(tmp_path, monkeypatch):
     for cls in FILTERED:
         monkeypatch.setattr(cls, "call_names", None)
         monkeypatch.setattr(cls, "call_modules", None)
+        monkeypatch.setattr(cls, "call_own_code", False)
     assert _report(tmp_path) == filtered
