@@ -37,9 +37,13 @@ _PRAGMA_RE = re.compile(
 
 
 def full_line_comments(rule: Rule) -> list[Comment]:
-    """Comments that are alone on their line (no code before the `#`)."""
-    lines = rule.context.source.lines
-    return [c for c in rule.context.comments if not lines[c.row - 1][: c.col].strip()]
+    """Comments that are alone on their line (no code before the `#`); once a file."""
+    found = rule.context.memo.get("s8.full_line")
+    if found is None:
+        lines = rule.context.source.lines
+        found = rule.context.memo["s8.full_line"] = [c for c in rule.context.comments
+                                                     if not lines[c.row - 1][: c.col].strip()]
+    return found
 
 
 def delete_rows(rule: Rule, first: int, last: int) -> Edit:
