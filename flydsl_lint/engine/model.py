@@ -107,7 +107,7 @@ class SemanticModel:
         self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
         self._function_kinds: dict[int, str | None] = {}
         self._calls_index: dict[int, list[ast.Call]] | None = None
-        self._imports: list[Binding] | None = None
+        self._imports: list[Binding] = []  # every import binding, any scope
         self._build()
 
     # ------------------------------------------------------------------ build
@@ -402,7 +402,7 @@ class SemanticModel:
                     name, target = alias.asname, alias.name
                 else:
                     name = target = alias.name.split(".")[0]
-                scope.add(Binding(name, "import", position, alias, target=target, fallback=fallback))
+                self._add_import(scope, Binding(name, "import", position, alias, target=target, fallback=fallback))
             return
         source = absolute_module(self.module_name, self.is_package, node.level, node.module)
         for alias in node.names:
@@ -412,7 +412,12 @@ class SemanticModel:
                     self.star_imports.append(source)
                 continue
             target = f"{source}.{alias.name}" if source else None
-            scope.add(Binding(alias.asname or alias.name, "import", position, alias, target=target, fallback=fallback))
+            self._add_import(scope, Binding(alias.asname or alias.name, "import", position, alias, target=target,
+                                            fallback=fallback))
+
+    def _add_import(self, scope: Scope, binding: Binding) -> None:
+        scope.add(binding)
+        self._imports.append(binding)
 
     def _visit_try(self, node: ast.Try, scope: Scope, fallback: bool) -> None:
         self._visit_body(node.body, node, scope, fallback)
@@ -447,6 +452,7 @@ class SemanticModel:
         self._bindings_seen.clear()
         self._local_names.clear()
         self._function_kinds.clear()
+        self._imports.clear()
 
     def count_uses(self) -> None:
         """Fill `Binding.used`; only fixes need it, so it is not done eagerly."""
@@ -726,9 +732,7 @@ class SemanticModel:
         return None
 
     def import_bindings(self) -> list[Binding]:
-        """Every import binding of the module, in any scope (collected once)."""
-        if self._imports is None:
-            self._imports = [b for scope in self.scopes for bs in scope.bindings.values() for b in bs if b.kind == "import"]
+        """Every import binding of the module, in any scope."""
         return self._imports
 
 
