@@ -6,7 +6,6 @@ import ast
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Callable
 
 from .config import Settings
 from .diagnostics import Diagnostic
@@ -89,10 +88,6 @@ class Checker:
         self._projects: dict[Path, ProjectIndex] = {}
         self._node_types_of: dict[type, list[type]] = {}
         self._calls = _CallIndex(self.rule_classes)
-        # Set by a run: whether this process will check `path` later in it (and
-        # so may keep the tree a project question parsed for that check).
-        self.claim: Callable[[Path], bool] | None = None
-        self._kept_trees: dict[str, tuple[bytes, ast.Module]] = {}
 
     def project_for(self, path: str) -> tuple[ProjectIndex, str, bool]:
         """The module name of `path` and an index rooted where its packages live.
@@ -105,28 +100,8 @@ class Checker:
             roots = [self.settings.root / src for src in self.settings.src]
             index = ProjectIndex([root for root in roots if root.is_dir()], self.settings.legacy_module_roots)
             index.add_root(package_root)
-            index.on_parse = self._keep_tree
             self._projects[package_root] = index
         return index, module, is_package
-
-    def _keep_tree(self, path: Path, data: bytes, tree: ast.Module) -> None:
-        """A run file parsed as another file's project module: keep its tree
-        for its own check, if this process claims that check (one parse a file)."""
-        if self.claim is not None and self.claim(path):
-            self._kept_trees[str(path)] = (data, tree)
-
-    def take_tree(self, source: SourceFile, data: bytes) -> None:
-        """Give `source` the tree kept for it, if one was parsed from the same bytes."""
-        if not self._kept_trees or source.encoding != "utf-8" or source.bom:
-            return  # a tree from bytes equals the checker's own only for plain UTF-8
-        kept = self._kept_trees.pop(str(Path(source.path).resolve()), None)
-        if kept is not None and kept[0] == data:
-            source.adopt_tree(kept[1])
-
-    def end_run(self) -> None:
-        """Forget the run's claims and any tree kept for them."""
-        self.claim = None
-        self._kept_trees.clear()
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked."""

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from .segments import outline
+
 T = TypeVar("T")
 
 # Legacy helper modules by their canonical path. A project module whose last
@@ -68,9 +70,11 @@ def absolute_module(current: str, is_package: bool, level: int, module: str | No
     return ".".join(base) or None
 
 
-def summarize(name: str, is_package: bool, tree: ast.Module) -> ModuleSummary:
+def summarize(name: str, is_package: bool, statements: list[ast.stmt]) -> ModuleSummary:
+    """What a module's top-level `statements` bind (defs and classes are read
+    by name only, so an outline's stand-ins do)."""
     summary = ModuleSummary(name, is_package)
-    pending = list(tree.body)
+    pending = list(statements)
     while pending:
         stmt = pending.pop(0)
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -135,8 +139,6 @@ class ProjectIndex:
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
         self.touched: set[str] = set()
-        # Told of every tree parsed here (the checker may keep it for the file's own check).
-        self.on_parse: Callable[[Path, bytes, ast.Module], None] | None = None
 
     def start_file(self) -> None:
         """A new file's check begins: its dependencies are counted afresh."""
@@ -182,9 +184,23 @@ class ProjectIndex:
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles
-        parsed = self.parse(module)
-        if parsed is not None:
-            self._summaries[module] = summarize(module, parsed[1], parsed[0])
+        found = self.find(module)
+        if found is None:
+            return None
+        path, is_package = found
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        statements = outline(data)  # the top-level statements, without parsing function bodies
+        if statements is None:
+            try:
+                body = ast.parse(data).body
+            except (SyntaxError, ValueError):
+                return None
+        else:
+            body = statements.statements
+        self._summaries[module] = summarize(module, is_package, body)
         return self._summaries[module]
 
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:
@@ -197,16 +213,9 @@ class ProjectIndex:
             return None
         path, is_package = found
         try:
-            return self.parse_file(path, path.read_bytes()), is_package
+            return ast.parse(path.read_bytes()), is_package
         except (OSError, SyntaxError, ValueError):
             return None
-
-    def parse_file(self, path: Path, data: bytes) -> ast.Module:
-        """Parse a project file's bytes (raises SyntaxError/ValueError)."""
-        tree = ast.parse(data)
-        if self.on_parse is not None:
-            self.on_parse(path, data, tree)
-        return tree
 
     def canonical(self, qualified: str, _depth: int = 0) -> str:
         """Follow project re-exports of `qualified` to its defining module.

@@ -11,7 +11,6 @@ files beside them rather than feeding a pool (`_run_forked`).
 
 from __future__ import annotations
 
-import functools
 import gc
 import os
 from collections import Counter
@@ -141,7 +140,6 @@ class _Job:
             index = checker.project_for(name)[0]  # its `touched` modules become this file's dependencies
         try:
             source = SourceFile.from_bytes(name, data)
-            checker.take_tree(source, data)
             if not (self.mode.fix or self.mode.diff):
                 diagnostics = checker.check(source)
                 if index is not None:
@@ -221,87 +219,35 @@ def _sizes(paths: list[Path]) -> list[int]:
     return sizes
 
 
-class _Queue:
-    """The files of a run in checking order, taken one at a time by one or
-    (`shared`: through anonymous shared memory) several forked processes.
-
-    A file parsed early as another file's project module is claimed by the
-    process that parsed it, which checks it next with that tree
-    (`Checker.claim`): no file is parsed twice.
-    """
-
-    def __init__(self, order: list[tuple[int, Path]], shared: bool) -> None:
-        import contextlib
-
-        self.order = order
-        # [next index (8 bytes)][one byte a file: 1 once a process took it]
-        if shared:
-            import mmap
-            import multiprocessing
-
-            self._state: bytearray | mmap.mmap = mmap.mmap(-1, 8 + len(order))
-            self._lock = multiprocessing.get_context("fork").Lock()
-        else:
-            self._state = bytearray(8 + len(order))
-            self._lock = contextlib.nullcontext()
-        self._claimed: list[int] = []  # this process's claims, checked before taking more
-        self._index_of: dict[str, int] | None = None
-
-    def take(self) -> tuple[int, Path] | None:
-        if self._claimed:
-            return self.order[self._claimed.pop(0)]
-        state = self._state
-        with self._lock:
-            while True:
-                index = int.from_bytes(state[:8], "little")
-                if index >= len(self.order):
-                    return None
-                state[:8] = (index + 1).to_bytes(8, "little")
-                if not state[8 + index]:
-                    state[8 + index] = 1
-                    return self.order[index]
-
-    def claim(self, path: Path) -> bool:
-        """Take `path` (a resolved path) for this process if no one has yet."""
-        if self._index_of is None:
-            self._index_of = {str(p.resolve()): i for i, (_, p) in enumerate(self.order)}
-        index = self._index_of.get(str(path))
-        if index is None:
-            return False
-        with self._lock:
-            if self._state[8 + index]:
-                return False
-            self._state[8 + index] = 1
-        self._claimed.append(index)
-        return True
-
-    def work(self, job: _Job) -> list[tuple[int, FileResult]]:
-        checker = job.checker
-        checker.claim = self.claim
-        done = []
-        try:
-            while (item := self.take()) is not None:
-                position, path = item
-                done.append((position, job.run(path)))
-        finally:
-            checker.end_run()
-        return done
-
-
 def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int) -> list[tuple[int, FileResult]]:
     """Check `todo` in this process and `workers - 1` forked children.
 
-    Every process takes the next file from one shared queue, largest files
+    Every process takes the next file from one shared counter, largest files
     first, so the last to finish has a small file; a child sends its results
     through a pipe when it is done. No pool: the parent works instead of
     feeding workers, and nothing is sent per file. Files a failed child took
     are checked here afterwards.
     """
+    import mmap
+    import multiprocessing
     import pickle
     import signal
 
-    queue = _Queue([todo[i] for i in sorted(range(len(todo)), key=lambda i: -sizes[i])], shared=True)
-    work = functools.partial(queue.work, job)
+    order = [todo[i] for i in sorted(range(len(todo)), key=lambda i: -sizes[i])]
+    counter = mmap.mmap(-1, 8)  # anonymous shared memory: the children see the parent's writes
+    lock = multiprocessing.get_context("fork").Lock()
+
+    def work() -> list[tuple[int, FileResult]]:
+        done = []
+        while True:
+            with lock:
+                taken = int.from_bytes(counter[:8], "little")
+                counter[:8] = (taken + 1).to_bytes(8, "little")
+            if taken >= len(order):
+                return done
+            position, path = order[taken]
+            done.append((position, job.run(path)))
+
     job.checker  # build once (rule imports, rules.toml) and let every child inherit it
     gc.freeze()  # inherited objects stay out of the children's collections and pages stay shared
     children: list[tuple[int, int]] = []
@@ -394,9 +340,9 @@ def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bo
         if parallel:
             for position, file_result in _run_parallel(job, todo, sizes, workers, settings, mode, use_cache):
                 results[position] = file_result
-        elif todo:  # a fully cached run builds no checker
-            for position, file_result in _Queue(todo, shared=False).work(job):
-                results[position] = file_result
+        else:
+            for position, path in todo:
+                results[position] = job.run(path)
         result.files.extend(r for r in results if r is not None)
     finally:
         if collector_was_on:

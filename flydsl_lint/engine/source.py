@@ -62,10 +62,6 @@ class SourceFile:
         data = text.encode(self.encoding)
         return codecs.BOM_UTF8 + data if self.bom else data
 
-    def adopt_tree(self, tree: ast.Module) -> None:
-        """Use a tree already parsed from this file's bytes."""
-        self._tree = tree
-
     @property
     def tree(self) -> ast.Module:
         if self._tree is None:

@@ -23,10 +23,10 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
+from ..engine.segments import Outline, outline
 from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._flydsl import qualified
@@ -390,41 +390,51 @@ class _WaitcntRule(Rule):
 
 
 class _ForeignModule:
-    """A project module asked for shims (parsed, never imported): read once,
-    parsed only when the asked function can be a shim defined there."""
+    """A project module asked for shims (never imported): read once, looked at
+    only when the asked function can be a shim defined there, and then only
+    in outline (`engine/segments.py`): its imports, its constants and the
+    asked function are parsed, not the whole module."""
 
-    def __init__(self, path: Path, data: bytes, module: str, is_package: bool, project) -> None:
-        self._path, self._data = path, data
+    def __init__(self, data: bytes, module: str, is_package: bool, project) -> None:
+        self._data = data
         self._module, self._is_package, self._project = module, is_package, project
         # A wrapper calls s_waitcnt by a name or attribute of its own module (its
         # imports are all `resolve` follows); an encoder found without a hint
         # names a parameter after a counter.
         self._spells_shim = any(word in data for word in _SHIM_SPELLINGS)
-        self._parsed = False
+        self._outline: Outline | None = None
         self.constants: dict[str, int] = {}
         self._imports: dict[str, str] = {}
-        self._shims: dict[tuple[str, bool], Shim] = {}  # (def name, encoder hint) -> shim, once parsed
+        self._shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> shim
 
     def shim(self, leaf: str, encoder_hint: bool) -> Shim | None:
         if not (encoder_hint or self._spells_shim):
             return None
-        if not self._parsed:
+        if self._outline is None:
             if not _may_define(self._data, leaf):
                 return None  # most asked names are classes or other modules' functions
-            self._parse()
-        return self._shims.get((leaf, encoder_hint))
+            self._read()
+        key = (leaf, encoder_hint)
+        if key not in self._shims:
+            function = self._outline.function(leaf)
+            shim = classify_shim(function, self.resolve, encoder_hint) if function is not None else None
+            if shim is not None:
+                shim.constants = self.constants
+            self._shims[key] = shim
+        return self._shims[key]
 
-    def _parse(self) -> None:
-        """Classify every top-level def at once and keep only the shims: a
-        module's tree kept for the run would be walked by every full pass of
-        the cyclic collector in hosts that keep it on (flake8, editors)."""
-        self._parsed = True
-        try:
-            tree = self._project.parse_file(self._path, self._data)
-        except (SyntaxError, ValueError):
-            return
-        self._data = b""
-        for stmt in tree.body:
+    def _read(self) -> None:
+        """The module's outline, imports and constants (the whole module is
+        parsed only when its outline cannot be read)."""
+        found = outline(self._data)
+        if found is None:
+            try:
+                body = ast.parse(self._data).body
+            except (SyntaxError, ValueError):
+                body = []
+            found = Outline(body, {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))})
+        self._outline, self._data = found, b""
+        for stmt in found.statements:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
                 value = fold(stmt.value, self.constants)
@@ -432,14 +442,7 @@ class _ForeignModule:
                     self.constants.pop(name, None)
                 else:
                     self.constants[name] = value
-        self._imports = summarize(self._module, self._is_package, tree).imported
-        defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        for name, function in defs.items():  # the last def of a name is the one callers get
-            for encoder_hint in (False, True):
-                shim = classify_shim(function, self.resolve, encoder_hint)
-                if shim is not None:
-                    shim.constants = self.constants
-                    self._shims[(name, encoder_hint)] = shim
+        self._imports = summarize(self._module, self._is_package, found.statements).imported
 
     def resolve(self, node: ast.AST) -> str | None:
         # Shim bodies only need their s_waitcnt callee: resolve against the
@@ -478,7 +481,7 @@ def _project_module(project, module: str) -> _ForeignModule | None:
     try:
         key = (str(path), path.stat().st_mtime_ns)
         if key not in _PROJECT_MODULES:
-            _PROJECT_MODULES[key] = _ForeignModule(path, path.read_bytes(), module, is_package, project)
+            _PROJECT_MODULES[key] = _ForeignModule(path.read_bytes(), module, is_package, project)
     except OSError:
         return None
     return _PROJECT_MODULES[key]

@@ -1,0 +1,162 @@
+"""A module's top-level statements, found without parsing the whole module.
+
+Questions about another project module (is `wait_on` a waitcnt shim there?
+what does it import?) need a few of its top-level statements, not a tree of
+all of it: parsing a 5,000-line kernel module to read one helper costs as
+much as checking it. A top-level statement starts at column 0 on a line that
+is not inside a string, so a scan for strings and comments finds every start
+(a decorator line counts as a start of its own). Starts the scan cannot rule
+out but that are none (a column-0 line inside brackets, `else:`) only make the
+statement before them end early, which no longer parses: callers parse each
+segment they use and fall back to the whole module when one does not.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+# Comments and string literals as the tokenizer reads them (prefixes aside,
+# which never change where a literal ends); triple quotes are tried first.
+_STRING_OR_COMMENT = re.compile(
+    rb"#[^\r\n]*"
+    rb"|'''(?:\\.|[^\\])*?'''"
+    rb'|"""(?:\\.|[^\\])*?"""'
+    rb"|'(?:\\.|[^'\\\r\n])*'"
+    rb'|"(?:\\.|[^"\\\r\n])*"',
+    re.S,
+)
+_LINE_START = re.compile(rb"(?m)^(?=[^\s#])")
+# Lines at column 0 that continue the compound statement above them.
+_CLAUSE = re.compile(rb"(?:elif|else|except|finally)\b")
+_CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_HEADER = re.compile(rb"(?:async[ \t\f\\\r\n]+)?(def|class)[ \t\f\\\r\n]+(\w+)")
+
+
+def _blank(match: re.Match) -> bytes:
+    """A comment as spaces, a string literal as one placeholder character and
+    spaces (a statement may start with it): same length, no line breaks, no
+    quotes or brackets left."""
+    size = match.end() - match.start()
+    if match.string[match.start()] == 0x23:  # "#"
+        return b" " * size
+    return b"_" + b" " * (size - 1)
+
+
+@dataclass
+class Segment:
+    row: int  # the statement's first line (1-based)
+    text: bytes
+    kind: str  # "def" | "class" | "decorator" | "statement"
+    name: str = ""  # of a def or class
+
+    def parse(self) -> list[ast.stmt]:
+        """The segment's statements, with the module's line numbers (raises
+        SyntaxError/ValueError when the segment is not whole statements)."""
+        tree = ast.parse(self.text)
+        if self.row > 1:
+            ast.increment_lineno(tree, self.row - 1)
+        return tree.body
+
+
+def top_level_segments(data: bytes) -> list[Segment] | None:
+    """The top-level statements of a module's source, in order; None when the
+    source is not plain UTF-8 or has a quote the scan cannot pair."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]  # a byte order mark is no code
+    for line in data.split(b"\n", 2)[:2]:
+        cookie = _CODING_COOKIE.match(line)
+        if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
+            return None
+    # The code alone: every comment and string literal blanked in place.
+    code = _STRING_OR_COMMENT.sub(_blank, data)
+    if b"'" in code or b'"' in code:
+        return None  # a literal the scan could not close
+    starts = []
+    depth = 0  # bracket nesting at `previous`
+    previous = 0
+    for match in _LINE_START.finditer(code):
+        at = match.start()
+        for opening, closing in (b"()", b"[]", b"{}"):
+            depth += code.count(opening, previous, at) - code.count(closing, previous, at)
+        previous = at
+        if depth > 0 or _CLAUSE.match(code, at) or _continued(code, at):
+            continue  # inside brackets, an else/except clause, or a backslash continuation
+        starts.append(at)
+    segments = []
+    row = 1
+    previous = 0
+    for index, start in enumerate(starts):
+        row += data.count(b"\n", previous, start)
+        previous = start
+        end = starts[index + 1] if index + 1 < len(starts) else len(data)
+        text = data[start:end]
+        header = _HEADER.match(text)
+        if header:
+            segments.append(Segment(row, text, header.group(1).decode(), header.group(2).decode()))
+        else:
+            segments.append(Segment(row, text, "decorator" if text.startswith(b"@") else "statement"))
+    return segments
+
+
+def _continued(code: bytes, line_start: int) -> bool:
+    """Whether the line before `line_start` ends in a backslash continuation."""
+    last = line_start - 2  # before the "\n"
+    if last >= 0 and code[last] == 0x0D:  # "\r\n"
+        last -= 1
+    return last >= 0 and code[last] == 0x5C  # "\\"
+
+
+@dataclass
+class Outline:
+    """A module's top-level statements in order, parsed except defs and
+    classes, which stand in as nodes carrying only their name."""
+
+    statements: list[ast.stmt]
+    # The last top-level def of each name: its segment until `function()`
+    # parses it, None when decorated.
+    defs: dict[str, Segment | ast.FunctionDef | ast.AsyncFunctionDef | None] = field(default_factory=dict)
+
+    def function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The module's undecorated top-level def `name`, parsed on first ask."""
+        found = self.defs.get(name)
+        if isinstance(found, Segment):
+            try:
+                parsed = found.parse()
+            except (SyntaxError, ValueError):
+                parsed = []
+            found = parsed[0] if len(parsed) == 1 and isinstance(parsed[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+            self.defs[name] = found
+        return found
+
+
+def outline(data: bytes) -> Outline | None:
+    """The module's outline; None when it cannot be read without parsing the
+    whole module (see `top_level_segments`, or a statement that does not parse
+    on its own)."""
+    segments = top_level_segments(data)
+    if segments is None:
+        return None
+    found = Outline([])
+    decorated = False
+    for segment in segments:
+        if segment.kind == "decorator":
+            decorated = True
+            continue
+        if segment.kind == "def":
+            found.defs[segment.name] = None if decorated else segment
+            found.statements.append(ast.FunctionDef(name=segment.name))
+        elif segment.kind == "class":
+            found.statements.append(ast.ClassDef(name=segment.name))
+        else:
+            try:
+                statements = segment.parse()
+            except (SyntaxError, ValueError):
+                return None
+            found.statements.extend(statements)
+            for statement in statements:  # a def its header pattern did not read (`def \\` + newline)
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.defs[statement.name] = None if decorated else statement
+        decorated = False
+    return found

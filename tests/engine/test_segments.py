@@ -1,0 +1,152 @@
+"""A module's outline (engine/segments.py) holds exactly its top-level
+statements: the scan never splits a statement nor misses one, on real code
+and on the layouts that look like a statement start but are none."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.engine.project import summarize
+from flydsl_lint.engine.segments import outline, top_level_segments
+
+ROOT = Path(__file__).resolve().parents[2]
+# Real modules of many styles: the standard library's top level, this project, the test fixtures.
+CORPUS = sorted(Path(ast.__file__).parent.glob("*.py")) + sorted((ROOT / "flydsl_lint").rglob("*.py")) \
+    + sorted((ROOT / "tests" / "fixtures").rglob("*.py"))
+
+TRICKY = '''"""Module doc.
+def fake(n):
+    rocdl.s_waitcnt(n)
+"""
+import os, \\
+    sys
+TOTAL = 1 + \\
+2
+from kernels.sync import (
+wait_on,
+    encode)
+TABLE = {
+"a": 1,
+}
+if os.name == "nt":
+    X = 1
+elif os.name == "posix":
+    X = 2
+else:
+    X = 3
+try:
+    import fast
+except ImportError:
+    fast = None
+finally:
+    pass
+x = 1; y = 2
+
+
+@decorate
+# a comment between decorator and def
+def decorated(a):
+    return a
+
+
+def \\
+        spaced(bits):
+    s = """
+def inner():
+    pass
+"""
+# a column-0 comment inside a body
+    return s
+
+
+class Box:
+    def method(self):
+        return f"{self!r}"
+
+
+def spaced():
+    rocdl.s_waitcnt(0)
+'''
+
+
+def _real_statements(data: bytes) -> list[str]:
+    return [ast.dump(s, include_attributes=True) for s in ast.parse(data).body]
+
+
+def _check(data: bytes) -> None:
+    tree = ast.parse(data)
+    segments = top_level_segments(data)
+    assert segments is not None
+    by_row = {}
+    for statement in tree.body:
+        by_row.setdefault(statement.lineno, []).append(statement)
+    rebuilt = []
+    decorators: list = []
+    for segment in segments:
+        if segment.kind == "decorator":
+            decorators.append(segment)
+            continue
+        if decorators:  # a decorated def is its decorators' text and its own
+            joined = b"".join(d.text for d in decorators) + segment.text
+            statements = ast.parse(joined).body
+            ast.increment_lineno(statements[0], decorators[0].row - 1)
+            decorators = []
+        else:
+            statements = segment.parse()
+        if segment.kind in ("def", "class"):
+            assert [type(s).__name__ for s in statements][-1:] in (["FunctionDef"], ["AsyncFunctionDef"], ["ClassDef"])
+            assert statements[-1].name == segment.name
+        rebuilt += [ast.dump(s, include_attributes=True) for s in statements]
+    assert rebuilt == _real_statements(data)
+    found = outline(data)
+    assert found is not None
+    real_summary = summarize("m", False, tree.body)
+    assert summarize("m", False, found.statements) == real_summary
+    last_defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    for name, real in last_defs.items():
+        got = found.function(name)
+        if real.decorator_list:
+            assert got is None  # decorated: never read as a plain function
+        else:
+            assert ast.dump(got, include_attributes=True) == ast.dump(real, include_attributes=True)
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: p.name)
+def test_the_outline_of_real_modules_is_their_top_level(path):
+    data = path.read_bytes()
+    try:
+        ast.parse(data)
+    except SyntaxError:
+        pytest.skip("not valid Python for this interpreter")
+    _check(data)
+
+
+def test_lines_that_only_look_like_statement_starts():
+    data = TRICKY.encode()
+    _check(data)
+    names = [(s.kind, s.name) for s in top_level_segments(data) if s.kind in ("def", "class", "decorator")]
+    # no `fake`/`inner` (inside strings); `spaced` twice, the last one is what callers get
+    assert names == [("decorator", ""), ("def", "decorated"), ("def", "spaced"), ("class", "Box"), ("def", "spaced")]
+    found = outline(data)
+    assert found.function("decorated") is None
+    assert found.function("spaced").lineno == TRICKY.splitlines().index("def spaced():") + 1
+
+
+def test_a_byte_order_mark_is_no_code():
+    _check(b"\xef\xbb\xbf" + b"import os\ndef f():\n    return os\n")
+
+
+@pytest.mark.parametrize("data", [
+    b"# -*- coding: latin-1 -*-\nx = '\xe9'\n",  # the segments would be decoded as UTF-8
+    b"x = 1\ns = '''never closed\ndef f():\n    pass\n",  # an open string: nothing can be trusted
+])
+def test_sources_the_scan_cannot_read_are_declined(data):
+    assert top_level_segments(data) is None
+    assert outline(data) is None
+
+
+def test_a_statement_that_does_not_parse_alone_declines_the_outline():
+    assert outline(b"x = (1 +\n2)\ny = [\n)\n") is None
