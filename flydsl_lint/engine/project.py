@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from .segments import outline
+from .segments import read_outline
 
 T = TypeVar("T")
 
@@ -192,15 +192,9 @@ class ProjectIndex:
             data = path.read_bytes()
         except OSError:
             return None
-        statements = outline(data)  # the top-level statements, without parsing function bodies
-        if statements is None:
-            try:
-                body = ast.parse(data).body
-            except (SyntaxError, ValueError):
-                return None
-        else:
-            body = statements.statements
-        self._summaries[module] = summarize(module, is_package, body)
+        module_outline = read_outline(data)  # the top-level statements, function bodies unparsed
+        if module_outline is not None:
+            self._summaries[module] = summarize(module, is_package, module_outline.statements)
         return self._summaries[module]
 
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:

@@ -159,3 +159,17 @@ def outline(data: bytes) -> Outline | None:
                     found.defs[statement.name] = None if decorated else statement
         decorated = False
     return found
+
+
+def read_outline(data: bytes) -> Outline | None:
+    """`outline(data)`, or the whole parsed module as one when the scan cannot
+    read it; None when the module does not parse."""
+    found = outline(data)
+    if found is not None:
+        return found
+    try:
+        body = ast.parse(data).body
+    except (SyntaxError, ValueError):
+        return None
+    defs = {s.name: None if s.decorator_list else s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return Outline(body, defs)

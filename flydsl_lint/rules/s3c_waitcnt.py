@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
-from ..engine.segments import Outline, outline
+from ..engine.segments import Outline, read_outline
 from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._flydsl import qualified
@@ -426,13 +426,7 @@ class _ForeignModule:
     def _read(self) -> None:
         """The module's outline, imports and constants (the whole module is
         parsed only when its outline cannot be read)."""
-        found = outline(self._data)
-        if found is None:
-            try:
-                body = ast.parse(self._data).body
-            except (SyntaxError, ValueError):
-                body = []
-            found = Outline(body, {s.name: s for s in body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))})
+        found = read_outline(self._data) or Outline([])  # a module that does not parse has no shims
         self._outline, self._data = found, b""
         for stmt in found.statements:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):

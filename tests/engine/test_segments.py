@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.project import summarize
-from flydsl_lint.engine.segments import outline, top_level_segments
+from flydsl_lint.engine.segments import outline, read_outline, top_level_segments
 
 ROOT = Path(__file__).resolve().parents[2]
 # Real modules of many styles: the standard library's top level, this project, the test fixtures.
@@ -150,3 +150,12 @@ def test_sources_the_scan_cannot_read_are_declined(data):
 
 def test_a_statement_that_does_not_parse_alone_declines_the_outline():
     assert outline(b"x = (1 +\n2)\ny = [\n)\n") is None
+
+
+def test_read_outline_parses_whole_what_the_scan_declines():
+    data = b"# -*- coding: latin-1 -*-\nNAME = '\xe9'\n\n@wrap\ndef f():\n    pass\n\ndef g():\n    return NAME\n"
+    found = read_outline(data)
+    assert [ast.dump(s) for s in found.statements] == [ast.dump(s) for s in ast.parse(data).body]
+    assert found.function("f") is None and found.function("g").name == "g"
+    assert read_outline(b"x = (\n") is None  # neither read by the scan nor parsable
+    assert read_outline(b"def broken(:\n").function("broken") is None  # a def is parsed when asked for
