@@ -3,12 +3,14 @@
 Questions about another project module (is `wait_on` a waitcnt shim there?
 what does it import?) need a few of its top-level statements, not a tree of
 all of it: parsing a 5,000-line kernel module to read one helper costs as
-much as checking it. A top-level statement starts at column 0 on a line that
-is not inside a string, so a scan for strings and comments finds every start
-(a decorator line counts as a start of its own). Starts the scan cannot rule
-out but that are none (a column-0 line inside brackets, `else:`) only make the
-statement before them end early, which no longer parses: callers parse each
-segment they use and fall back to the whole module when one does not.
+much as checking it. A top-level statement starts on a line whose first
+character, at column 0, is code: not inside a string, comment or brackets,
+not after a backslash continuation, not an `else`/`elif`/`except`/`finally`
+clause (a decorator line counts as a start of its own). The scan blanks
+strings and comments with one regular expression and counts brackets between
+line starts; tests/engine/test_segments.py checks it against `ast.parse`.
+Callers parse the segments they use and parse the whole module when one does
+not parse on its own.
 """
 
 from __future__ import annotations
@@ -154,9 +156,10 @@ def outline(data: bytes) -> Outline | None:
             except (SyntaxError, ValueError):
                 return None
             found.statements.extend(statements)
-            for statement in statements:  # a def its header pattern did not read (`def \\` + newline)
+            for position, statement in enumerate(statements):  # defs the header pattern did not read
                 if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.defs[statement.name] = None if decorated else statement
+                    under_decorator = (decorated and position == 0) or bool(statement.decorator_list)
+                    found.defs[statement.name] = None if under_decorator else statement
         decorated = False
     return found
 
