@@ -115,21 +115,21 @@ class Outline:
     classes, which stand in as nodes carrying only their name."""
 
     statements: list[ast.stmt]
-    # The last top-level def of each name: its segment until `function()`
-    # parses it, None when decorated.
+    # The last top-level def of each name (its segment, or its node when it
+    # was parsed with other statements), None when decorated.
     defs: dict[str, Segment | ast.FunctionDef | ast.AsyncFunctionDef | None] = field(default_factory=dict)
 
     def function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        """The module's undecorated top-level def `name`, parsed on first ask."""
+        """The module's undecorated top-level def `name`, parsed on each ask
+        (callers keep what they derive, not the tree)."""
         found = self.defs.get(name)
-        if isinstance(found, Segment):
-            try:
-                parsed = found.parse()
-            except (SyntaxError, ValueError):
-                parsed = []
-            found = parsed[0] if len(parsed) == 1 and isinstance(parsed[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
-            self.defs[name] = found
-        return found
+        if not isinstance(found, Segment):
+            return found
+        try:
+            parsed = found.parse()
+        except (SyntaxError, ValueError):
+            return None
+        return parsed[0] if len(parsed) == 1 and isinstance(parsed[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
 
 
 def outline(data: bytes) -> Outline | None:

@@ -414,20 +414,22 @@ class _ForeignModule:
             if not _may_define(self._data, leaf):
                 return None  # most asked names are classes or other modules' functions
             self._read()
-        key = (leaf, encoder_hint)
-        if key not in self._shims:
+        if (leaf, encoder_hint) not in self._shims:
             function = self._outline.function(leaf)
-            shim = classify_shim(function, self.resolve, encoder_hint) if function is not None else None
-            if shim is not None:
-                shim.constants = self.constants
-            self._shims[key] = shim
-        return self._shims[key]
+            for hint in (False, True):  # both at once: the function's tree is not kept
+                shim = classify_shim(function, self.resolve, hint) if function is not None else None
+                if shim is not None:
+                    shim.constants = self.constants
+                self._shims[(leaf, hint)] = shim
+        return self._shims[(leaf, encoder_hint)]
 
     def _read(self) -> None:
         """The module's outline, imports and constants (the whole module is
         parsed only when its outline cannot be read)."""
         found = read_outline(self._data) or Outline([])  # a module that does not parse has no shims
-        self._outline, self._data = found, b""
+        # Only its defs are asked for later: the other statements' trees are not kept (hosts that run
+        # the cyclic collector, flake8 and editors, would walk them on every full collection).
+        self._outline, self._data = Outline([], found.defs), b""
         for stmt in found.statements:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 name = stmt.targets[0].id
