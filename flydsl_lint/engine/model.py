@@ -253,10 +253,6 @@ class SemanticModel:
 
     # The most frequent expression nodes, without `_visit_children`'s
     # field-by-field search: the walk's time is per node.
-    def _visit_attribute(self, node: ast.Attribute, scope: Scope, fallback: bool) -> bool:
-        self._visit(node.value, node, scope, fallback)
-        return True
-
     def _visit_call(self, node: ast.Call, scope: Scope, fallback: bool) -> bool:
         visit = self._visit
         visit(node.func, node, scope, fallback)
@@ -267,7 +263,7 @@ class SemanticModel:
         return True
 
     def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
-        """keyword, Expr, Starred, Await: one `value` child."""
+        """Attribute, keyword, Expr, Starred, Await: one `value` child."""
         self._visit(node.value, node, scope, fallback)
         return True
 
@@ -781,7 +777,7 @@ _SPECIAL_VISITS = {
     ast.AsyncFor: SemanticModel._visit_for,
     ast.ExceptHandler: SemanticModel._visit_except_handler,
     ast.alias: SemanticModel._visit_alias,
-    ast.Attribute: SemanticModel._visit_attribute,
+    ast.Attribute: SemanticModel._visit_value,
     ast.Call: SemanticModel._visit_call,
     ast.keyword: SemanticModel._visit_value,
     ast.Expr: SemanticModel._visit_value,

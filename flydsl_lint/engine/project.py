@@ -184,17 +184,10 @@ class ProjectIndex:
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles
-        found = self.find(module)
-        if found is None:
-            return None
-        path, is_package = found
-        try:
-            data = path.read_bytes()
-        except OSError:
-            return None
-        module_outline = read_outline(data)  # the top-level statements, function bodies unparsed
+        source = self._source(module)
+        module_outline = read_outline(source[0]) if source is not None else None  # function bodies unparsed
         if module_outline is not None:
-            self._summaries[module] = summarize(module, is_package, module_outline.statements)
+            self._summaries[module] = summarize(module, source[1], module_outline.statements)
         return self._summaries[module]
 
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:
@@ -202,13 +195,23 @@ class ProjectIndex:
 
         Not kept: callers cache what they derive from it (see `derived`).
         """
+        source = self._source(module)
+        if source is None:
+            return None
+        try:
+            return ast.parse(source[0]), source[1]
+        except (SyntaxError, ValueError):
+            return None
+
+    def _source(self, module: str) -> tuple[bytes, bool] | None:
+        """A project module's bytes and whether it is a package; None if absent or unreadable."""
         found = self.find(module)
         if found is None:
             return None
         path, is_package = found
         try:
-            return ast.parse(path.read_bytes()), is_package
-        except (OSError, SyntaxError, ValueError):
+            return path.read_bytes(), is_package
+        except OSError:
             return None
 
     def canonical(self, qualified: str, _depth: int = 0) -> str:
