@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
-from ..engine.segments import Outline, read_outline
+from ..engine.segments import Outline, Segment, read_outline
 from ..engine.registry import Invalid, Rule, Valid, leaves, register
 from ..fixes.edits import reference
 from ._flydsl import qualified
@@ -405,6 +405,7 @@ class _ForeignModule:
         self._outline: Outline | None = None
         self.constants: dict[str, int] = {}
         self._imports: dict[str, str] = {}
+        self._waitcnt_spellings: tuple[bytes, ...] = ()
         self._shims: dict[tuple[str, bool], Shim | None] = {}  # (def name, encoder hint) -> shim
 
     def shim(self, leaf: str, encoder_hint: bool) -> Shim | None:
@@ -415,7 +416,7 @@ class _ForeignModule:
                 return None  # most asked names are classes or other modules' functions
             self._read()
         if (leaf, encoder_hint) not in self._shims:
-            function = self._outline.function(leaf)
+            function = self._outline.function(leaf) if self._may_be_shim(leaf) else None
             for hint in (False, True):  # both at once: the function's tree is not kept
                 shim = classify_shim(function, self.resolve, hint) if function is not None else None
                 if shim is not None:
@@ -439,6 +440,18 @@ class _ForeignModule:
                 else:
                     self.constants[name] = value
         self._imports = summarize(self._module, self._is_package, found.statements).imported
+        # How this module can spell an s_waitcnt callee: its leaf after a dot, or a name imported as it.
+        self._waitcnt_spellings = _WAITCNT_LEAVES + tuple(
+            local.encode() for local, target in self._imports.items() if self._project.canonical(target) in S_WAITCNT)
+
+    def _may_be_shim(self, leaf: str) -> bool:
+        """Whether def `leaf`'s text allows a shim (read before its parse): an
+        encoder returns a `<<`/`|` packing, a wrapper spells an s_waitcnt callee."""
+        found = self._outline.defs.get(leaf)
+        if not isinstance(found, Segment):
+            return True  # already parsed, or absent
+        text = found.text
+        return b"<<" in text or b"|" in text or any(spelling in text for spelling in self._waitcnt_spellings)
 
     def resolve(self, node: ast.AST) -> str | None:
         # Shim bodies only need their s_waitcnt callee: resolve against the
@@ -451,7 +464,8 @@ class _ForeignModule:
         return None
 
 
-_SHIM_SPELLINGS = tuple(word.encode() for word in (*leaves(S_WAITCNT), *COUNTERS))
+_WAITCNT_LEAVES = tuple(word.encode() for word in leaves(S_WAITCNT))
+_SHIM_SPELLINGS = _WAITCNT_LEAVES + tuple(word.encode() for word in COUNTERS)
 
 
 def _may_define(data: bytes, leaf: str) -> bool:

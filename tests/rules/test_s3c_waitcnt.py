@@ -66,3 +66,25 @@ def test_project_modules_are_read_only_when_the_asked_function_can_be_there(tmp_
     found = lint_text(text + "drain(0x3F70)\n", tmp_path, select=("FLY362",), **GFX950)
     assert [(d.start.row, d.code) for d in found] == [(4, "FLY362")]  # found across the line continuation
     assert sorted(parsed) == ["drain(bits)", "import rocdl"]  # its imports and the asked function, not the class
+
+def test_project_defs_are_parsed_only_when_their_text_allows_a_shim(tmp_path, monkeypatch):
+    _project(tmp_path)
+    (tmp_path / "kernels" / "waits.py").write_text(
+        "from flydsl.expr.rocdl import s_waitcnt as _w\n\n"
+        "def drain(bits):\n    _w(bits)\n\n"  # a wrapper that spells its callee by an imported alias
+        "def scale(x):\n    return x * 2\n"
+    )
+    parsed: list[str] = []
+    real_parse = ast.parse
+
+    def counting_parse(data, *args, **kwargs):
+        text = data.decode() if isinstance(data, bytes) else data
+        if "from kernels" not in text:
+            parsed.extend(part for part in ("def drain", "def scale") if part in text)
+        return real_parse(data, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "parse", counting_parse)
+    text = "from kernels.waits import drain, scale\n\nscale(3)\ndrain(0x3F70)\n"
+    found = lint_text(text, tmp_path, select=("FLY362",), **GFX950)
+    assert [(d.start.row, d.code) for d in found] == [(4, "FLY362")]
+    assert parsed == ["def drain"]  # `scale` names no counter, packs no bits, calls no s_waitcnt
