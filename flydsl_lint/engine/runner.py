@@ -222,27 +222,27 @@ def _sizes(paths: list[Path]) -> list[int]:
 def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int) -> list[tuple[int, FileResult]]:
     """Check `todo` in this process and `workers - 1` forked children.
 
-    Every process takes the next file from one shared counter, largest files
-    first, so the last to finish has a small file; a child sends its results
-    through a pipe when it is done. No pool: the parent works instead of
-    feeding workers, and nothing is sent per file. Files a failed child took
-    are checked here afterwards.
+    Every process takes the next file, largest files first, so the last to
+    finish has a small file; a child sends its results through a pipe when it
+    is done. No pool: the parent works instead of feeding workers, and nothing
+    is sent per file. Files a failed child took are checked here afterwards.
     """
-    import mmap
-    import multiprocessing
     import pickle
     import signal
 
     order = [todo[i] for i in sorted(range(len(todo)), key=lambda i: -sizes[i])]
-    counter = mmap.mmap(-1, 8)  # anonymous shared memory: the children see the parent's writes
-    lock = multiprocessing.get_context("fork").Lock()
+    # The position of the next file to take travels as the one token in a pipe:
+    # reading it is taking the turn (a pipe read of a whole small write is
+    # atomic), writing the successor hands it on. Cheaper to set up than
+    # multiprocessing's lock and shared memory, whose import alone delays the fork.
+    token_read, token_write = os.pipe()
+    os.write(token_write, (0).to_bytes(8, "little"))
 
     def work() -> list[tuple[int, FileResult]]:
         done = []
         while True:
-            with lock:
-                taken = int.from_bytes(counter[:8], "little")
-                counter[:8] = (taken + 1).to_bytes(8, "little")
+            taken = int.from_bytes(os.read(token_read, 8), "little")
+            os.write(token_write, (taken + 1).to_bytes(8, "little"))
             if taken >= len(order):
                 return done
             position, path = order[taken]
@@ -283,6 +283,8 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
                     step()
                 except OSError:
                     pass
+        os.close(token_read)
+        os.close(token_write)
         gc.unfreeze()
     checked = {position for position, _ in results}
     results += [(position, job.run(path)) for position, path in todo if position not in checked]
@@ -291,10 +293,10 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
 
 def _run_parallel(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int,
                   settings: Settings, mode: Mode, use_cache: bool) -> list[tuple[int, FileResult]]:
+    if hasattr(os, "fork") and not _is_macos():  # macOS: fork is unsafe with system frameworks loaded
+        return _run_forked(job, todo, sizes, workers)
     import multiprocessing
 
-    if "fork" in multiprocessing.get_all_start_methods() and os.name == "posix" and not _is_macos():
-        return _run_forked(job, todo, sizes, workers)
     # Spawned workers (macOS, Windows) inherit nothing: each builds its own job.
     # Largest files first, one at a time: the last worker to finish has a small file.
     order = sorted(range(len(todo)), key=lambda i: -sizes[i])

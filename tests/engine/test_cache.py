@@ -292,12 +292,23 @@ def test_parallel_equals_serial(tmp_path):
     parallel = run(_paths(project), settings, use_cache=False, jobs=2)
     assert serial.errors and serial.diagnostics
     assert _summary(parallel) == _summary(serial)
+    assert _summary(run(_paths(project), settings, use_cache=False, jobs=3)) == _summary(serial)  # the turn passes on
     # parallel workers write the cache; a later serial run reads it
     assert _summary(run(_paths(project), settings, jobs=2)) == _summary(serial)
     assert _summary(run(_paths(project), settings, jobs=1)) == _summary(serial)
     assert _summary(run(_paths(project), settings, Mode(diff=True), use_cache=False, jobs=2)) == _summary(
         run(_paths(project), settings, Mode(diff=True), use_cache=False, jobs=1)
     )
+
+
+def test_a_forked_run_does_not_import_multiprocessing(tmp_path):
+    project = _corpus(tmp_path / "proj", files=6)
+    script = ("import sys\nfrom flydsl_lint.engine.config import load_settings\nfrom flydsl_lint.engine.runner import run\n"
+              "result = run(['pkg'], load_settings(), use_cache=False, jobs=2)\n"
+              "print(len(result.diagnostics) > 0, 'multiprocessing' in sys.modules)\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-c", script], cwd=project, capture_output=True, text=True, env=env)
+    assert done.stdout.split() == ["True", "False"], done.stderr  # its import would delay the fork
 
 
 def test_concurrent_runs_share_the_cache_safely(tmp_path):
