@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import fnmatch
+import functools
+import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -17,6 +19,7 @@ DEFAULT_EXCLUDE = (
 DEFAULT_TUNED_KERNELS = ("flash_attn_gfx950.py", "mla_fwd_decode_*")
 KNOWN_ARCHES = re.compile(r"^gfx(9\d\d|9[0-9a-f]{2}|10\d\d|11\d\d|12\d\d)$")
 _CODE_PREFIX = re.compile(r"^FLY\d{0,3}$")
+_WILDCARD = re.compile(r"[*?[]")
 
 
 class ConfigError(Exception):
@@ -81,10 +84,20 @@ class Settings:
 
 
 def _relative(path: str, root: Path) -> str:
-    try:
-        return Path(path).resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+    """`path` relative to the settings root, both resolved (a path outside: as given)."""
+    resolved = os.path.realpath(path)
+    base = (_resolved_root(root) if root.is_absolute() else os.path.realpath(root)).rstrip(os.sep)
+    if os.path.normcase(resolved) == os.path.normcase(base):
+        return "."
+    if os.path.normcase(resolved).startswith(os.path.normcase(base) + os.sep):
+        return Path(resolved[len(base) + 1 :]).as_posix()
+    return Path(path).as_posix()
+
+
+@functools.lru_cache(maxsize=16)
+def _resolved_root(root: Path) -> str:
+    """A settings root resolved once per run (every discovered file asks)."""
+    return os.path.realpath(root)
 
 
 def _path_matches(relative: str, pattern: str) -> bool:
@@ -92,6 +105,8 @@ def _path_matches(relative: str, pattern: str) -> bool:
     pattern = pattern.rstrip("/")
     if "/" in pattern:
         return fnmatch.fnmatchcase(relative, pattern) or fnmatch.fnmatchcase(relative, pattern + "/*")
+    if not _WILDCARD.search(pattern):  # a plain name: most excludes
+        return pattern in relative.split("/")
     return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
 
 

@@ -1,0 +1,44 @@
+"""Path questions of Settings: excludes, per-file ignores and tuned kernels, relative to a resolved root."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from flydsl_lint.engine.config import Settings
+
+
+@pytest.fixture
+def root(tmp_path):
+    (tmp_path / "kernels" / "attention").mkdir(parents=True)
+    (tmp_path / "pkg.egg-info").mkdir()
+    return tmp_path
+
+
+def test_plain_exclude_names_match_whole_components(root):
+    settings = Settings(root=root, extend_exclude=("build",))
+    assert settings.is_excluded(root / "build" / "x.py")
+    assert settings.is_excluded(root / "kernels" / "build")
+    assert not settings.is_excluded(root / "builds" / "x.py")  # a component, not a substring
+    assert not settings.is_excluded(root / "kernels" / "rebuild.py")
+
+
+def test_wildcard_and_path_patterns(root):
+    settings = Settings(root=root, extend_exclude=("kernels/attention", "gen_*.py"))
+    assert settings.is_excluded(root / "pkg.egg-info")  # the default `*.egg-info`
+    assert settings.is_excluded(root / "kernels" / "attention" / "mha.py")
+    assert not settings.is_excluded(root / "attention" / "mha.py")  # a path pattern starts at the root
+    assert settings.is_excluded(root / "kernels" / "gen_tables.py")
+    assert not settings.is_excluded(root / "kernels" / "tables.py")
+
+
+def test_paths_are_taken_relative_to_the_resolved_root(root, tmp_path_factory, monkeypatch):
+    link = tmp_path_factory.mktemp("links") / "checkout"
+    os.symlink(root, link)
+    settings = Settings(root=link, per_file_ignores=(("kernels/*", ("FLY1",)),), tuned_kernels=("kernels/attention/*",))
+    assert settings.ignored_for(str(root / "kernels" / "a.py")) == ("FLY1",)  # the real path, the linked root
+    assert settings.is_tuned_kernel(str(link / "kernels" / "attention" / "mha.py"))
+    monkeypatch.chdir(root)
+    assert Settings(root=link, per_file_ignores=(("kernels/*", ("FLY1",)),)).ignored_for("kernels/a.py") == ("FLY1",)
+    assert settings.ignored_for("/elsewhere/kernels/a.py") == ()  # outside the root: only absolute patterns could match
