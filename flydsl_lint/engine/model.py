@@ -75,6 +75,12 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
     return any(name in ("ImportError", "ModuleNotFoundError") for name in names)
 
 
+# A third of a module's nodes are Names and a twentieth Constants: listing them
+# by type would cost the walk more than any rule asks of it (names are reached
+# through `loads_of` and bindings, constants through their parents).
+UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
+
+
 class SemanticModel:
     """Scopes and bindings of one module, with name resolution on demand."""
 
@@ -123,6 +129,8 @@ class SemanticModel:
 
     def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
         self._parents[id(node)] = parent
+        if type(node) in UNLISTED_TYPES:
+            return
         bucket = self.nodes_by_type.get(type(node))
         if bucket is None:
             self.nodes_by_type[type(node)] = [node]
@@ -148,12 +156,7 @@ class SemanticModel:
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
         self._parents[id(node)] = parent  # inline `_record`
         kind = type(node)
-        bucket = self.nodes_by_type.get(kind)
-        if bucket is None:
-            self.nodes_by_type[kind] = [node]
-        else:
-            bucket.append(node)
-        if kind is ast.Name:
+        if kind is ast.Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
             if type(node.ctx) is ast.Load:
                 self._scope_of_node[id(node)] = scope
                 loads = self._loads.get(node.id)
@@ -168,6 +171,11 @@ class SemanticModel:
             if isinstance(node.value, (str, bytes)):
                 self._add_string_span(node)
             return
+        bucket = self.nodes_by_type.get(kind)
+        if bucket is None:
+            self.nodes_by_type[kind] = [node]
+        else:
+            bucket.append(node)
         special = _SPECIAL_VISITS.get(kind)
         if special is not None and special(self, node, scope, fallback):
             return
@@ -463,6 +471,9 @@ class SemanticModel:
 
     # -------------------------------------------------------------- queries
     def nodes(self, kind: type) -> list[ast.AST]:
+        """The module's nodes of one type, in source order (not Name or Constant: see UNLISTED_TYPES)."""
+        if kind in UNLISTED_TYPES:
+            raise ValueError(f"the model does not list {kind.__name__} nodes; use loads_of() or bindings")
         return self.nodes_by_type.get(kind, [])
 
     def loaded_names(self) -> Iterable[str]:

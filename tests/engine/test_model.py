@@ -247,3 +247,23 @@ def test_exported_helper_taking_a_dialect_named_parameter():
     assert resolved == ["flydsl._mlir.dialects.vector.shuffle", None]
     plain, _ = calls("def extract(acc, *, vector):\n    return vector.shuffle(acc)\n")
     assert [plain.resolve(c.func) for c in plain.nodes(ast.Call)] == [None]  # no FlyDSL in this file
+
+
+def test_names_and_constants_are_not_listed_by_type_and_no_rule_can_ask_for_them():
+    from flydsl_lint.engine.registry import Rule, register
+
+    model, _ = calls("x = f(1)\n")
+    assert [type(n).__name__ for n in model.nodes(ast.Assign)] == ["Assign"]
+    assert [n.id for n in model.loads_of("f")] == ["f"] and model.parent(model.loads_of("f")[0]) is model.nodes(ast.Call)[0]
+    for kind in (ast.Name, ast.Constant):
+        with pytest.raises(ValueError):
+            model.nodes(kind)
+
+    class VisitsNames(Rule):
+        code = "FLY999"
+
+        def visit_Name(self, node):
+            pass
+
+    with pytest.raises(TypeError, match="Name"):
+        register(VisitsNames)
