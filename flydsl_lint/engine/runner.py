@@ -248,7 +248,8 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
             position, path = order[taken]
             done.append((position, job.run(path)))
 
-    job.checker  # build once (rule imports, rules.toml) and let every child inherit it
+    # The checker (rule imports, rules.toml) is built by each process on its first file: in
+    # parallel, instead of in this process before the fork, where it delays every child.
     gc.freeze()  # inherited objects stay out of the children's collections and pages stay shared
     children: list[tuple[int, int]] = []
     try:
