@@ -14,8 +14,18 @@ class MissingPath:
     path: str
 
 
+def _in_git_work_tree(folder: Path) -> bool:
+    """Whether git could list `folder`: a `.git` in it or above, or GIT_DIR set."""
+    if "GIT_DIR" in os.environ:
+        return True
+    start = folder.resolve()
+    return any((candidate / ".git").exists() for candidate in (start, *start.parents))
+
+
 def _git_listing(folder: Path) -> list[Path] | None:
     """Tracked and untracked-but-not-ignored files under `folder`, or None outside git."""
+    if not _in_git_work_tree(folder):
+        return None  # spares a folder walk outside git the subprocess import and git's own start
     import subprocess  # only a folder walk needs it; keeps one-file runs' start-up small
 
     try:

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Iterable
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from .model import UNLISTED_TYPES
 from .tomlcompat import tomllib
 
 if TYPE_CHECKING:
@@ -233,6 +232,8 @@ _RULES: dict[str, type[Rule]] = {}
 def register(cls: type[Rule]) -> type[Rule]:
     if cls.code in _RULES:
         raise ValueError(f"{cls.code} is registered twice ({_RULES[cls.code].__name__}, {cls.__name__})")
+    from .model import UNLISTED_TYPES  # not at import: the CLI loads this module before it forks workers
+
     unlisted = [t.__name__ for t in cls.node_types() if t in UNLISTED_TYPES]
     if unlisted:
         raise TypeError(f"{cls.__name__}: the model does not list {', '.join(unlisted)} nodes to visit")

@@ -42,3 +42,21 @@ def test_paths_are_taken_relative_to_the_resolved_root(root, tmp_path_factory, m
     monkeypatch.chdir(root)
     assert Settings(root=link, per_file_ignores=(("kernels/*", ("FLY1",)),)).ignored_for("kernels/a.py") == ("FLY1",)
     assert settings.ignored_for("/elsewhere/kernels/a.py") == ()  # outside the root: only absolute patterns could match
+
+
+def test_git_is_asked_only_inside_a_work_tree(tmp_path, monkeypatch):
+    import subprocess
+
+    from flydsl_lint.engine import files
+
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    calls = []
+    real_run = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    (tmp_path / "plain").mkdir()
+    assert files._git_listing(tmp_path / "plain") is None and calls == []  # no .git here or above
+    real_run(["git", "init", "-q", str(tmp_path / "repo")], check=True)
+    (tmp_path / "repo" / "sub").mkdir()
+    (tmp_path / "repo" / "sub" / "k.py").write_text("x = 1\n")
+    assert files._git_listing(tmp_path / "repo" / "sub") == [tmp_path / "repo" / "sub" / "k.py"]
+    assert len(calls) == 1
