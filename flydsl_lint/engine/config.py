@@ -37,6 +37,7 @@ class Settings:
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
+    force_exclude: bool = False  # excludes apply to files named on the command line too (pre-commit)
     target_version: Version | None = None
     target_version_source: str = "unknown"
     target_arch: tuple[str, ...] = ()
@@ -165,10 +166,10 @@ def _parse_table(table: dict, where: str) -> dict:
             if bad:
                 raise ConfigError(f"{where}: `target-arch` has {bad[0]!r}, not a gfx target like \"gfx942\"")
             parsed["target_arch"] = arches
-        elif key == "respect-gitignore":
+        elif key in ("respect-gitignore", "force-exclude"):
             if not isinstance(value, bool):
-                raise ConfigError(f"{where}: `respect-gitignore` must be true or false")
-            parsed["respect_gitignore"] = value
+                raise ConfigError(f"{where}: `{key}` must be true or false")
+            parsed[key.replace("-", "_")] = value
         elif key == "cache-dir":
             if not isinstance(value, str):
                 raise ConfigError(f"{where}: `cache-dir` must be a string")

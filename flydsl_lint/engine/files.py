@@ -53,15 +53,17 @@ def _walk(folder: Path, settings: Settings) -> list[Path]:
 def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[MissingPath]]:
     """Python files to check, in a stable order, and the paths that do not exist.
 
-    A file named on the command line is always checked; directories are walked
-    with `exclude`/`extend-exclude` and, inside a git work tree, .gitignore.
+    A file named on the command line is checked unless `force-exclude` is set
+    and an exclude matches it (pre-commit names every staged file); directories
+    are walked with `exclude`/`extend-exclude` and, inside a git work tree, .gitignore.
     """
     files: list[Path] = []
     missing: list[MissingPath] = []
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            files.append(path)
+            if not (settings.force_exclude and settings.is_excluded(path)):
+                files.append(path)
         elif path.is_dir():
             listing = _git_listing(path) if settings.respect_gitignore else None
             if listing is None:

@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+    check.add_argument("--force-exclude", action="store_true",
+                       help="apply exclude/extend-exclude to files named on the command line too (for pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
     check.add_argument("--diff-base", metavar="REF", help="report only diagnostics on lines added or changed since REF (git)")
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
@@ -77,6 +79,8 @@ def _check(args: argparse.Namespace) -> int:
     from .output import write, write_statistics
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select}
+    if args.force_exclude:
+        overrides["force_exclude"] = True
     try:
         if args.target_version:
             try:

@@ -60,3 +60,21 @@ def test_git_is_asked_only_inside_a_work_tree(tmp_path, monkeypatch):
     (tmp_path / "repo" / "sub" / "k.py").write_text("x = 1\n")
     assert files._git_listing(tmp_path / "repo" / "sub") == [tmp_path / "repo" / "sub" / "k.py"]
     assert len(calls) == 1
+
+
+def test_named_files_are_checked_unless_force_exclude(root):
+    from flydsl_lint.engine.config import ConfigError, load_settings
+    from flydsl_lint.engine.files import discover
+
+    (root / "build").mkdir()
+    (root / "build" / "gen.py").write_text("x = 1\n")
+    (root / "kernels" / "k.py").write_text("x = 1\n")
+    named = [str(root / "build" / "gen.py"), str(root / "kernels" / "k.py")]
+    assert len(discover(named, Settings(root=root))[0]) == 2  # named on the command line: checked
+    forced, missing = discover(named, Settings(root=root, force_exclude=True))
+    assert forced == [root / "kernels" / "k.py"] and missing == []
+    (root / "pyproject.toml").write_text("[tool.flydsl-lint]\nforce-exclude = true\n")
+    assert load_settings(start=root).force_exclude
+    (root / "pyproject.toml").write_text('[tool.flydsl-lint]\nforce-exclude = "yes"\n')
+    with pytest.raises(ConfigError, match="force-exclude"):
+        load_settings(start=root)

@@ -33,8 +33,8 @@ def test_hook_manifest_declares_both_hooks():
     yaml = pytest.importorskip("yaml", reason="PyYAML comes with pre-commit")
     hooks = {hook["id"]: hook for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
     assert set(hooks) == {"flydsl-lint", "flydsl-lint-fix"}
-    assert hooks["flydsl-lint"]["entry"] == "flydsl-lint check"
-    assert hooks["flydsl-lint-fix"]["entry"] == "flydsl-lint check --fix"
+    assert hooks["flydsl-lint"]["entry"] == "flydsl-lint check --force-exclude"
+    assert hooks["flydsl-lint-fix"]["entry"] == "flydsl-lint check --fix --force-exclude"
     assert "--unsafe-fixes" not in hooks["flydsl-lint-fix"]["entry"]
     assert all(hook["language"] == "python" for hook in hooks.values())
 
@@ -50,8 +50,11 @@ def test_try_repo_runs_both_hooks(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     _git("init", "-q", ".", cwd=work)
-    (work / "pyproject.toml").write_text('[tool.flydsl-lint]\nselect = ["FLY1"]\ntarget-version = "0.5.0"\n')
+    (work / "pyproject.toml").write_text(
+        '[tool.flydsl-lint]\nselect = ["FLY1"]\ntarget-version = "0.5.0"\nextend-exclude = ["vendor"]\n')
     (work / "kernel.py").write_text(KERNEL)
+    (work / "vendor").mkdir()
+    (work / "vendor" / "old.py").write_text(KERNEL)  # pre-commit names it; the config excludes it
     (work / "clean.py").write_text("x = 1\n")
     _git("add", ".", cwd=work)
     env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "cache"), "NO_COLOR": "1"}
@@ -67,6 +70,7 @@ def test_try_repo_runs_both_hooks(tmp_path):
     assert check.returncode == 1, check.stdout + check.stderr
     assert "kernel.py:3:5: FLY111 [*]" in check.stdout and "kernel.py:4:5: FLY101" in check.stdout
     assert (work / "kernel.py").read_text() == KERNEL  # the check hook writes nothing
+    assert "old.py" not in check.stdout
 
     fix = try_repo("flydsl-lint-fix")
     assert fix.returncode == 1, fix.stdout + fix.stderr  # files were modified (and FLY101 remains)
@@ -74,3 +78,4 @@ def test_try_repo_runs_both_hooks(tmp_path):
     assert "a = fx.Int64(x)  # keep me\n" in fixed  # safe fix applied, comment kept
     assert "b = ArithValue(y) + 1\n" in fixed  # the unsafe fix is not applied
     assert (work / "clean.py").read_text() == "x = 1\n"
+    assert (work / "vendor" / "old.py").read_text() == KERNEL
