@@ -259,3 +259,50 @@ def test_interrupting_a_parallel_run_stops_its_workers(project):
     assert "interrupted" in process.stderr.read()
     time.sleep(0.2)
     assert [pid for pid in workers if _state(pid) not in (None, "Z")] == []  # none left running
+
+
+def stdin_cli(data: bytes, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, NO_COLOR="1")
+    return subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", *args], cwd=cwd, input=data,
+                          capture_output=True, env=env)
+
+
+def test_stdin_is_checked_under_its_given_name_and_settings(project):
+    (project / "pyproject.toml").write_text(
+        '[tool.flydsl-lint]\ntarget-version = "0.5.0"\nper-file-ignores = { "legacy/*" = ["FLY111"] }\n')
+    source = b"import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))\n"
+    plain = stdin_cli(source, "-", cwd=project)
+    assert plain.returncode == 1 and plain.stdout.decode().startswith("-:2:5: FLY111")
+    named = stdin_cli(source, "--stdin-filename", "kernels/new.py", "--output-format", "json", cwd=project)
+    rows = json.loads(named.stdout)  # JSON names files absolutely, as ruff does
+    assert [(Path(r["filename"]).relative_to(project).as_posix(), r["code"]) for r in rows] == [("kernels/new.py", "FLY111")]
+    ignored = stdin_cli(source, "-", "--stdin-filename", "legacy/old.py", cwd=project)  # per-file-ignores by the name
+    assert ignored.returncode == 0, ignored.stdout + ignored.stderr
+    assert (project / "kernels").exists() is False  # nothing is written for stdin
+
+
+def test_stdin_fix_writes_the_fixed_source_to_stdout_and_the_report_to_stderr(project):
+    source = "import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))  # keep\n".encode()
+    fixed = stdin_cli(source, "-", "--fix", cwd=project)
+    assert fixed.returncode == 0, fixed.stderr
+    assert fixed.stdout == b"import flydsl.expr as fx\nv = fx.Int32(1)  # keep\n"
+    assert b"1 fixed" in fixed.stderr
+    diff = stdin_cli(source, "-", "--diff", cwd=project)
+    assert diff.returncode == 1 and b"+v = fx.Int32(1)  # keep" in diff.stdout
+
+
+@pytest.mark.parametrize("data, reason", [(b"x = (\n", "syntax error"), (b"x = '\xff'\n", "cannot decode")])
+def test_stdin_that_cannot_be_checked_comes_back_unchanged(project, data, reason):
+    fixed = stdin_cli(data, "--stdin-filename", "k.py", "--fix", cwd=project)
+    assert fixed.returncode == 2 and fixed.stdout == data  # an editor's buffer is never lost
+    assert fixed.stderr.decode().count("\n") == 1 and reason in fixed.stderr.decode() and "k.py" in fixed.stderr.decode()
+
+
+def test_stdin_excluded_by_name_with_force_exclude_passes_through(project):
+    (project / "pyproject.toml").write_text('[tool.flydsl-lint]\ntarget-version = "0.5.0"\nextend-exclude = ["vendor"]\n')
+    source = b"import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))\n"
+    kept = stdin_cli(source, "--stdin-filename", "vendor/k.py", "--force-exclude", "--fix", cwd=project)
+    assert kept.returncode == 0 and kept.stdout == source
+    assert stdin_cli(source, "--stdin-filename", "vendor/k.py", cwd=project).returncode == 1  # named alone: checked
+    mixed = stdin_cli(source, "-", "other.py", cwd=project)
+    assert mixed.returncode == 2 and b"stdin" in mixed.stderr

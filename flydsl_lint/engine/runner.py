@@ -154,8 +154,6 @@ class _Job:
             return FileResult(name, error=f"{name}: cannot write: {exc.strerror or exc}")
 
     def _fix(self, path: Path, data: bytes, source: SourceFile, checker, index) -> FileResult:
-        import difflib
-
         from ..fixes.apply import fix_source, write_atomic
 
         name = str(path)
@@ -166,12 +164,7 @@ class _Job:
                 self._store(path, data, outcome.remaining, None, index)
             return result
         if self.mode.diff:
-            result.diff = "".join(
-                difflib.unified_diff(
-                    source.text.splitlines(keepends=True), outcome.new_text.splitlines(keepends=True),
-                    fromfile=f"a/{name}", tofile=f"b/{name}",
-                )
-            )
+            result.diff = _unified_diff(name, source.text, outcome.new_text)
             result.diagnostics = checker.check(source)
         else:
             new_data = source.encode(outcome.new_text)
@@ -179,6 +172,39 @@ class _Job:
             if index is not None:  # the remaining diagnostics are those of what was written
                 self._store(path, new_data, outcome.remaining, None, index)
         return result
+
+
+def _unified_diff(name: str, old_text: str, new_text: str) -> str:
+    import difflib
+
+    return "".join(difflib.unified_diff(old_text.splitlines(keepends=True), new_text.splitlines(keepends=True),
+                                        fromfile=f"a/{name}", tofile=f"b/{name}"))
+
+
+def check_data(name: str, data: bytes, settings: Settings, mode: Mode = Mode()) -> tuple[FileResult, bytes]:
+    """Check (and maybe fix) source that is not read from disk (stdin), named
+    `name` for the configuration and the output: the result, and the source to
+    hand back (fixed in fix mode; as given otherwise or when it cannot be checked)."""
+    from .checker import Checker
+
+    checker = Checker(settings)
+    try:
+        source = SourceFile.from_bytes(name, data)
+        if not (mode.fix or mode.diff):
+            return FileResult(name, checker.check(source)), data
+        from ..fixes.apply import fix_source
+
+        outcome = fix_source(source, checker, unsafe=mode.unsafe_fixes)
+        result = FileResult(name, outcome.remaining, fixed=outcome.applied)
+        if not outcome.changed:
+            return result, data
+        if mode.diff:
+            result.diff = _unified_diff(name, source.text, outcome.new_text)
+            result.diagnostics = checker.check(source)
+            return result, data
+        return result, source.encode(outcome.new_text)
+    except SourceError as exc:
+        return FileResult(name, error=str(exc)), data
 
 
 # ------------------------------------------------------------- worker processes

@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     check = commands.add_parser("check", help="check files or folders (default: .)")
-    check.add_argument("paths", nargs="*", default=["."], metavar="PATH")
+    check.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .); `-` reads stdin")
     check.add_argument("--select", type=_codes, help="codes or prefixes to enable (replaces the configured set)")
     check.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable in addition")
     check.add_argument("--ignore", type=_codes, help="codes or prefixes to disable")
@@ -35,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+    check.add_argument("--stdin-filename", metavar="PATH",
+                       help="the name of the source read from stdin, for its settings and the output (implies `-`)")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (for pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
@@ -88,7 +90,12 @@ def _check(args: argparse.Namespace) -> int:
             except ValueError:
                 raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
             overrides["target_version_source"] = "command line"
-        start = Path(args.paths[0]) if args.paths else Path.cwd()
+        stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
+        if not stdin and ("-" in args.paths or args.stdin_filename is not None):
+            raise ConfigError("`-` (stdin) and --stdin-filename take no other paths")
+        start = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
+        if not start.exists() and start.parent.exists():
+            start = start.parent  # a new file's name: its folder's settings
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
     except ConfigError as exc:
         print(f"flydsl-lint: error: {exc}", file=sys.stderr)
@@ -100,7 +107,12 @@ def _check(args: argparse.Namespace) -> int:
 
     mode = Mode(fix=args.fix and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
-    paths, added = args.paths, None
+    if stdin:
+        if args.diff_base or args.add_noqa:
+            print("flydsl-lint: error: --diff-base/--add-noqa need files, not stdin", file=sys.stderr)
+            return EXIT_ERROR
+        return _check_stdin(args, settings, mode)
+    paths, added = args.paths or ["."], None
     if args.diff_base or args.add_noqa:
         if args.fix or mode.diff:
             print("flydsl-lint: error: --diff-base/--add-noqa do not combine with --fix, --diff or --show-fixes", file=sys.stderr)
@@ -113,7 +125,7 @@ def _check(args: argparse.Namespace) -> int:
         except DiffBaseError as exc:
             print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
             return EXIT_ERROR
-        paths = restrict(args.paths, settings, added)
+        paths = restrict(paths, settings, added)
     result = run(paths, settings, mode, use_cache=not args.no_cache)
     if added is not None:
         result = filter_result(result, added)
@@ -144,6 +156,44 @@ def _check(args: argparse.Namespace) -> int:
         write(result, args.output_format, options)
 
     if result.errors:
+        return EXIT_ERROR
+    if args.exit_zero:
+        return EXIT_CLEAN
+    if mode.diff:
+        return EXIT_FINDINGS if sum(result.fixed.values()) else EXIT_CLEAN
+    return EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN
+
+
+def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
+    """Check source piped in (editors, formatters' pipelines). With --fix the
+    fixed source goes to stdout and the report to stderr, as in ruff; source that
+    cannot be checked or is excluded comes back unchanged."""
+    from ..engine.runner import FileResult, RunResult, check_data
+    from .output import write
+
+    name = args.stdin_filename or "-"
+    data = sys.stdin.buffer.read()
+    if args.stdin_filename and settings.force_exclude and settings.is_excluded(Path(name)):
+        file_result, fixed = FileResult(name), data
+    else:
+        file_result, fixed = check_data(name, data, settings, mode)
+    result = RunResult([file_result])
+    options = {"unsafe_fixes": args.unsafe_fixes}
+    if file_result.error:
+        print(f"error: {file_result.error}", file=sys.stderr)
+    if mode.fix:
+        sys.stdout.buffer.write(fixed)
+        sys.stdout.flush()
+        write(result, args.output_format, options, sys.stderr)
+    elif mode.diff:
+        sys.stdout.write(file_result.diff)
+        would_fix = sum(result.fixed.values())
+        print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
+        if args.show_fixes:
+            write(result, "full" if args.output_format == "text" else args.output_format, options)
+    else:
+        write(result, args.output_format, options)
+    if file_result.error:
         return EXIT_ERROR
     if args.exit_zero:
         return EXIT_CLEAN
