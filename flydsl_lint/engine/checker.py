@@ -64,6 +64,9 @@ class _CallIndex:
         self.by_module: dict[str, tuple[int, ...]] = {}
         self.every: tuple[int, ...] = ()
         self.own_code: tuple[int, ...] = ()
+        # (resolved name, spelled leaf, callee is a def of the file) -> the rules to visit:
+        # a run meets the same few thousand callees again and again.
+        self.picks: dict[tuple[str | None, str | None, bool], tuple[int, ...]] = {}
         for position, cls in enumerate(rule_classes):
             if not hasattr(cls, "visit_Call"):
                 continue
@@ -76,6 +79,25 @@ class _CallIndex:
                 self.by_name[name] = self.by_name.get(name, ()) + (position,)
             for module in cls.call_modules or ():
                 self.by_module[module] = self.by_module.get(module, ()) + (position,)
+
+
+    def pick(self, name: str | None, spelled: str | None, local_def: bool) -> tuple[int, ...]:
+        """The rules, in rule order, that see a call resolving to `name` (None: it
+        does not resolve) whose callee is spelled `spelled`; memoized in `picks`."""
+        picked: tuple[int, ...] = ()
+        leaf = None
+        if name:
+            module, _, leaf = name.rpartition(".")
+            picked = self.by_name.get(leaf, ()) + self.by_module.get(module, ())
+            if module and not name.startswith("flydsl."):
+                picked += self.own_code
+        elif local_def:
+            picked += self.own_code
+        if spelled is not None and (not name or spelled != leaf):
+            picked += self.by_name.get(spelled, ())
+        picked = tuple(sorted(set(picked))) + self.every  # one visit per rule, in rule order
+        self.picks[(name, spelled, local_def)] = picked
+        return picked
 
 
 class Checker:
@@ -152,32 +174,25 @@ class Checker:
         matches and to the rules that see every call; `handlers` is aligned
         with the rule list (None: rule not run on this file)."""
         index = self._calls
-        by_name, by_module, every, own_code = index.by_name, index.by_module, index.every, index.own_code
-        if not (by_name or by_module or every or own_code):
+        if not (index.by_name or index.by_module or index.every or index.own_code):
             return
-        resolve, binding_of = model.resolve, model.binding_of
+        resolve, binding_of, picks, own_code = model.resolve, model.binding_of, index.picks, index.own_code
         for node in model.nodes(ast.Call):
             func = node.func
             try:
                 name = resolve(func)
             except RecursionError:
                 raise SourceError(source.path, f"gave up at line {node.lineno}: expression nesting too deep") from None
-            picked: tuple[int, ...] = ()
-            if name:
-                module, _, leaf = name.rpartition(".")
-                picked = by_name.get(leaf, ()) + by_module.get(module, ())
-                if own_code and module and not name.startswith("flydsl."):
-                    picked += own_code
-            elif own_code and type(func) is ast.Name:
+            spelled = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+            local_def = False
+            if not name and own_code and type(func) is ast.Name:
                 binding = binding_of(func)
-                if binding is not None and binding.kind == "def":
-                    picked += own_code
-            spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
-            if spelled is not None and (not name or spelled != leaf):
-                picked += by_name.get(spelled, ())
-            if len(picked) > 1:
-                picked = tuple(sorted(set(picked)))  # one visit per rule, in rule order
-            for position in picked + every:
+                local_def = binding is not None and binding.kind == "def"
+            key = (name, spelled, local_def)
+            picked = picks.get(key)
+            if picked is None:
+                picked = index.pick(*key)
+            for position in picked:
                 handler = handlers[position]
                 if handler is None:
                     continue
