@@ -79,6 +79,9 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
 # by type would cost the walk more than any rule asks of it (names are reached
 # through `loads_of` and bindings, constants through their parents).
 UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
+# Memo look-ups miss on every node's first question: `get` with this default
+# costs less than a caught KeyError.
+_UNSEEN = object()
 
 
 class SemanticModel:
@@ -496,10 +499,9 @@ class SemanticModel:
     def binding_of(self, node: ast.Name) -> Binding | None:
         """The binding a loaded name refers to at this point, if any."""
         key = id(node)
-        try:
-            return self._bindings_seen[key]  # several rules ask about the same callee
-        except KeyError:
-            pass
+        found = self._bindings_seen.get(key, _UNSEEN)  # several rules ask about the same callee
+        if found is not _UNSEEN:
+            return found
         scope = self._scope_of_node.get(key)
         found = self._lookup(node.id, scope, (node.lineno, node.col_offset)) if scope is not None else None
         self._bindings_seen[key] = found
@@ -542,10 +544,9 @@ class SemanticModel:
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
         key = id(node)
-        try:
-            return self._resolved[key]  # most calls: rules ask about the same callee
-        except KeyError:
-            pass
+        result = self._resolved.get(key, _UNSEEN)  # most calls: rules ask about the same callee
+        if result is not _UNSEEN:
+            return result
         self._resolved[key] = None  # guards against alias cycles
         result = self._resolve_uncached(node)
         if result is not None:
@@ -571,10 +572,9 @@ class SemanticModel:
         re-exports not yet followed), else None: an import's target, what an
         alias `x = fx.max` names, what every caller passes for a parameter."""
         key = id(binding)
-        try:
-            return self._binding_targets[key]
-        except KeyError:
-            pass
+        target = self._binding_targets.get(key, _UNSEEN)
+        if target is not _UNSEEN:
+            return target
         self._binding_targets[key] = None  # guards against alias cycles
         target = None
         if binding.kind == "import" and binding.target:

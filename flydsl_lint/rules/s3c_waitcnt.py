@@ -411,9 +411,12 @@ class _ForeignModule:
     def shim(self, leaf: str, encoder_hint: bool) -> Shim | None:
         if not (encoder_hint or self._spells_shim):
             return None
+        if (leaf, encoder_hint) in self._shims:
+            return self._shims[(leaf, encoder_hint)]
         if self._outline is None:
-            if not _may_define(self._data, leaf):
-                return None  # most asked names are classes or other modules' functions
+            if not _may_define(self._data, leaf):  # most asked names are classes or other modules' functions
+                self._shims[(leaf, False)] = self._shims[(leaf, True)] = None
+                return None
             self._read()
         if (leaf, encoder_hint) not in self._shims:
             function = self._outline.function(leaf) if self._may_be_shim(leaf) else None
