@@ -13,7 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
-from .project import ProjectIndex, absolute_module
+from .project import FOLLOWED_NAMES, ProjectIndex, absolute_module
 
 KERNEL_DECORATORS = {
     "flydsl.compiler.kernel": "kernel",
@@ -548,18 +548,23 @@ class SemanticModel:
         if result is not _UNSEEN:
             return result
         self._resolved[key] = None  # guards against alias cycles
-        result = self._resolve_uncached(node)
-        if result is not None:
-            result = self.project.canonical(result)
+        kind = type(node)
+        if kind is ast.Attribute:
+            base = self.resolve(node.value)
+            result = f"{base}.{node.attr}" if base else None
+            # `canonical` follows only FOLLOWED_NAMES leaves: most attributes need no call.
+            if result is not None and node.attr in FOLLOWED_NAMES:
+                result = self.project.canonical(result)
+        elif kind is ast.Name:
+            result = self._resolve_name(node)
+            if result is not None:
+                result = self.project.canonical(result)
+        else:
+            result = None
         self._resolved[key] = result
         return result
 
-    def _resolve_uncached(self, node: ast.AST) -> str | None:
-        if isinstance(node, ast.Attribute):
-            base = self.resolve(node.value)
-            return f"{base}.{node.attr}" if base else None
-        if not isinstance(node, ast.Name):
-            return None
+    def _resolve_name(self, node: ast.Name) -> str | None:
         binding = self.binding_of(node)
         if binding is None:
             if node.id in _BUILTINS or id(node) not in self._scope_of_node:
