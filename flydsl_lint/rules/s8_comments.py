@@ -64,6 +64,8 @@ def _is_blank(rule: Rule, row: int) -> bool:
 def _separator(text: str) -> bool:
     """`# =====`, `# -----`, `##########`, `# ─────`: fill characters only."""
     body = text.strip()
+    if body[-1] not in _FILL:
+        return False  # most comments: a fill line ends in fill
     if set(body) == {"#"}:
         return len(body) >= _MIN_SEPARATOR
     body = body[1:]
