@@ -80,7 +80,6 @@ class _CallIndex:
             for module in cls.call_modules or ():
                 self.by_module[module] = self.by_module.get(module, ()) + (position,)
 
-
     def pick(self, name: str | None, spelled: str | None, local_def: bool) -> tuple[int, ...]:
         """The rules, in rule order, that see a call resolving to `name` (None: it
         does not resolve) whose callee is spelled `spelled`; memoized in `picks`."""

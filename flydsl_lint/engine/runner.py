@@ -154,24 +154,34 @@ class _Job:
             return FileResult(name, error=f"{name}: cannot write: {exc.strerror or exc}")
 
     def _fix(self, path: Path, data: bytes, source: SourceFile, checker, index) -> FileResult:
-        from ..fixes.apply import fix_source, write_atomic
+        from ..fixes.apply import write_atomic
 
-        name = str(path)
-        outcome = fix_source(source, checker, unsafe=self.mode.unsafe_fixes)
-        result = FileResult(name, outcome.remaining, fixed=outcome.applied)
-        if not outcome.changed:
-            if index is not None:  # nothing to fix: the remaining diagnostics are this content's
-                self._store(path, data, outcome.remaining, None, index)
+        result, new_text = _fix_loop(str(path), source, checker, self.mode)
+        if new_text is None:
+            if index is not None and not result.diff:  # nothing to fix: the remaining diagnostics are this content's
+                self._store(path, data, result.diagnostics, None, index)
             return result
-        if self.mode.diff:
-            result.diff = _unified_diff(name, source.text, outcome.new_text)
-            result.diagnostics = checker.check(source)
-        else:
-            new_data = source.encode(outcome.new_text)
-            write_atomic(path, new_data)
-            if index is not None:  # the remaining diagnostics are those of what was written
-                self._store(path, new_data, outcome.remaining, None, index)
+        new_data = source.encode(new_text)
+        write_atomic(path, new_data)
+        if index is not None:  # the remaining diagnostics are those of what was written
+            self._store(path, new_data, result.diagnostics, None, index)
         return result
+
+
+def _fix_loop(name: str, source: SourceFile, checker, mode: Mode) -> tuple[FileResult, str | None]:
+    """The fix loop's result for `source` (a diff in diff mode), and the text to
+    write: None when nothing changed or nothing is to be written."""
+    from ..fixes.apply import fix_source
+
+    outcome = fix_source(source, checker, unsafe=mode.unsafe_fixes)
+    result = FileResult(name, outcome.remaining, fixed=outcome.applied)
+    if not outcome.changed:
+        return result, None
+    if mode.diff:
+        result.diff = _unified_diff(name, source.text, outcome.new_text)
+        result.diagnostics = checker.check(source)
+        return result, None
+    return result, outcome.new_text
 
 
 def _unified_diff(name: str, old_text: str, new_text: str) -> str:
@@ -192,17 +202,8 @@ def check_data(name: str, data: bytes, settings: Settings, mode: Mode = Mode()) 
         source = SourceFile.from_bytes(name, data)
         if not (mode.fix or mode.diff):
             return FileResult(name, checker.check(source)), data
-        from ..fixes.apply import fix_source
-
-        outcome = fix_source(source, checker, unsafe=mode.unsafe_fixes)
-        result = FileResult(name, outcome.remaining, fixed=outcome.applied)
-        if not outcome.changed:
-            return result, data
-        if mode.diff:
-            result.diff = _unified_diff(name, source.text, outcome.new_text)
-            result.diagnostics = checker.check(source)
-            return result, data
-        return result, source.encode(outcome.new_text)
+        result, new_text = _fix_loop(name, source, checker, mode)
+        return result, data if new_text is None else source.encode(new_text)
     except SourceError as exc:
         return FileResult(name, error=str(exc)), data
 

@@ -418,13 +418,12 @@ class _ForeignModule:
                 self._shims[(leaf, False)] = self._shims[(leaf, True)] = None
                 return None
             self._read()
-        if (leaf, encoder_hint) not in self._shims:
-            function = self._outline.function(leaf) if self._may_be_shim(leaf) else None
-            for hint in (False, True):  # both at once: the function's tree is not kept
-                shim = classify_shim(function, self.resolve, hint) if function is not None else None
-                if shim is not None:
-                    shim.constants = self.constants
-                self._shims[(leaf, hint)] = shim
+        function = self._outline.function(leaf) if self._may_be_shim(leaf) else None
+        for hint in (False, True):  # both at once: the function's tree is not kept
+            shim = classify_shim(function, self.resolve, hint) if function is not None else None
+            if shim is not None:
+                shim.constants = self.constants
+            self._shims[(leaf, hint)] = shim
         return self._shims[(leaf, encoder_hint)]
 
     def _read(self) -> None:
