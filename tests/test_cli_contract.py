@@ -282,7 +282,7 @@ def test_stdin_is_checked_under_its_given_name_and_settings(project):
 
 
 def test_stdin_fix_writes_the_fixed_source_to_stdout_and_the_report_to_stderr(project):
-    source = "import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))  # keep\n".encode()
+    source = b"import flydsl.expr as fx\nv = fx.Int32(fx.Int32(1))  # keep\n"
     fixed = stdin_cli(source, "-", "--fix", cwd=project)
     assert fixed.returncode == 0, fixed.stderr
     assert fixed.stdout == b"import flydsl.expr as fx\nv = fx.Int32(1)  # keep\n"

@@ -232,7 +232,8 @@ _RULES: dict[str, type[Rule]] = {}
 def register(cls: type[Rule]) -> type[Rule]:
     if cls.code in _RULES:
         raise ValueError(f"{cls.code} is registered twice ({_RULES[cls.code].__name__}, {cls.__name__})")
-    from .model import UNLISTED_TYPES  # not at import: the CLI loads this module before it forks workers
+    # Imported here, not at the top: the CLI loads this module before it forks workers.
+    from .model import UNLISTED_TYPES
 
     unlisted = [t.__name__ for t in cls.node_types() if t in UNLISTED_TYPES]
     if unlisted:
