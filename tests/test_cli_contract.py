@@ -289,6 +289,10 @@ def test_stdin_fix_writes_the_fixed_source_to_stdout_and_the_report_to_stderr(pr
     assert b"1 fixed" in fixed.stderr
     diff = stdin_cli(source, "-", "--diff", cwd=project)
     assert diff.returncode == 1 and b"+v = fx.Int32(1)  # keep" in diff.stdout
+    crlf = stdin_cli(source.replace(b"\n", b"\r\n"), "-", "--fix", "--statistics", cwd=project)
+    assert crlf.stdout == b"import flydsl.expr as fx\r\nv = fx.Int32(1)  # keep\r\n"  # line endings kept
+    counted = stdin_cli(source, "-", "--statistics", cwd=project)
+    assert counted.returncode == 1 and b"FLY111" in counted.stdout and b"-:2" not in counted.stdout
 
 
 @pytest.mark.parametrize("data, reason", [(b"x = (\n", "syntax error"), (b"x = '\xff'\n", "cannot decode")])

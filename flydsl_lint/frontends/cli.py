@@ -169,7 +169,7 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     fixed source goes to stdout and the report to stderr, as in ruff; source that
     cannot be checked or is excluded comes back unchanged."""
     from ..engine.runner import FileResult, RunResult, check_data
-    from .output import write
+    from .output import write, write_statistics
 
     name = args.stdin_filename or "-"
     data = sys.stdin.buffer.read()
@@ -184,13 +184,18 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     if mode.fix:
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
-        write(result, args.output_format, options, sys.stderr)
+        if args.statistics:
+            write_statistics(result, sys.stderr, options)
+        else:
+            write(result, args.output_format, options, sys.stderr)
     elif mode.diff:
         sys.stdout.write(file_result.diff)
         would_fix = sum(result.fixed.values())
         print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
         if args.show_fixes:
             write(result, "full" if args.output_format == "text" else args.output_format, options)
+    elif args.statistics:
+        write_statistics(result, sys.stdout, options)
     else:
         write(result, args.output_format, options)
     if file_result.error:
