@@ -54,6 +54,9 @@ class Scope:
     bindings: dict[str, list[Binding]] = field(default_factory=dict)
     declared_global: set[str] = field(default_factory=set)
     declared_nonlocal: set[str] = field(default_factory=set)
+    # Reads of names this scope does not bind resolve alike wherever they stand:
+    # name -> the enclosing binding (or None), found once.
+    outer: dict[str, "Binding | None"] = field(default_factory=dict)
 
     def add(self, binding: Binding) -> None:
         binding.scope = self
@@ -450,6 +453,7 @@ class SemanticModel:
         self._parents.clear()
         for scope in self.scopes:
             scope.bindings.clear()
+            scope.outer.clear()
         self.scopes.clear()
         self.nodes_by_type.clear()
         self._scope_of_node.clear()
@@ -503,7 +507,15 @@ class SemanticModel:
         if found is not _UNSEEN:
             return found
         scope = self._scope_of_node.get(key)
-        found = self._lookup(node.id, scope, (node.lineno, node.col_offset)) if scope is not None else None
+        name = node.id
+        if scope is None:
+            found = None
+        elif name in scope.bindings:
+            found = self._lookup(name, scope, (node.lineno, node.col_offset))
+        else:
+            found = scope.outer.get(name, _UNSEEN)
+            if found is _UNSEEN:
+                found = scope.outer[name] = self._lookup(name, scope, (node.lineno, node.col_offset))
         self._bindings_seen[key] = found
         return found
 
