@@ -275,8 +275,9 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
             position, path = order[taken]
             done.append((position, job.run(path)))
 
-    # The checker (rule imports, rules.toml) is built by each process on its first file: in
-    # parallel, instead of in this process before the fork, where it delays every child.
+    # Built once (rule imports, rules.toml) for every child to inherit. Not after the fork:
+    # Ctrl-C during the parent's rule imports then ended the run by signal instead of exit 130.
+    job.checker
     gc.freeze()  # inherited objects stay out of the children's collections and pages stay shared
     children: list[tuple[int, int]] = []
     try:
