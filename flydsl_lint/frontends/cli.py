@@ -78,7 +78,6 @@ def _check(args: argparse.Namespace) -> int:
     from ..engine.config import ConfigError, load_settings
     from ..engine.runner import Mode, run
     from ..engine.versions import Version
-    from .output import write, write_statistics
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select}
     if args.force_exclude:
@@ -138,8 +137,14 @@ def _check(args: argparse.Namespace) -> int:
         count = outcome.added
         print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
-    options = {"unsafe_fixes": args.unsafe_fixes}
+    return _report(result, args, mode, sys.stdout)
 
+
+def _report(result, args: argparse.Namespace, mode, stream) -> int:
+    """Print a run's errors, diffs and diagnostics (the report to `stream`); its exit status."""
+    from .output import write, write_statistics
+
+    options = {"unsafe_fixes": args.unsafe_fixes}
     for error in result.errors:
         print(f"error: {error}", file=sys.stderr)
     if mode.diff:
@@ -149,11 +154,11 @@ def _check(args: argparse.Namespace) -> int:
         print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
         if args.show_fixes:
             # `full` previews every remaining fix, display-only suggestions included.
-            write(result, "full" if args.output_format == "text" else args.output_format, options)
+            write(result, "full" if args.output_format == "text" else args.output_format, options, stream)
     elif args.statistics:
-        write_statistics(result, sys.stdout, options)
+        write_statistics(result, stream, options)
     else:
-        write(result, args.output_format, options)
+        write(result, args.output_format, options, stream)
 
     if result.errors:
         return EXIT_ERROR
@@ -169,7 +174,6 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     fixed source goes to stdout and the report to stderr, as in ruff; source that
     cannot be checked or is excluded comes back unchanged."""
     from ..engine.runner import FileResult, RunResult, check_data
-    from .output import write, write_statistics
 
     name = args.stdin_filename or "-"
     data = sys.stdin.buffer.read()
@@ -178,33 +182,10 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     else:
         file_result, fixed = check_data(name, data, settings, mode)
     result = RunResult([file_result])
-    options = {"unsafe_fixes": args.unsafe_fixes}
-    if file_result.error:
-        print(f"error: {file_result.error}", file=sys.stderr)
-    if mode.fix:
+    if mode.fix:  # the fixed source alone on stdout; the report beside it on stderr
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
-        if args.statistics:
-            write_statistics(result, sys.stderr, options)
-        else:
-            write(result, args.output_format, options, sys.stderr)
-    elif mode.diff:
-        sys.stdout.write(file_result.diff)
-        would_fix = sum(result.fixed.values())
-        print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
-        if args.show_fixes:
-            write(result, "full" if args.output_format == "text" else args.output_format, options)
-    elif args.statistics:
-        write_statistics(result, sys.stdout, options)
-    else:
-        write(result, args.output_format, options)
-    if file_result.error:
-        return EXIT_ERROR
-    if args.exit_zero:
-        return EXIT_CLEAN
-    if mode.diff:
-        return EXIT_FINDINGS if sum(result.fixed.values()) else EXIT_CLEAN
-    return EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN
+    return _report(result, args, mode, sys.stderr if mode.fix else sys.stdout)
 
 
 def _rule(code: str) -> int:
