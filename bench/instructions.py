@@ -5,6 +5,14 @@ instructions a run executes does not, so this is the measure to compare two
 versions of the engine by (issue 7). Slow: valgrind runs about 50x slower.
 
     python bench/instructions.py --tree /path/to/FlyDSL        # needs valgrind on PATH
+    python bench/instructions.py --tree /path/to/FlyDSL --phases   # where they go
+    python bench/instructions.py --tree /path/to/FlyDSL --flake8   # the plugin's share
+
+`--phases` repeats the serial run stopped after each stage (read, parse, model,
+rules) and reports what each stage adds, as a share of the gate's count: the
+floor a pure-Python engine cannot go under is what `ast.parse` costs.
+`--flake8` counts `flake8 -j1 --select E9` with the plugin hidden and with it
+(`E9,FLY`): what the plugin adds, without the machine's noise.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ import tempfile
 import textwrap
 from pathlib import Path
 
+from bench import FLAKE8_WITHOUT_PLUGIN  # bench/bench.py, this script's neighbour
+
 # One process, no workers, no cache: the work itself, start-up included.
 LINT = textwrap.dedent(
     """\
@@ -29,6 +39,33 @@ LINT = textwrap.dedent(
     print(len(result.diagnostics))
     """
 )
+# The serial run stopped after a stage: files read and decoded; + parsed; + one
+# semantic model each (built and released); + every selected rule (a full check).
+PHASE = textwrap.dedent(
+    """\
+    import gc, sys
+    from pathlib import Path
+    from flydsl_lint.engine.checker import Checker
+    from flydsl_lint.engine.config import load_settings
+    from flydsl_lint.engine.files import discover
+    from flydsl_lint.engine.model import SemanticModel
+    from flydsl_lint.engine.source import SourceFile
+    gc.disable()  # as the runner does
+    stage, settings = sys.argv[2], load_settings(start=Path(sys.argv[1]))
+    checker = Checker(settings)
+    for path in discover([sys.argv[1]], settings)[0]:
+        source = SourceFile.read(path)
+        if stage == "parse":
+            source.tree
+        elif stage == "model":
+            project, module, is_package = checker.project_for(source.path)
+            project.start_file()
+            SemanticModel(source.tree, module, is_package, project).release()
+        elif stage == "rules":
+            checker.check(source)
+    """
+)
+STAGES = ("read", "parse", "model", "rules")
 GATE = textwrap.dedent(
     """\
     import importlib.util, sys
@@ -42,18 +79,21 @@ GATE = textwrap.dedent(
 )
 
 
-def instructions(command: list[str]) -> int:
+def instructions(command: list[str], exit_codes: tuple[int, ...] = (0,)) -> int:
+    """Instructions `command` executes; `exit_codes`: its successful exits (flake8 exits 1 on findings)."""
     completed = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *command],
-                               capture_output=True, text=True, check=True)
+                               check=False, capture_output=True, text=True)
     match = re.search(r"Collected : (\d+)", completed.stderr)
-    if match is None:
-        raise SystemExit(f"instructions: no count in valgrind's output:\n{completed.stderr[-500:]}")
+    if completed.returncode not in exit_codes or match is None:
+        raise SystemExit(f"instructions: {command[0]} failed (exit {completed.returncode}):\n{completed.stderr[-500:]}")
     return int(match.group(1))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tree", type=Path, required=True, help="a ROCm/FlyDSL checkout (its kernels/ is linted)")
+    parser.add_argument("--phases", action="store_true", help="also count the run stage by stage (four more runs)")
+    parser.add_argument("--flake8", action="store_true", help="also count flake8 -j1 without and with the plugin")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
         print("instructions: valgrind is not on PATH", file=sys.stderr)
@@ -67,13 +107,40 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copytree(kernels, tree, ignore=shutil.ignore_patterns("__pycache__", ".flydsl-lint-cache"))
         lint = instructions([sys.executable, "-c", LINT, str(tree)])
         print(f"flydsl-lint (serial, no cache): {lint / 1e9:.2f} G instructions")
+        reference = None
         if gate.is_file():
             reference = instructions([sys.executable, "-c", GATE, str(gate), str(tree)])
             print(f"FlyDSL gate:                    {reference / 1e9:.2f} G instructions")
             print(f"ratio:                          {lint / reference:.2f}")
         else:
             print(f"instructions: {gate} not found: no gate count", file=sys.stderr)
+        if args.phases:
+            print_phases(tree, reference)
+        if args.flake8:
+            print_flake8(tree)
     return 0
+
+
+def print_flake8(tree: Path) -> None:
+    flake8 = Path(sys.executable).parent / "flake8"
+    if not flake8.exists():
+        print("instructions: flake8 is not installed next to this Python: no flake8 counts", file=sys.stderr)
+        return
+    alone = instructions([sys.executable, "-c", FLAKE8_WITHOUT_PLUGIN, "-j1", "--select", "E9", str(tree)], exit_codes=(0, 1))
+    plugged = instructions([str(flake8), "-j1", "--select", "E9,FLY", str(tree)], exit_codes=(0, 1))
+    print(f"\nflake8 -j1 --select E9 (plugin hidden): {alone / 1e9:.2f} G instructions")
+    print(f"flake8 -j1 --select E9,FLY:             {plugged / 1e9:.2f} G instructions")
+    print(f"the plugin adds:                        {(plugged / alone - 1) * 100:.1f}%")
+
+
+def print_phases(tree: Path, reference: int | None) -> None:
+    print(f"\n{'stage':<7}{'cumulative G':>14}{'stage adds G':>14}{'adds / gate':>13}")
+    before = 0
+    for stage in STAGES:
+        count = instructions([sys.executable, "-c", PHASE, str(tree), stage])
+        share = f"{(count - before) / reference:.3f}" if reference else "-"
+        print(f"{stage:<7}{count / 1e9:>14.2f}{(count - before) / 1e9:>14.2f}{share:>13}")
+        before = count
 
 
 if __name__ == "__main__":
