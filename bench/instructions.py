@@ -52,6 +52,8 @@ PHASE = textwrap.dedent(
     from flydsl_lint.engine.source import SourceFile
     gc.disable()  # as the runner does
     stage, settings = sys.argv[2], load_settings(start=Path(sys.argv[1]))
+    if stage not in ("read", "parse", "model", "rules"):
+        raise SystemExit(f"unknown stage {stage!r}")
     checker = Checker(settings)
     for path in discover([sys.argv[1]], settings)[0]:
         source = SourceFile.read(path)
@@ -65,7 +67,7 @@ PHASE = textwrap.dedent(
             checker.check(source)
     """
 )
-STAGES = ("read", "parse", "model", "rules")
+STAGES = ("read", "parse", "model", "rules")  # in the order they add up; PHASE checks the same names
 GATE = textwrap.dedent(
     """\
     import importlib.util, sys

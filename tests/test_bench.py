@@ -61,6 +61,12 @@ def test_every_phase_script_runs(instructions, kernels: Path, stage: str) -> Non
     assert completed.returncode == 0, completed.stderr
 
 
+def test_an_unknown_phase_is_an_error(instructions, kernels: Path) -> None:
+    completed = subprocess.run([sys.executable, "-c", instructions.PHASE, str(kernels), "lint"],
+                               check=False, capture_output=True, text=True)
+    assert completed.returncode == 1 and "unknown stage 'lint'" in completed.stderr
+
+
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")
 def test_a_failed_run_is_an_error_not_a_count(instructions) -> None:
     with pytest.raises(SystemExit, match="exit 3"):
