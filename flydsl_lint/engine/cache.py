@@ -31,6 +31,9 @@ from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
 CACHE_FORMAT = 1
 KEEP_FINGERPRINTS = 8  # older fingerprint folders (upgrades, other settings) are pruned
+# The tag (https://bford.info/cachedir/) that marks a folder as this tool's cache: backup
+# tools skip it, and `flydsl-lint clean` removes only folders that carry it.
+CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# a flydsl-lint cache; see https://bford.info/cachedir/\n"
 
 
 try:
@@ -99,14 +102,17 @@ def diagnostic_from_json(data: list, path: str) -> Diagnostic:
 
 
 # ------------------------------------------------------------------- the cache
+def cache_root(settings) -> Path:
+    """The configured cache folder; a relative `cache-dir` is relative to the settings' root."""
+    folder = Path(settings.cache_dir)
+    return folder if folder.is_absolute() else settings.root / folder
+
+
 class Cache:
     """One run's view of the cache folder; safe to share between processes."""
 
     def __init__(self, settings) -> None:
-        folder = Path(settings.cache_dir)
-        if not folder.is_absolute():
-            folder = settings.root / folder
-        self.root = folder
+        self.root = folder = cache_root(settings)
         key = _digest(f"{tool_fingerprint()}|{settings.fingerprint()}".encode())
         self.folder = folder / f"v{CACHE_FORMAT}-{key[:24]}"
         self.writable = True
@@ -206,9 +212,7 @@ class Cache:
         self.folder.mkdir(parents=True, exist_ok=True)
         if fresh:
             (self.root / ".gitignore").write_text("# created by flydsl-lint\n*\n")
-            (self.root / "CACHEDIR.TAG").write_text(
-                "Signature: 8a477f597d28d172789f06886806bc55\n# a flydsl-lint cache; see https://bford.info/cachedir/\n"
-            )
+            (self.root / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)
         self._prune()
 
     def _prune(self) -> None:
@@ -227,3 +231,35 @@ class Cache:
 
 def content_digest(data: bytes) -> str:
     return _digest(data)
+
+
+# ------------------------------------------------------------------- cleaning
+def is_cache_folder(folder: Path) -> bool:
+    """Whether `folder` is a cache this tool wrote (its CACHEDIR.TAG is ours)."""
+    try:
+        return (folder / "CACHEDIR.TAG").read_text(encoding="utf-8", errors="replace") == CACHEDIR_TAG
+    except OSError:
+        return False
+
+
+def find_caches(start: Path, configured: Path, names: set[str]) -> tuple[list[Path], list[Path]]:
+    """(caches, look-alikes): the configured cache folder and every folder
+    under `start` named like a cache that is ours; folders so named (or the
+    configured one) without our tag come back apart, never to be removed."""
+    caches: list[Path] = []
+    others: list[Path] = []
+
+    def sort(folder: Path) -> None:
+        folder = folder.resolve()
+        if folder not in caches and folder not in others:
+            (caches if is_cache_folder(folder) else others).append(folder)
+
+    if configured.is_dir():
+        sort(configured)
+    if start.is_dir():
+        for folder, subfolders, _ in os.walk(start):
+            for name in names & set(subfolders):
+                subfolders.remove(name)  # never descend into a cache
+                sort(Path(folder) / name)
+            subfolders[:] = [sub for sub in subfolders if sub not in (".git", ".hg", ".svn")]
+    return caches, others

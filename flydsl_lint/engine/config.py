@@ -12,9 +12,10 @@ from pathlib import Path
 from .tomlcompat import tomllib
 from .versions import Version, installed_flydsl_version
 
+DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "build", "dist", "node_modules",
-    ".tox", ".nox", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".flydsl-lint-cache",
+    ".tox", ".nox", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache", DEFAULT_CACHE_DIR,
 )
 DEFAULT_TUNED_KERNELS = ("flash_attn_gfx950.py", "mla_fwd_decode_*")
 KNOWN_ARCHES = re.compile(r"^gfx(9\d\d|9[0-9a-f]{2}|10\d\d|11\d\d|12\d\d)$")
@@ -44,7 +45,7 @@ class Settings:
     legacy_module_roots: tuple[str, ...] = ()
     src: tuple[str, ...] = (".", "python", "src")
     tuned_kernels: tuple[str, ...] = DEFAULT_TUNED_KERNELS
-    cache_dir: str = ".flydsl-lint-cache"
+    cache_dir: str = DEFAULT_CACHE_DIR
 
     def is_selected(self, code: str) -> bool:
         """Most specific prefix wins, as in ruff; ties go to ignore."""

@@ -48,6 +48,9 @@ def build_parser() -> argparse.ArgumentParser:
     rule.add_argument("code")
     commands.add_parser("rules", help="list every rule")
     commands.add_parser("server", help="run the language server over stdio (needs the `lsp` extra)")
+    clean = commands.add_parser("clean", help="remove the result caches in folders (default: .) and below them")
+    clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
+    clean.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
     return parser
 
 
@@ -61,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
             return _rule(args.code)
         if args.command == "rules":
             return _rules()
+        if args.command == "clean":
+            return _clean(args)
         if args.command == "server":
             from .lsp import main as serve
 
@@ -72,6 +77,46 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_CLEAN
+
+
+def _clean(args: argparse.Namespace) -> int:
+    """Remove the configured cache and every cache folder below the paths;
+    only folders carrying this tool's CACHEDIR.TAG are ever removed."""
+    import shutil
+
+    from ..engine.cache import cache_root, find_caches
+    from ..engine.config import DEFAULT_CACHE_DIR, ConfigError, load_settings
+
+    status, removed = EXIT_CLEAN, 0
+    for raw in args.paths or ["."]:
+        start = Path(raw)
+        if not start.exists():
+            print(f"flydsl-lint: error: {raw}: no such file or directory", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        try:
+            settings = load_settings(args.config, start)
+        except ConfigError as exc:
+            print(f"flydsl-lint: error: {exc}", file=sys.stderr)
+            status = EXIT_ERROR
+            continue
+        configured = cache_root(settings)
+        caches, others = find_caches(start, configured, {configured.name, DEFAULT_CACHE_DIR})
+        for folder in others:
+            print(f"flydsl-lint: warning: {folder}: not a flydsl-lint cache (no CACHEDIR.TAG of ours); left alone",
+                  file=sys.stderr)
+        for folder in caches:
+            try:
+                shutil.rmtree(folder)
+            except OSError as exc:
+                print(f"flydsl-lint: error: {folder}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
+                status = EXIT_ERROR
+                continue
+            print(f"Removed cache {folder}")
+            removed += 1
+    if removed == 0 and status == EXIT_CLEAN:
+        print("No cache found.")
+    return status
 
 
 def _check(args: argparse.Namespace) -> int:
