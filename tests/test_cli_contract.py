@@ -310,3 +310,14 @@ def test_stdin_excluded_by_name_with_force_exclude_passes_through(project):
     assert stdin_cli(source, "--stdin-filename", "vendor/k.py", cwd=project).returncode == 1  # named alone: checked
     mixed = stdin_cli(source, "-", "other.py", cwd=project)
     assert mixed.returncode == 2 and b"stdin" in mixed.stderr
+
+
+def test_jobs_choose_the_processes_not_the_result(project):
+    for index in range(4):
+        (project / f"k{index}.py").write_text(LEGACY)
+    outputs = {jobs: cli("check", "--no-cache", "-j", jobs, "--output-format", "json", ".", cwd=project)
+               for jobs in ("1", "2", "3")}
+    assert {result.returncode for result in outputs.values()} == {1}
+    assert len({result.stdout for result in outputs.values()}) == 1 and len(json.loads(outputs["1"].stdout)) == 8
+    bad = cli("check", "--jobs", "0", ".", cwd=project)
+    assert bad.returncode == 2 and "'0' is not a number of processes" in bad.stderr

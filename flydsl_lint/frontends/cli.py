@@ -3,14 +3,28 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+CACHE_DIR_VARIABLE = "FLYDSL_LINT_CACHE_DIR"  # as RUFF_CACHE_DIR
 
 
 def _codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
+    return int(text)
+
+
+def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache-dir", type=Path, default=os.environ.get(CACHE_DIR_VARIABLE) or None,
+                        help=f"the result cache folder, relative to the current folder (env: {CACHE_DIR_VARIABLE}); "
+                             "overrides cache-dir")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (for pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
+    _add_cache_dir(check)
+    check.add_argument("-j", "--jobs", type=_jobs, metavar="N",
+                       help="processes to check with (default: one per CPU when the files are many; 1: none)")
     check.add_argument("--diff-base", metavar="REF", help="report only diagnostics on lines added or changed since REF (git)")
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
     check.add_argument("--noqa-reason", metavar="TEXT", help="the reason --add-noqa writes (default: \"TODO: migrate\")")
@@ -51,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     clean = commands.add_parser("clean", help="remove the result caches in folders (default: .) and below them")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
     clean.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
+    _add_cache_dir(clean)
     return parser
 
 
@@ -79,6 +97,10 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_CLEAN
 
 
+def _cache_dir(args: argparse.Namespace) -> str | None:
+    return str(args.cache_dir.resolve()) if args.cache_dir else None  # the command line's folder, not the config's
+
+
 def _clean(args: argparse.Namespace) -> int:
     """Remove the configured cache and every cache folder below the paths;
     only folders carrying this tool's CACHEDIR.TAG are ever removed."""
@@ -95,7 +117,7 @@ def _clean(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
             continue
         try:
-            settings = load_settings(args.config, start)
+            settings = load_settings(args.config, start, cache_dir=_cache_dir(args))
         except ConfigError as exc:
             print(f"flydsl-lint: error: {exc}", file=sys.stderr)
             status = EXIT_ERROR
@@ -124,7 +146,7 @@ def _check(args: argparse.Namespace) -> int:
     from ..engine.runner import Mode, run
     from ..engine.versions import Version
 
-    overrides: dict = {"select": args.select, "extend_select": args.extend_select}
+    overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args)}
     if args.force_exclude:
         overrides["force_exclude"] = True
     try:
@@ -170,7 +192,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
             return EXIT_ERROR
         paths = restrict(paths, settings, added)
-    result = run(paths, settings, mode, use_cache=not args.no_cache)
+    result = run(paths, settings, mode, use_cache=not args.no_cache, jobs=args.jobs)
     if added is not None:
         result = filter_result(result, added)
     if args.add_noqa:

@@ -53,3 +53,16 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     bad = cli("clean", cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.count("\n") == 1 and "cache-dir" in bad.stderr and "pyproject.toml" in bad.stderr
+
+
+def test_cache_dir_from_the_command_line_or_the_environment(tmp_path: Path, monkeypatch) -> None:
+    (tmp_path / "k.py").write_text(LEGACY)
+    assert cli("check", "--cache-dir", "elsewhere", ".", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "elsewhere" / "CACHEDIR.TAG").is_file()
+    assert not (tmp_path / ".flydsl-lint-cache").exists()
+    monkeypatch.setenv("FLYDSL_LINT_CACHE_DIR", str(tmp_path / "from-env"))
+    assert cli("check", ".", cwd=tmp_path).returncode == 1
+    assert (tmp_path / "from-env" / "CACHEDIR.TAG").is_file()
+    assert cli("clean", cwd=tmp_path).stdout == f"Removed cache {(tmp_path / 'from-env').resolve()}\n"
+    monkeypatch.delenv("FLYDSL_LINT_CACHE_DIR")
+    assert cli("clean", "--cache-dir", "elsewhere", cwd=tmp_path).stdout == f"Removed cache {(tmp_path / 'elsewhere').resolve()}\n"
