@@ -242,10 +242,11 @@ def is_cache_folder(folder: Path) -> bool:
         return False
 
 
-def find_caches(start: Path, configured: Path, names: set[str]) -> tuple[list[Path], list[Path]]:
+def find_caches(start: Path, configured: Path, names: set[str], excluded) -> tuple[list[Path], list[Path]]:
     """(caches, look-alikes): the configured cache folder and every folder
-    under `start` named like a cache that is ours; folders so named (or the
-    configured one) without our tag come back apart, never to be removed."""
+    under `start` named like a cache that is ours, not looking inside folders
+    `excluded(path)` rejects; folders so named (or the configured one) without
+    our tag come back apart, never to be removed."""
     caches: list[Path] = []
     others: list[Path] = []
 
@@ -259,7 +260,7 @@ def find_caches(start: Path, configured: Path, names: set[str]) -> tuple[list[Pa
     if start.is_dir():
         for folder, subfolders, _ in os.walk(start):
             for name in names & set(subfolders):
-                subfolders.remove(name)  # never descend into a cache
                 sort(Path(folder) / name)
-            subfolders[:] = [sub for sub in subfolders if sub not in (".git", ".hg", ".svn")]
+            # never into a cache, nor where the linter never looks (.git, .venv, ...)
+            subfolders[:] = [sub for sub in subfolders if sub not in names and not excluded(Path(folder) / sub)]
     return caches, others

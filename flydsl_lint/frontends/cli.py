@@ -123,7 +123,7 @@ def _clean(args: argparse.Namespace) -> int:
             status = EXIT_ERROR
             continue
         configured = cache_root(settings)
-        caches, others = find_caches(start, configured, {configured.name, DEFAULT_CACHE_DIR})
+        caches, others = find_caches(start, configured, {configured.name, DEFAULT_CACHE_DIR}, settings.is_excluded)
         for folder in others:
             print(f"flydsl-lint: warning: {folder}: not a flydsl-lint cache (no CACHEDIR.TAG of ours); left alone",
                   file=sys.stderr)

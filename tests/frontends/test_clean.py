@@ -66,3 +66,15 @@ def test_cache_dir_from_the_command_line_or_the_environment(tmp_path: Path, monk
     assert cli("clean", cwd=tmp_path).stdout == f"Removed cache {(tmp_path / 'from-env').resolve()}\n"
     monkeypatch.delenv("FLYDSL_LINT_CACHE_DIR")
     assert cli("clean", "--cache-dir", "elsewhere", cwd=tmp_path).stdout == f"Removed cache {(tmp_path / 'elsewhere').resolve()}\n"
+
+
+def test_excluded_folders_are_not_searched(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.flydsl-lint]\nextend-exclude = ["vendor"]\n')
+    vendored = tmp_path / "vendor" / "lib"
+    vendored.mkdir(parents=True)
+    (vendored / "pyproject.toml").write_text("[tool.flydsl-lint]\n")
+    (vendored / "k.py").write_text(LEGACY)
+    assert cli("check", ".", cwd=vendored).returncode == 1
+    assert cli("clean", cwd=tmp_path).stdout == "No cache found.\n"
+    assert (vendored / ".flydsl-lint-cache").is_dir()
+    assert cli("clean", "vendor/lib", cwd=tmp_path).stdout == f"Removed cache {(vendored / '.flydsl-lint-cache').resolve()}\n"
