@@ -41,8 +41,9 @@ LINT = textwrap.dedent(
 )
 # The serial run stopped after a stage: files read and decoded; + parsed; + one
 # semantic model each (built and released); + every selected rule (a full check).
+STAGES = ("read", "parse", "model", "rules")
 PHASE = textwrap.dedent(
-    """\
+    f"""\
     import gc, sys
     from pathlib import Path
     from flydsl_lint.engine.checker import Checker
@@ -52,8 +53,8 @@ PHASE = textwrap.dedent(
     from flydsl_lint.engine.source import SourceFile
     gc.disable()  # as the runner does
     stage, settings = sys.argv[2], load_settings(start=Path(sys.argv[1]))
-    if stage not in ("read", "parse", "model", "rules"):
-        raise SystemExit(f"unknown stage {stage!r}")
+    if stage not in {STAGES!r}:
+        raise SystemExit(f"unknown stage {{stage!r}}")
     checker = Checker(settings)
     for path in discover([sys.argv[1]], settings)[0]:
         source = SourceFile.read(path)
@@ -67,7 +68,6 @@ PHASE = textwrap.dedent(
             checker.check(source)
     """
 )
-STAGES = ("read", "parse", "model", "rules")  # in the order they add up; PHASE checks the same names
 GATE = textwrap.dedent(
     """\
     import importlib.util, sys
