@@ -7,10 +7,14 @@ versions of the engine by (issue 7). Slow: valgrind runs about 50x slower.
     python bench/instructions.py --tree /path/to/FlyDSL        # needs valgrind on PATH
     python bench/instructions.py --tree /path/to/FlyDSL --phases   # where they go
     python bench/instructions.py --tree /path/to/FlyDSL --flake8   # the plugin's share
+    python bench/instructions.py --tree /path/to/FlyDSL --families # which rules cost what
 
 `--phases` repeats the serial run stopped after each stage (read, parse, model,
 rules) and reports what each stage adds, as a share of the gate's count: the
 floor a pure-Python engine cannot go under is what `ast.parse` costs.
+`--families` counts the full check without each rule family (FLY0..FLY9) in
+turn, and with no rule: what each family costs, and what the rules share
+(resolving every call's callee, dispatch), which no single family pays.
 `--flake8` counts `flake8 -j1 --select E9` with the plugin hidden and with it
 (`E9,FLY`): what the plugin adds, without the machine's noise.
 """
@@ -52,10 +56,12 @@ PHASE = textwrap.dedent(
     from flydsl_lint.engine.model import SemanticModel
     from flydsl_lint.engine.source import SourceFile
     gc.disable()  # as the runner does
-    stage, settings = sys.argv[2], load_settings(start=Path(sys.argv[1]))
+    # An optional third argument selects rules (comma-separated prefixes; "" selects none).
+    selected = tuple(filter(None, sys.argv[3].split(","))) if len(sys.argv) > 3 else None
+    stage, settings = sys.argv[2], load_settings(start=Path(sys.argv[1]), select=selected)
     if stage not in {STAGES!r}:
         raise SystemExit(f"unknown stage {{stage!r}}")
-    checker = Checker(settings)
+    checker, found = Checker(settings), 0
     for path in discover([sys.argv[1]], settings)[0]:
         source = SourceFile.read(path)
         if stage == "parse":
@@ -65,7 +71,9 @@ PHASE = textwrap.dedent(
             project.start_file()
             SemanticModel(source.tree, module, is_package, project).release()
         elif stage == "rules":
-            checker.check(source)
+            found += len(checker.check(source))
+    if stage == "rules":
+        print(found)  # diagnostics, as a check of the selection
     """
 )
 GATE = textwrap.dedent(
@@ -95,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tree", type=Path, required=True, help="a ROCm/FlyDSL checkout (its kernels/ is linted)")
     parser.add_argument("--phases", action="store_true", help="also count the run stage by stage (four more runs)")
+    parser.add_argument("--families", action="store_true", help="also count the run without each rule family, and with none (twelve more runs)")
     parser.add_argument("--flake8", action="store_true", help="also count flake8 -j1 without and with the plugin")
     args = parser.parse_args(argv)
     if shutil.which("valgrind") is None:
@@ -118,6 +127,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"instructions: {gate} not found: no gate count", file=sys.stderr)
         if args.phases:
             print_phases(tree, reference)
+        if args.families:
+            print_families(tree, reference)
         if args.flake8:
             print_flake8(tree)
     return 0
@@ -133,6 +144,26 @@ def print_flake8(tree: Path) -> None:
     print(f"\nflake8 -j1 --select E9 (plugin hidden): {alone / 1e9:.2f} G instructions")
     print(f"flake8 -j1 --select E9,FLY:             {plugged / 1e9:.2f} G instructions")
     print(f"the plugin adds:                        {(plugged / alone - 1) * 100:.1f}%")
+
+
+def print_families(tree: Path, reference: int | None) -> None:
+    from flydsl_lint.engine.registry import all_rules
+
+    def count(selected: list[str]) -> int:
+        return instructions([sys.executable, "-c", PHASE, str(tree), "rules", ",".join(selected)])
+
+    families = sorted({code[:4] for code in all_rules()})
+    full, base = count(families), count([])
+    print(f"\n{'without':<9}{'G':>8}{'family costs G':>16}{'/ gate':>8}")
+    marginal = 0
+    for family in families:
+        cost = full - count([other for other in families if other != family])
+        marginal += cost
+        share = f"{cost / reference:.3f}" if reference else "-"
+        print(f"{family + 'xx':<9}{(full - cost) / 1e9:>8.2f}{cost / 1e9:>16.2f}{share:>8}")
+    shared = full - base - marginal
+    print(f"every rule: {full / 1e9:.2f} G; no rule: {base / 1e9:.2f} G; rules in all {(full - base) / 1e9:.2f} G, "
+          f"of which shared (call resolution, dispatch) {shared / 1e9:.2f} G")
 
 
 def print_phases(tree: Path, reference: int | None) -> None:

@@ -61,6 +61,18 @@ def test_every_phase_script_runs(instructions, kernels: Path, stage: str) -> Non
     assert completed.returncode == 0, completed.stderr
 
 
+@pytest.mark.parametrize("selected", ["", "FLY", "FLY3"])
+def test_the_rules_stage_checks_the_selected_rules(instructions, kernels: Path, selected: str) -> None:
+    counted = subprocess.run([sys.executable, "-c", instructions.PHASE, str(kernels), "rules", selected],
+                             check=True, capture_output=True, text=True)
+    report = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--no-cache", "--exit-zero",
+                             "--output-format", "json", "--select", selected or "FLY", str(kernels)],
+                            check=True, capture_output=True, text=True)
+    expected = len(json.loads(report.stdout)) if selected else 0
+    assert int(counted.stdout) == expected
+    assert expected or not selected  # the examples have findings in every selection tried
+
+
 def test_an_unknown_phase_is_an_error(instructions, kernels: Path) -> None:
     completed = subprocess.run([sys.executable, "-c", instructions.PHASE, str(kernels), "lint"],
                                check=False, capture_output=True, text=True)
