@@ -194,8 +194,14 @@ def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> Fi
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so that an interruption leaves old or new, never half."""
-    mode = stat.S_IMODE(os.stat(path).st_mode)
+    """Replace `path` with `data` so that an interruption leaves old or new, never half.
+    An existing file keeps its mode; a new one gets the umask's."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".flydsl-lint", dir=path.parent)
     try:
         with os.fdopen(handle, "wb") as stream:

@@ -46,6 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--show-fixes", action="store_true", help="print fixes as a diff, display-only suggestions too")
     check.add_argument("--statistics", action="store_true", help="count diagnostics per code")
+    check.add_argument("-o", "--output-file", type=Path, metavar="PATH",
+                       help="write the report to PATH instead of standard output (atomically)")
+    check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
@@ -171,6 +174,9 @@ def _check(args: argparse.Namespace) -> int:
 
         settings = replace(settings, ignore=settings.ignore + args.ignore)
 
+    if args.output_file is not None and args.output_file.is_dir():  # before any fix is written
+        print(f"flydsl-lint: error: {args.output_file}: is a folder; --output-file wants a file", file=sys.stderr)
+        return EXIT_ERROR
     mode = Mode(fix=args.fix and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
     if stdin:
@@ -179,6 +185,8 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         return _check_stdin(args, settings, mode)
     paths, added = args.paths or ["."], None
+    if args.show_files:
+        return _show_files(paths, settings)
     if args.diff_base or args.add_noqa:
         if args.fix or mode.diff:
             print("flydsl-lint: error: --diff-base/--add-noqa do not combine with --fix, --diff or --show-fixes", file=sys.stderr)
@@ -204,7 +212,38 @@ def _check(args: argparse.Namespace) -> int:
         count = outcome.added
         print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
-    return _report(result, args, mode, sys.stdout)
+    return _report_to_output(result, args, mode, sys.stdout)
+
+
+def _show_files(paths: list[str], settings) -> int:
+    """The files a check of `paths` would read, one absolute path a line (as `ruff check --show-files`)."""
+    from ..engine.files import discover
+
+    files, missing = discover(paths, settings)
+    for path in sorted(str(path.resolve()) for path in files):
+        print(path)
+    for entry in missing:
+        print(f"flydsl-lint: error: {entry.path}: no such file or directory", file=sys.stderr)
+    return EXIT_ERROR if missing else EXIT_CLEAN
+
+
+def _report_to_output(result, args: argparse.Namespace, mode, stream) -> int:
+    """`_report` to `stream`, or with --output-file to that file, written whole or not at all."""
+    if args.output_file is None:
+        return _report(result, args, mode, stream)
+    import io
+
+    from ..fixes.apply import write_atomic
+
+    buffer = io.StringIO()
+    status = _report(result, args, mode, buffer)
+    try:
+        args.output_file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(args.output_file, buffer.getvalue().encode("utf-8"))
+    except OSError as exc:
+        print(f"flydsl-lint: error: {args.output_file}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return status
 
 
 def _report(result, args: argparse.Namespace, mode, stream) -> int:
@@ -252,7 +291,7 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     if mode.fix:  # the fixed source alone on stdout; the report beside it on stderr
         sys.stdout.buffer.write(fixed)
         sys.stdout.flush()
-    return _report(result, args, mode, sys.stderr if mode.fix else sys.stdout)
+    return _report_to_output(result, args, mode, sys.stderr if mode.fix else sys.stdout)
 
 
 def _rule(code: str) -> int:
