@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("-o", "--output-file", type=Path, metavar="PATH",
                        help="write the report to PATH instead of standard output (atomically)")
     check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
+    check.add_argument("--show-settings", action="store_true",
+                       help="print the settings the first PATH is checked with (and which rules run), then exit")
     check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
@@ -187,6 +189,8 @@ def _check(args: argparse.Namespace) -> int:
     paths, added = args.paths or ["."], None
     if args.show_files:
         return _show_files(paths, settings)
+    if args.show_settings:
+        return _show_settings(Path(paths[0]), settings)
     if args.diff_base or args.add_noqa:
         if args.fix or mode.diff:
             print("flydsl-lint: error: --diff-base/--add-noqa do not combine with --fix, --diff or --show-fixes", file=sys.stderr)
@@ -225,6 +229,31 @@ def _show_files(paths: list[str], settings) -> int:
     for entry in missing:
         print(f"flydsl-lint: error: {entry.path}: no such file or directory", file=sys.stderr)
     return EXIT_ERROR if missing else EXIT_CLEAN
+
+
+def _show_settings(path: Path, settings) -> int:
+    """The resolved settings, one `key = value` line each (values as JSON), as `ruff check --show-settings`."""
+    import json
+    from dataclasses import fields
+
+    from ..engine.registry import all_rules
+
+    if not path.exists():
+        print(f"flydsl-lint: error: {path}: no such file or directory", file=sys.stderr)
+        return EXIT_ERROR
+    print(f"# settings for {path.resolve()}")
+    for setting in fields(settings):
+        value = getattr(settings, setting.name)
+        if setting.name == "per_file_ignores":
+            value = dict(value)  # the TOML table it was read from
+        print(f"{setting.name.replace('_', '-')} = {json.dumps(value, default=str)}")
+    enabled = [code for code in all_rules() if settings.is_selected(code)]
+    print(f"enabled-rules = {json.dumps(enabled)}")
+    if path.is_file():
+        print(f"excluded = {json.dumps(settings.is_excluded(path))}")
+        print(f"ignored-here = {json.dumps(settings.ignored_for(str(path)))}")
+        print(f"tuned-kernel = {json.dumps(settings.is_tuned_kernel(str(path)))}")
+    return EXIT_CLEAN
 
 
 def _report_to_output(result, args: argparse.Namespace, mode, stream) -> int:

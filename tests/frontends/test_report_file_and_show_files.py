@@ -1,5 +1,6 @@
-"""`check -o/--output-file` (the report to a file, as CI uploads want it) and
-`check --show-files` (what discovery picks, to debug exclusions), as in ruff."""
+"""`check -o/--output-file` (the report to a file, as CI uploads want it),
+`check --show-files` (what discovery picks, to debug exclusions) and
+`check --show-settings` (what configuration applies to a file), as in ruff."""
 
 from __future__ import annotations
 
@@ -68,6 +69,29 @@ def test_show_files_lists_what_discovery_picks(tmp_path: Path) -> None:
     missing = cli("check", "--show-files", "a.py", "nowhere.py", cwd=tmp_path)
     assert missing.returncode == 2 and missing.stdout.splitlines() == [str((tmp_path / "a.py").resolve())]
     assert missing.stderr == "flydsl-lint: error: nowhere.py: no such file or directory\n"
+
+
+def test_show_settings_prints_what_applies_to_a_file(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.flydsl-lint]\nselect = ["FLY3"]\nignore = ["FLY302"]\ntarget-version = "0.5.0"\n'
+        'per-file-ignores = {"pkg/*" = ["FLY36"]}\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "k.py").write_text(LEGACY)
+    shown = cli("check", "--show-settings", "--ignore", "FLY31", "pkg/k.py", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    settings = dict(line.split(" = ", 1) for line in shown.stdout.splitlines() if not line.startswith("#"))
+    values = {key: json.loads(value) for key, value in settings.items()}
+    assert values["config-file"] == str(tmp_path / "pyproject.toml")
+    assert (values["select"], values["ignore"]) == (["FLY3"], ["FLY302", "FLY31"])  # the command line's too
+    assert (values["target-version"], values["target-version-source"]) == ("0.5.0", "config")
+    assert values["per-file-ignores"] == {"pkg/*": ["FLY36"]} and values["ignored-here"] == ["FLY36"]
+    listed = [line.split()[0] for line in cli("rules", cwd=tmp_path).stdout.splitlines()]
+    expected = [code for code in listed if code.startswith("FLY3") and code != "FLY302" and not code.startswith("FLY31")]
+    assert values["enabled-rules"] == expected and "FLY361" in expected
+    assert (values["excluded"], values["tuned-kernel"]) == (False, False)
+
+    missing = cli("check", "--show-settings", "nowhere.py", cwd=tmp_path)
+    assert (missing.returncode, missing.stderr) == (2, "flydsl-lint: error: nowhere.py: no such file or directory\n")
 
 
 def _umask() -> int:
