@@ -106,6 +106,10 @@ def _cache_dir(args: argparse.Namespace) -> str | None:
     return str(args.cache_dir.resolve()) if args.cache_dir else None  # the command line's folder, not the config's
 
 
+def _report_missing(path: object) -> None:
+    print(f"flydsl-lint: error: {path}: no such file or directory", file=sys.stderr)
+
+
 def _clean(args: argparse.Namespace) -> int:
     """Remove the configured cache and every cache folder below the paths;
     only folders carrying this tool's CACHEDIR.TAG are ever removed."""
@@ -118,7 +122,7 @@ def _clean(args: argparse.Namespace) -> int:
     for raw in args.paths or ["."]:
         start = Path(raw)
         if not start.exists():
-            print(f"flydsl-lint: error: {raw}: no such file or directory", file=sys.stderr)
+            _report_missing(raw)
             status = EXIT_ERROR
             continue
         try:
@@ -227,7 +231,7 @@ def _show_files(paths: list[str], settings) -> int:
     for path in sorted(str(path.resolve()) for path in files):
         print(path)
     for entry in missing:
-        print(f"flydsl-lint: error: {entry.path}: no such file or directory", file=sys.stderr)
+        _report_missing(entry.path)
     return EXIT_ERROR if missing else EXIT_CLEAN
 
 
@@ -239,7 +243,7 @@ def _show_settings(path: Path, settings) -> int:
     from ..engine.registry import all_rules
 
     if not path.exists():
-        print(f"flydsl-lint: error: {path}: no such file or directory", file=sys.stderr)
+        _report_missing(path)
         return EXIT_ERROR
     print(f"# settings for {path.resolve()}")
     for setting in fields(settings):
