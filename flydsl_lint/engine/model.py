@@ -108,17 +108,20 @@ class SemanticModel:
         # another walk; string spans feed comment detection.
         self.nodes_by_type: dict[type, list[ast.AST]] = {}
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
-        self._scope_of_node: dict[int, Scope] = {}  # id(Name/func node) -> scope
+        # Maps keyed by node or binding hash them by identity: no `id()` call per
+        # look-up, and a key keeps its node alive, so a freed node's address,
+        # reused by a new node, can never hit a stale entry.
+        self._scope_of_node: dict[ast.AST, Scope] = {}  # Name/func node -> scope
         self._loads: dict[str, list[ast.Name]] = {}  # name -> its loads, in source order
-        # id(node) -> parent node, kept beside the tree so the tree stays acyclic
+        # node -> parent node, kept beside the tree so the tree stays acyclic
         # (freed by reference counting; see `release`).
-        self._parents: dict[int, ast.AST | None] = {}
-        self._resolved: dict[int, str | None] = {}
-        self._binding_targets: dict[int, str | None] = {}  # id(Binding) -> binding_target()
-        self._bindings_seen: dict[int, Binding | None] = {}  # id(Name) -> binding_of()
+        self._parents: dict[ast.AST, ast.AST | None] = {}
+        self._resolved: dict[ast.AST, str | None] = {}
+        self._binding_targets: dict[Binding, str | None] = {}  # -> binding_target()
+        self._bindings_seen: dict[ast.Name, Binding | None] = {}  # -> binding_of()
         self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
-        self._function_kinds: dict[int, str | None] = {}
-        self._calls_index: dict[int, list[ast.Call]] | None = None
+        self._function_kinds: dict[ast.AST, str | None] = {}
+        self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
         self._imports: list[Binding] = []  # every import binding, any scope
         self._build()
 
@@ -127,14 +130,14 @@ class SemanticModel:
         limit = sys.getrecursionlimit()
         sys.setrecursionlimit(max(limit, 20000))
         try:
-            self._parents[id(self.tree)] = None
+            self._parents[self.tree] = None
             self._visit_body(self.tree.body, self.tree, self.module_scope, fallback=False)
         finally:
             sys.setrecursionlimit(limit)
         self._uses_counted = False
 
     def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
-        self._parents[id(node)] = parent
+        self._parents[node] = parent
         if type(node) in UNLISTED_TYPES:
             return
         bucket = self.nodes_by_type.get(type(node))
@@ -160,11 +163,11 @@ class SemanticModel:
                 visit(value, node, scope, fallback)
 
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
-        self._parents[id(node)] = parent  # inline `_record`
+        self._parents[node] = parent  # inline `_record`
         kind = type(node)
         if kind is ast.Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
             if type(node.ctx) is ast.Load:
-                self._scope_of_node[id(node)] = scope
+                self._scope_of_node[node] = scope
                 loads = self._loads.get(node.id)
                 if loads is None:
                     self._loads[node.id] = [node]
@@ -367,7 +370,7 @@ class SemanticModel:
             self._visit(node.returns, node, scope, fallback)
         inner = Scope("function", node, scope)
         self.scopes.append(inner)
-        self._scope_of_node[id(node)] = inner
+        self._scope_of_node[node] = inner
         self._visit_arguments(node.args, node, scope, inner, fallback)
         self._visit_body(node.body, node, inner, False)
         scope.add(Binding(node.name, "def", _position(node), node, fallback=fallback))
@@ -377,21 +380,21 @@ class SemanticModel:
             self._visit(expr, node, scope, fallback)
         inner = Scope("class", node, scope)
         self.scopes.append(inner)
-        self._scope_of_node[id(node)] = inner
+        self._scope_of_node[node] = inner
         self._visit_body(node.body, node, inner, False)
         scope.add(Binding(node.name, "class", _position(node), node, fallback=fallback))
 
     def _visit_lambda(self, node: ast.Lambda, scope: Scope, fallback: bool) -> None:
         inner = Scope("lambda", node, scope)
         self.scopes.append(inner)
-        self._scope_of_node[id(node)] = inner
+        self._scope_of_node[node] = inner
         self._visit_arguments(node.args, node, scope, inner, fallback)
         self._visit(node.body, node, inner, fallback)
 
     def _visit_comprehension(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         inner = Scope("comprehension", node, scope)
         self.scopes.append(inner)
-        self._scope_of_node[id(node)] = inner
+        self._scope_of_node[node] = inner
         for index, generator in enumerate(node.generators):
             self._record(generator, node)
             # The first iterable is evaluated in the enclosing scope.
@@ -492,7 +495,7 @@ class SemanticModel:
         return self._loads.get(name, [])
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        return self._parents.get(id(node))
+        return self._parents.get(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         current = self.parent(node)
@@ -502,7 +505,7 @@ class SemanticModel:
 
     def binding_of(self, node: ast.Name) -> Binding | None:
         """The binding a loaded name refers to at this point, if any."""
-        key = id(node)
+        key = node
         found = self._bindings_seen.get(key, _UNSEEN)  # several rules ask about the same callee
         if found is not _UNSEEN:
             return found
@@ -555,7 +558,7 @@ class SemanticModel:
         `fx.rocdl.s_waitcnt` with `import flydsl.expr as fx` resolves to
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
-        key = id(node)
+        key = node
         result = self._resolved.get(key, _UNSEEN)  # most calls: rules ask about the same callee
         if result is not _UNSEEN:
             return result
@@ -579,7 +582,7 @@ class SemanticModel:
     def _resolve_name(self, node: ast.Name) -> str | None:
         binding = self.binding_of(node)
         if binding is None:
-            if node.id in _BUILTINS or id(node) not in self._scope_of_node:
+            if node.id in _BUILTINS or node not in self._scope_of_node:
                 return None
             return self._from_star_import(node.id)
         return self.binding_target(binding)
@@ -588,7 +591,7 @@ class SemanticModel:
         """The qualified name every use of `binding` refers to (project
         re-exports not yet followed), else None: an import's target, what an
         alias `x = fx.max` names, what every caller passes for a parameter."""
-        key = id(binding)
+        key = binding
         target = self._binding_targets.get(key, _UNSEEN)
         if target is not _UNSEEN:
             return target
@@ -614,7 +617,7 @@ class SemanticModel:
         function = self.parent(arguments) if isinstance(arguments, ast.arguments) else None
         if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
             return None
-        if self._scope_of_node[id(function)].parent.kind == "class" or self.function_kind(function):
+        if self._scope_of_node[function].parent.kind == "class" or self.function_kind(function):
             return None
         positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
         defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
@@ -656,17 +659,17 @@ class SemanticModel:
 
     def calls_of(self, function: ast.AST) -> list[ast.Call]:
         """Calls of a def of this module by its plain name (`helper(...)`)."""
-        return self._calls_by_function().get(id(function), [])
+        return self._calls_by_function().get(function, [])
 
-    def _calls_by_function(self) -> dict[int, list[ast.Call]]:
-        """id(def node) -> calls of it by plain name in this module (built once)."""
+    def _calls_by_function(self) -> dict[ast.AST, list[ast.Call]]:
+        """def node -> calls of it by plain name in this module (built once)."""
         if self._calls_index is None:
             self._calls_index = {}
             for call in self.nodes(ast.Call):
                 if isinstance(call.func, ast.Name):
                     callee = self.binding_of(call.func)
                     if callee is not None and callee.kind == "def":
-                        self._calls_index.setdefault(id(callee.node), []).append(call)
+                        self._calls_index.setdefault(callee.node, []).append(call)
         return self._calls_index
 
     def is_single_binding(self, binding: Binding) -> bool:
@@ -729,7 +732,7 @@ class SemanticModel:
     # ------------------------------------------------------------- kernels
     def function_kind(self, node: ast.AST) -> str | None:
         """'kernel' or 'jit' for a FlyDSL-decorated function, else None."""
-        key = id(node)
+        key = node
         if key not in self._function_kinds:
             kind = None
             for decorator in getattr(node, "decorator_list", ()):
