@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -411,6 +412,79 @@ def write_sarif(result: RunResult, stream: TextIO, options: dict) -> None:
     stream.write("\n")
 
 
+def _project_path(path: str, project_dir: str) -> str:
+    from pathlib import Path
+
+    absolute = os.path.abspath(path)
+    try:
+        return Path(os.path.relpath(absolute, project_dir)).as_posix()
+    except ValueError:  # another drive on Windows: no relative path exists
+        return Path(absolute).as_posix()
+
+
+def gitlab_report(result: RunResult) -> list[dict]:
+    """GitLab Code Quality issues; paths relative to $CI_PROJECT_DIR (else the current folder)."""
+    project_dir = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    sources = _Sources()
+    seen: set[str] = set()
+    issues = []
+    for d in result.diagnostics:
+        path = _project_path(d.path, project_dir)
+        source = sources.get(d.path)
+        flagged = source.lines[d.start.row - 1:d.end.row] if source is not None else []
+        # No row in the key, and the flagged lines stripped: GitLab matches findings across
+        # commits by fingerprint, so code moving or being re-indented must keep it.
+        key = "\0".join([path, d.code, d.message, *(line.strip() for line in flagged)])
+        fingerprint = hashlib.sha256(key.encode()).hexdigest()
+        while fingerprint in seen:  # the same finding again in the file: chain the hash, in report order
+            fingerprint = hashlib.sha256(f"{fingerprint}\0{key}".encode()).hexdigest()
+        seen.add(fingerprint)
+        issues.append({
+            # GitLab's widget shows only the description, so it names the code too.
+            "description": f"{d.code}: {d.message}",
+            "check_name": d.code,
+            "fingerprint": fingerprint,
+            "severity": "major",
+            "location": {"path": path, "lines": {"begin": d.start.row, "end": d.end.row}},
+        })
+    return issues
+
+
+def write_gitlab(result: RunResult, stream: TextIO, options: dict) -> None:
+    json.dump(gitlab_report(result), stream, indent=2, sort_keys=True)
+    stream.write("\n")
+
+
+def write_pylint(result: RunResult, stream: TextIO, options: dict) -> None:
+    """pylint's parseable lines, which many CI log parsers already read."""
+    stream.writelines(f"{d.path}:{d.start.row}: [{d.code}] {d.message}\n" for d in result.diagnostics)
+
+
+def _rdjson_range(start, end) -> dict:
+    return {"start": {"line": start.row, "column": start.col + 1}, "end": {"line": end.row, "column": end.col + 1}}
+
+
+def rdjson_log(result: RunResult, options: dict) -> dict:
+    """reviewdog's Diagnostic Format; a fix the run would apply becomes suggestions."""
+    unsafe = options.get("unsafe_fixes", False)
+    diagnostics = []
+    for d in result.diagnostics:
+        item = {
+            "message": d.message,
+            "location": {"path": d.path, "range": _rdjson_range(d.start, d.end)},
+            "code": {"value": d.code, "url": rule_url(d.code)},
+        }
+        if _fixable(d, unsafe):  # reviewdog offers suggestions as one-click changes: only trusted ones
+            item["suggestions"] = [{"range": _rdjson_range(e.start, e.end), "text": e.content} for e in d.fix.edits]
+        diagnostics.append(item)
+    return {"source": {"name": "flydsl-lint", "url": "docs/rules.md"}, "severity": "WARNING", "diagnostics": diagnostics}
+
+
+def write_rdjson(result: RunResult, stream: TextIO, options: dict) -> None:
+    json.dump(rdjson_log(result, options), stream, indent=2, sort_keys=True)
+    stream.write("\n")
+
+
 FORMATS: dict[str, Callable[[RunResult, TextIO, dict], None]] = {
     "text": write_text,
     "json": write_json,
@@ -421,6 +495,9 @@ FORMATS: dict[str, Callable[[RunResult, TextIO, dict], None]] = {
     "github": write_github,
     "junit": write_junit,
     "sarif": write_sarif,
+    "gitlab": write_gitlab,
+    "pylint": write_pylint,
+    "rdjson": write_rdjson,
 }
 
 

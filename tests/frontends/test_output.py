@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from flydsl_lint.engine.runner import Mode, run
+from flydsl_lint.engine.diagnostics import Applicability
+from flydsl_lint.engine.runner import FileResult, Mode, RunResult, run
 from flydsl_lint.frontends.output import FORMATS, Style, colour_enabled, sarif_log, write
 from tests.conftest import make_settings
+from tests.test_cli_contract import LEGACY, cli
 
 KERNEL = """\
 import flydsl.expr as fx
@@ -42,7 +45,8 @@ def render(result, fmt, **options) -> str:
 
 
 def test_every_documented_format_exists():
-    assert set(FORMATS) >= {"text", "json", "json-lines", "concise", "full", "grouped", "github", "junit", "sarif"}
+    assert set(FORMATS) >= {"text", "json", "json-lines", "concise", "full", "grouped", "github", "junit", "sarif",
+                            "gitlab", "pylint", "rdjson"}
 
 
 def test_text_lines_and_summary(result):
@@ -171,3 +175,111 @@ def test_coloured_text_output_on_force_color(result, monkeypatch):
     write(result, "text", {}, stream)
     out = stream.getvalue()
     assert "\x1b[1;31mFLY103\x1b[0m" in out
+
+
+# ------------------------------------------------------------------ gitlab, pylint, rdjson
+def _gitlab(result) -> list[dict]:
+    return json.loads(render(result, "gitlab"))
+
+
+def test_gitlab_code_quality_issues(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
+    issues = _gitlab(result)
+    assert [issue["check_name"] for issue in issues] == ["FLY103", "FLY101", "FLY111"]
+    first = issues[0]
+    assert list(first) == ["check_name", "description", "fingerprint", "location", "severity"]  # stable order
+    assert first["description"] == "FLY103: " + result.diagnostics[0].message
+    assert first["severity"] == "major"
+    assert first["location"] == {"path": "k.py", "lines": {"begin": 8, "end": 8}}
+    assert issues[2]["location"]["lines"] == {"begin": 10, "end": 11}
+    fingerprints = [issue["fingerprint"] for issue in issues]
+    assert len(set(fingerprints)) == 3 and all(len(f) == 64 and int(f, 16) >= 0 for f in fingerprints)
+    assert render(result, "gitlab") == render(result, "gitlab")
+
+
+def test_gitlab_paths_follow_ci_project_dir_else_the_current_folder(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path.parent))
+    assert _gitlab(result)[0]["location"]["path"] == f"{tmp_path.name}/k.py"
+    monkeypatch.delenv("CI_PROJECT_DIR")
+    monkeypatch.chdir(tmp_path)
+    assert _gitlab(result)[0]["location"]["path"] == "k.py"
+
+
+def test_gitlab_fingerprint_survives_lines_shifting_above(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
+    before = _gitlab(result)
+    (tmp_path / "k.py").write_text(KERNEL.replace("\n\n\ndef f", "\n\n\n\ndef f"))
+    after = _gitlab(run([str(tmp_path / "k.py")], make_settings(tmp_path), Mode()))
+    assert [i["location"]["lines"]["begin"] for i in after] == [i["location"]["lines"]["begin"] + 1 for i in before]
+    assert [i["fingerprint"] for i in after] == [i["fingerprint"] for i in before]
+
+
+def test_gitlab_fingerprint_depends_on_path_and_message(result, tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
+    first = result.diagnostics[0]
+    (tmp_path / "other.py").write_text(KERNEL)
+    variants = [first, dataclasses.replace(first, message="another message"),
+                dataclasses.replace(first, path=str(tmp_path / "other.py"))]
+    issues = _gitlab(RunResult([FileResult(d.path, [d]) for d in variants]))
+    assert len({issue["fingerprint"] for issue in issues}) == 3
+
+
+def test_gitlab_same_finding_twice_in_a_file_gets_distinct_stable_fingerprints(tmp_path, monkeypatch):
+    monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
+    line = "    a = arith.index_cast(T.index, x)\n"
+    (tmp_path / "k.py").write_text(KERNEL.replace(line, line * 2))
+    twice = run([str(tmp_path / "k.py")], make_settings(tmp_path), Mode())
+    issues = _gitlab(twice)
+    same = [i for i in issues if i["check_name"] == "FLY103"]
+    assert len(same) == 2 and same[0]["fingerprint"] != same[1]["fingerprint"]
+    assert _gitlab(twice) == issues  # the tie is broken by report order, the same on every run
+
+
+def test_pylint_lines(result, tmp_path):
+    path = tmp_path / "k.py"
+    assert render(result, "pylint").splitlines() == [
+        (f"{path}:8: [FLY103] `arith.index_cast` is deprecated: use `fx.Index(x)` for the index type, "
+         "`fx.Int32(x)`/`fx.Int64(x)` for explicit widths"),
+        (f"{path}:9: [FLY101] `ArithValue(...)` is deprecated: use the typed value directly, or wrap a raw "
+         "ir.Value once at its source (`fx.Float32(v)`)"),
+        f"{path}:10: [FLY111] Double `Int64` wrap is dead: drop the outer one",
+    ]
+
+
+def test_rdjson_diagnostics_and_suggestions(result, tmp_path):
+    log = json.loads(render(result, "rdjson"))
+    assert log["source"]["name"] == "flydsl-lint" and log["severity"] == "WARNING"
+    first, unsafe, multiline = log["diagnostics"]
+    assert first["code"] == {"value": "FLY103", "url": "docs/rules/FLY103.md"}
+    assert first["location"] == {"path": str(tmp_path / "k.py"),
+                                 "range": {"start": {"line": 8, "column": 9}, "end": {"line": 8, "column": 37}}}
+    assert first["suggestions"] == [{"range": first["location"]["range"], "text": "fx.Index(x)"}]
+    assert multiline["suggestions"][0]["range"] == {"start": {"line": 10, "column": 9}, "end": {"line": 11, "column": 12}}
+    assert unsafe["code"]["value"] == "FLY101" and "suggestions" not in unsafe
+    # columns are those of the json format
+    for item, row in zip(log["diagnostics"], json.loads(render(result, "json"))):
+        start, end = item["location"]["range"]["start"], item["location"]["range"]["end"]
+        assert (start["line"], start["column"], end["line"], end["column"]) == (
+            row["location"]["row"], row["location"]["column"], row["end_location"]["row"], row["end_location"]["column"])
+
+
+def test_rdjson_suggests_an_unsafe_fix_only_with_unsafe_fixes(result):
+    unsafe = json.loads(render(result, "rdjson", unsafe_fixes=True))["diagnostics"][1]
+    assert unsafe["suggestions"] == [{"range": unsafe["location"]["range"], "text": "y"}]
+
+
+def test_rdjson_never_suggests_a_display_only_rewrite(result):
+    first = result.diagnostics[0]
+    display = dataclasses.replace(first, fix=dataclasses.replace(first.fix, applicability=Applicability.DISPLAY))
+    item = json.loads(render(RunResult([FileResult(first.path, [display])]), "rdjson", unsafe_fixes=True))["diagnostics"][0]
+    assert "suggestions" not in item
+
+
+def test_cli_gitlab_report(tmp_path, monkeypatch):
+    monkeypatch.delenv("CI_PROJECT_DIR", raising=False)
+    (tmp_path / "k.py").write_text(LEGACY)
+    checked = cli("check", "--no-cache", "--output-format", "gitlab", "k.py", cwd=tmp_path)
+    assert checked.returncode == 1
+    issues = json.loads(checked.stdout)
+    assert sorted(issue["check_name"] for issue in issues) == ["FLY111", "FLY301"]
+    assert {issue["location"]["path"] for issue in issues} == {"k.py"}
