@@ -106,6 +106,7 @@ class Checker:
         self.settings = settings
         self.metadata = load_metadata()
         self.rule_classes = [cls for code, cls in all_rules().items() if settings.is_selected(code)]
+        self._unfixable = frozenset(cls.code for cls in self.rule_classes if not settings.is_fixable(cls.code))
         self._projects: dict[Path, ProjectIndex] = {}
         self._node_types_of: dict[type, list[type]] = {}
         self._calls = _CallIndex(self.rule_classes)
@@ -161,6 +162,7 @@ class Checker:
                 finish = getattr(rule, "check_suppressions", None)
                 if finish is not None:
                     self._guard(rule, source, finish)
+            self._withhold_unfixable(diagnostics)  # after the suppression rules, whose findings have fixes too
             if apply_noqa:
                 diagnostics = [d for d in diagnostics if not d.suppressed]
             diagnostics.sort(key=Diagnostic.sort_key)
@@ -199,6 +201,13 @@ class Checker:
                     handler(node)
                 except Exception as exc:
                     self._guard_failed(handler.__self__, source, exc, (node,))
+
+    def _withhold_unfixable(self, diagnostics: list[Diagnostic]) -> None:
+        """Drop the fixes of codes the settings make unfixable (reported, never fixed)."""
+        if self._unfixable:
+            for diagnostic in diagnostics:
+                if diagnostic.code in self._unfixable:
+                    diagnostic.fix = None
 
     def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
         """Withhold fixes whose replacement API the target FlyDSL lacks."""

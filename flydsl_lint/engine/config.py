@@ -35,6 +35,10 @@ class Settings:
     ignore: tuple[str, ...] = ()
     extend_select: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # Codes whose fixes are offered (and applied by --fix); the others are reported without one.
+    fixable: tuple[str, ...] = ("FLY",)
+    unfixable: tuple[str, ...] = ()
+    extend_fixable: tuple[str, ...] = ()
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
     extend_exclude: tuple[str, ...] = ()
     respect_gitignore: bool = True
@@ -49,15 +53,11 @@ class Settings:
 
     def is_selected(self, code: str) -> bool:
         """Most specific prefix wins, as in ruff; ties go to ignore."""
-        chosen = -1
-        selected = False
-        for prefix in self.select + self.extend_select:
-            if code.startswith(prefix) and len(prefix) > chosen:
-                chosen, selected = len(prefix), True
-        for prefix in self.ignore:
-            if code.startswith(prefix) and len(prefix) >= chosen:
-                chosen, selected = len(prefix), False
-        return selected
+        return _most_specific(code, self.select + self.extend_select, self.ignore)
+
+    def is_fixable(self, code: str) -> bool:
+        """Whether `code`'s fixes are offered: ruff's fixable/unfixable, by the same precedence."""
+        return _most_specific(code, self.fixable + self.extend_fixable, self.unfixable)
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
         if not self.per_file_ignores:
@@ -80,9 +80,22 @@ class Settings:
         """Everything that can change a file's diagnostics, for the cache key."""
         parts = (
             self.select, self.ignore, self.extend_select, self.per_file_ignores, str(self.target_version),
+            self.fixable, self.unfixable, self.extend_fixable,
             self.target_arch, self.legacy_module_roots, self.src, self.tuned_kernels, str(self.root),
         )
         return repr(parts)
+
+
+def _most_specific(code: str, included: tuple[str, ...], excluded: tuple[str, ...]) -> bool:
+    """Whether the longest prefix of `code` listed is an included one (ties: excluded)."""
+    chosen, included_here = -1, False
+    for prefix in included:
+        if code.startswith(prefix) and len(prefix) > chosen:
+            chosen, included_here = len(prefix), True
+    for prefix in excluded:
+        if code.startswith(prefix) and len(prefix) >= chosen:
+            chosen, included_here = len(prefix), False
+    return included_here
 
 
 def _relative(path: str, root: Path) -> str:
@@ -145,7 +158,7 @@ def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
 def _parse_table(table: dict, where: str) -> dict:
     parsed: dict = {}
     for key, value in table.items():
-        if key in ("select", "ignore", "extend-select"):
+        if key in ("select", "ignore", "extend-select", "fixable", "unfixable", "extend-fixable"):
             parsed[key.replace("-", "_")] = _codes(value, key, where)
         elif key in ("exclude", "extend-exclude", "legacy-module-roots", "src", "tuned-kernels"):
             parsed[key.replace("-", "_")] = _string_list(value, key, where)

@@ -15,6 +15,10 @@ def _codes(text: str) -> tuple[str, ...]:
     return tuple(code.strip().upper() for code in text.split(",") if code.strip())
 
 
+def _patterns(text: str) -> tuple[str, ...]:
+    return tuple(pattern.strip() for pattern in text.split(",") if pattern.strip())
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
@@ -43,6 +47,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--output-format", choices=sorted(FORMATS), default="text")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
+    check.add_argument("--fix-only", action="store_true",
+                       help="apply fixes, report only how many; leftover diagnostics exit 0 (implies --fix)")
+    check.add_argument("--exit-non-zero-on-fix", action="store_true",
+                       help="exit 1 when a fix was applied, even if no diagnostic remains")
+    check.add_argument("--fixable", type=_codes, help="codes or prefixes whose fixes are offered (replaces fixable)")
+    check.add_argument("--extend-fixable", type=_codes, help="codes or prefixes to make fixable in addition")
+    check.add_argument("--unfixable", type=_codes, help="codes or prefixes reported without a fix")
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--show-fixes", action="store_true", help="print fixes as a diff, display-only suggestions too")
     check.add_argument("--statistics", action="store_true", help="count diagnostics per code")
@@ -56,10 +67,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="the name of the source read from stdin, for its settings and the output (implies `-`)")
+    check.add_argument("--exclude", type=_patterns, metavar="PATTERNS",
+                       help="comma-separated patterns to skip (replaces exclude, defaults included)")
+    check.add_argument("--extend-exclude", type=_patterns, metavar="PATTERNS",
+                       help="comma-separated patterns to skip in addition")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (for pre-commit)")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
     _add_cache_dir(check)
+    check.add_argument("-q", "--quiet", action="store_true", help="print diagnostics, no summary or status lines")
+    check.add_argument("-s", "--silent", action="store_true",
+                       help="print no report (errors still go to stderr); the exit status tells")
     check.add_argument("-j", "--jobs", type=_jobs, metavar="N",
                        help="processes to check with (default: one per CPU when the files are many; 1: none)")
     check.add_argument("--diff-base", metavar="REF", help="report only diagnostics on lines added or changed since REF (git)")
@@ -155,7 +173,8 @@ def _check(args: argparse.Namespace) -> int:
     from ..engine.runner import Mode, run
     from ..engine.versions import Version
 
-    overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args)}
+    overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args),
+                       "fixable": args.fixable, "exclude": args.exclude}
     if args.force_exclude:
         overrides["force_exclude"] = True
     try:
@@ -175,15 +194,18 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"flydsl-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    if args.ignore:
-        from dataclasses import replace
+    from dataclasses import replace
 
-        settings = replace(settings, ignore=settings.ignore + args.ignore)
+    # These add to what the configuration lists, as --ignore adds to `ignore`.
+    settings = replace(settings, ignore=settings.ignore + (args.ignore or ()),
+                       extend_fixable=settings.extend_fixable + (args.extend_fixable or ()),
+                       unfixable=settings.unfixable + (args.unfixable or ()),
+                       extend_exclude=settings.extend_exclude + (args.extend_exclude or ()))
 
     if args.output_file is not None and args.output_file.is_dir():  # before any fix is written
         print(f"flydsl-lint: error: {args.output_file}: is a folder; --output-file wants a file", file=sys.stderr)
         return EXIT_ERROR
-    mode = Mode(fix=args.fix and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
+    mode = Mode(fix=(args.fix or args.fix_only) and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
     if stdin:
         if args.diff_base or args.add_noqa:
@@ -196,7 +218,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.show_settings:
         return _show_settings(Path(paths[0]), settings)
     if args.diff_base or args.add_noqa:
-        if args.fix or mode.diff:
+        if mode.fix or mode.diff:
             print("flydsl-lint: error: --diff-base/--add-noqa do not combine with --fix, --diff or --show-fixes", file=sys.stderr)
             return EXIT_ERROR
     if args.diff_base:
@@ -218,7 +240,8 @@ def _check(args: argparse.Namespace) -> int:
         for error in result.errors + outcome.errors:
             print(f"error: {error}", file=sys.stderr)
         count = outcome.added
-        print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
+        if not (args.quiet or args.silent):
+            print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
     return _report_to_output(result, args, mode, sys.stdout)
 
@@ -283,17 +306,23 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
     """Print a run's errors, diffs and diagnostics (the report to `stream`); its exit status."""
     from .output import write, write_statistics
 
-    options = {"unsafe_fixes": args.unsafe_fixes}
+    options = {"unsafe_fixes": args.unsafe_fixes, "quiet": args.quiet}
+    fixed = sum(result.fixed.values())
     for error in result.errors:
         print(f"error: {error}", file=sys.stderr)
-    if mode.diff:
+    if args.silent:
+        pass  # the exit status (and any error above) is the whole report
+    elif mode.diff:
         for file_result in result.files:
             sys.stdout.write(file_result.diff)
-        would_fix = sum(result.fixed.values())
-        print(f"\nWould fix {would_fix} error{'s' * (would_fix != 1)}.", file=sys.stderr)
+        if not args.quiet:
+            print(f"\nWould fix {fixed} error{'s' * (fixed != 1)}.", file=sys.stderr)
         if args.show_fixes:
             # `full` previews every remaining fix, display-only suggestions included.
             write(result, "full" if args.output_format == "text" else args.output_format, options, stream)
+    elif args.fix_only:
+        if not args.quiet:
+            stream.write(f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n")
     elif args.statistics:
         write_statistics(result, stream, options)
     else:
@@ -304,8 +333,11 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
     if args.exit_zero:
         return EXIT_CLEAN
     if mode.diff:
-        return EXIT_FINDINGS if sum(result.fixed.values()) else EXIT_CLEAN
-    return EXIT_FINDINGS if result.diagnostics else EXIT_CLEAN
+        return EXIT_FINDINGS if fixed else EXIT_CLEAN
+    fixed_and_told = args.exit_non_zero_on_fix and fixed > 0
+    if args.fix_only:  # leftover diagnostics are not this mode's concern
+        return EXIT_FINDINGS if fixed_and_told else EXIT_CLEAN
+    return EXIT_FINDINGS if result.diagnostics or fixed_and_told else EXIT_CLEAN
 
 
 def _check_stdin(args: argparse.Namespace, settings, mode) -> int:

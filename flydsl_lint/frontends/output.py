@@ -76,6 +76,8 @@ def _concise_line(d: Diagnostic, unsafe: bool, style: "Style") -> str:
 
 
 def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
+    if options.get("quiet"):
+        return  # -q: the diagnostics, nothing else
     unsafe = options.get("unsafe_fixes", False)
     style = Style.for_stream(stream, options)
     diagnostics = result.diagnostics

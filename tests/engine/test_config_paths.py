@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,16 @@ def test_named_files_are_checked_unless_force_exclude(root):
     (root / "pyproject.toml").write_text('[tool.flydsl-lint]\nforce-exclude = "yes"\n')
     with pytest.raises(ConfigError, match="force-exclude"):
         load_settings(start=root)
+
+
+def test_every_setting_is_documented():
+    """Each Settings field a config can set has its row in docs/configuration.md."""
+    from dataclasses import fields
+
+    from flydsl_lint.engine.config import Settings
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "configuration.md").read_text()
+    derived = {"root", "config_file", "target_version_source"}  # from where the config is, not keys
+    keys = [f.name.replace("_", "-") for f in fields(Settings) if f.name not in derived]
+    assert len(keys) >= 17
+    assert [key for key in keys if f"| `{key}` |" not in docs] == []
