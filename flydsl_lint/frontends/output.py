@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -426,6 +425,8 @@ def _project_path(path: str, project_dir: str) -> str:
 
 def gitlab_report(result: RunResult) -> list[dict]:
     """GitLab Code Quality issues; paths relative to $CI_PROJECT_DIR (else the current folder)."""
+    import hashlib  # here, not at the top: loading it costs every run's start-up ~4 ms
+
     project_dir = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
     sources = _Sources()
     seen: set[str] = set()
