@@ -84,9 +84,12 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
     check.add_argument("--noqa-reason", metavar="TEXT", help="the reason --add-noqa writes (default: \"TODO: migrate\")")
 
-    rule = commands.add_parser("rule", help="explain a rule")
-    rule.add_argument("code")
-    commands.add_parser("rules", help="list every rule")
+    rule = commands.add_parser("rule", help="explain a rule (or, with --all, every rule)")
+    rule.add_argument("code", nargs="?")
+    rule.add_argument("--all", action="store_true", help="every rule, in code order")
+    rule.add_argument("--output-format", choices=["text", "json"], default="text")
+    rules = commands.add_parser("rules", help="list every rule")
+    rules.add_argument("--output-format", choices=["text", "json"], default="text")
     commands.add_parser("server", help="run the language server over stdio (needs the `lsp` extra)")
     clean = commands.add_parser("clean", help="remove the result caches in folders (default: .) and below them")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
@@ -102,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "check":
             return _check(args)
         if args.command == "rule":
-            return _rule(args.code)
+            return _rule(args)
         if args.command == "rules":
-            return _rules()
+            return _rules(args.output_format)
         if args.command == "clean":
             return _clean(args)
         if args.command == "server":
@@ -324,7 +327,7 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
         if not args.quiet:
             stream.write(f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n")
     elif args.statistics:
-        write_statistics(result, stream, options)
+        write_statistics(result, stream, options, args.output_format)
     else:
         write(result, args.output_format, options, stream)
 
@@ -359,22 +362,70 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     return _report_to_output(result, args, mode, sys.stderr if mode.fix else sys.stdout)
 
 
-def _rule(code: str) -> int:
+def _print_json(value: object) -> int:
+    import json
+
+    json.dump(value, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return EXIT_CLEAN
+
+
+def _fix_availability(rule, meta) -> str:
+    """ruff's wording for whether a rule's diagnostics carry a fix."""
+    if meta.fix is None:
+        return "Fix is not available."
+    # Withheld below fix_since, or a documented case gets none: not every diagnostic has one.
+    partial = meta.fix_since or any(case.fixed is None and case.suggested is None for case in rule.invalid)
+    return "Fix is sometimes available." if partial else "Fix is always available."
+
+
+def _rule_json(rule) -> dict:
+    """A rule as `ruff rule --output-format json` describes one, plus fix_applicability and fix_since."""
+    from ..docs import render_rule
+    from ..engine.registry import load_metadata
+
+    meta = load_metadata()[rule.code]
+    return {"code": meta.code, "name": meta.name, "linter": "flydsl-lint", "summary": meta.summary,
+            "message_formats": [meta.message], "fix": _fix_availability(rule, meta),
+            "fix_applicability": meta.fix.value if meta.fix else None, "fix_since": meta.fix_since,
+            "explanation": render_rule(rule), "section": meta.section}
+
+
+def _all_rules_json() -> int:
+    """`rule --all` and `rules` in JSON: one list, every rule in code order."""
+    from ..engine.registry import all_rules
+
+    return _print_json([_rule_json(rule) for rule in all_rules().values()])
+
+
+def _rule(args: argparse.Namespace) -> int:
     from ..docs import render_rule
     from ..engine.registry import all_rules
 
+    if args.all == (args.code is not None):
+        print("flydsl-lint: error: `rule` takes either a CODE or --all", file=sys.stderr)
+        return EXIT_ERROR
     rules = all_rules()
-    code = code.upper()
+    if args.all:
+        if args.output_format == "json":
+            return _all_rules_json()
+        sys.stdout.write("\n".join(render_rule(rule) for rule in rules.values()))  # pages end in a newline
+        return EXIT_CLEAN
+    code = args.code.upper()
     if code not in rules:
         print(f"flydsl-lint: error: unknown rule {code!r} (see `flydsl-lint rules`)", file=sys.stderr)
         return EXIT_ERROR
+    if args.output_format == "json":
+        return _print_json(_rule_json(rules[code]))
     sys.stdout.write(render_rule(rules[code]))
     return EXIT_CLEAN
 
 
-def _rules() -> int:
+def _rules(output_format: str) -> int:
     from ..engine.registry import all_rules, load_metadata
 
+    if output_format == "json":
+        return _all_rules_json()
     metadata = load_metadata()
     for code in all_rules():
         meta = metadata[code]

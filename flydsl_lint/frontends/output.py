@@ -103,10 +103,17 @@ def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
         stream.write(f"{display} suggested rewrite{'s' * (display != 1)} (display-only) can be shown with `--show-fixes`.\n")
 
 
-def write_statistics(result: RunResult, stream: TextIO, options: dict) -> None:
+def write_statistics(result: RunResult, stream: TextIO, options: dict, fmt: str = "text") -> None:
+    """Diagnostics per code, most common first: a JSON list for `json`, text rows for any other format."""
     metadata = load_metadata()
     counts = Counter(d.code for d in result.diagnostics)
     fixable = Counter(d.code for d in result.diagnostics if _fixable(d, options.get("unsafe_fixes", False)))
+    if fmt == "json":
+        rows = [{"code": code, "name": metadata[code].name, "count": count, "fixable": fixable[code]}
+                for code, count in counts.most_common()]
+        json.dump(rows, stream, indent=2)
+        stream.write("\n")
+        return
     for code, count in counts.most_common():
         marker = "[*]" if fixable[code] else "   "
         stream.write(f"{count:5d}\t{code}\t{marker} {metadata[code].name}\n")
