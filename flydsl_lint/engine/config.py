@@ -50,6 +50,7 @@ class Settings:
     src: tuple[str, ...] = (".", "python", "src")
     tuned_kernels: tuple[str, ...] = DEFAULT_TUNED_KERNELS
     cache_dir: str = DEFAULT_CACHE_DIR
+    output_format: str | None = None  # the report's format when the command line names none
 
     def is_selected(self, code: str) -> bool:
         """Most specific prefix wins, as in ruff; ties go to ignore."""
@@ -184,10 +185,10 @@ def _parse_table(table: dict, where: str) -> dict:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `{key}` must be true or false")
             parsed[key.replace("-", "_")] = value
-        elif key == "cache-dir":
+        elif key in ("cache-dir", "output-format"):  # output-format's names are the CLI's to check
             if not isinstance(value, str):
-                raise ConfigError(f"{where}: `cache-dir` must be a string")
-            parsed["cache_dir"] = value
+                raise ConfigError(f"{where}: `{key}` must be a string")
+            parsed[key.replace("-", "_")] = value
         elif key == "verify":
             continue  # read by flydsl-lint-verify
         else:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_CACHE_DIR"  # as RUFF_CACHE_DIR
+OUTPUT_FORMAT_VARIABLE = "FLYDSL_LINT_OUTPUT_FORMAT"  # as RUFF_OUTPUT_FORMAT
 
 
 def _codes(text: str) -> tuple[str, ...]:
@@ -44,7 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--select", type=_codes, help="codes or prefixes to enable (replaces the configured set)")
     check.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable in addition")
     check.add_argument("--ignore", type=_codes, help="codes or prefixes to disable")
-    check.add_argument("--output-format", choices=sorted(FORMATS), default="text")
+    check.add_argument("--output-format", choices=sorted(FORMATS),
+                       help=f"the report's format (default: ${OUTPUT_FORMAT_VARIABLE}, else output-format, else text)")
     check.add_argument("--fix", action="store_true", help="apply safe fixes")
     check.add_argument("--unsafe-fixes", action="store_true", help="also apply (or show) unsafe fixes")
     check.add_argument("--fix-only", action="store_true",
@@ -205,6 +207,11 @@ def _check(args: argparse.Namespace) -> int:
                        unfixable=settings.unfixable + (args.unfixable or ()),
                        extend_exclude=settings.extend_exclude + (args.extend_exclude or ()))
 
+    try:
+        args.output_format = _output_format(args.output_format, settings)
+    except ConfigError as exc:
+        print(f"flydsl-lint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
     if args.output_file is not None and args.output_file.is_dir():  # before any fix is written
         print(f"flydsl-lint: error: {args.output_file}: is a folder; --output-file wants a file", file=sys.stderr)
         return EXIT_ERROR
@@ -247,6 +254,22 @@ def _check(args: argparse.Namespace) -> int:
             print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
     return _report_to_output(result, args, mode, sys.stdout)
+
+
+def _output_format(given: str | None, settings) -> str:
+    """--output-format, else the environment variable, else the config's `output-format`, else text."""
+    from ..engine.config import ConfigError
+    from .output import FORMATS
+
+    if given:
+        return given
+    for chosen, where in ((os.environ.get(OUTPUT_FORMAT_VARIABLE), f"${OUTPUT_FORMAT_VARIABLE}"),
+                          (settings.output_format, f"{settings.config_file}: `output-format`")):
+        if chosen:
+            if chosen not in FORMATS:
+                raise ConfigError(f"{where} = {chosen!r} is not one of {', '.join(sorted(FORMATS))}")
+            return chosen
+    return "text"
 
 
 def _show_files(paths: list[str], settings) -> int:

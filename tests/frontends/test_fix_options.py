@@ -132,3 +132,38 @@ def test_exclude_patterns_on_the_command_line(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.flydsl-lint]\nextend-exclude = ["vendor"]\n')
     assert checked("--extend-exclude", "generated") == ["k.py"]
     assert checked("--exclude", "k.py") == ["generated/g.py"]
+
+
+def test_output_format_from_the_config_and_the_environment(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text('[tool.flydsl-lint]\noutput-format = "pylint"\n')
+    (tmp_path / "k.py").write_text(LEGACY)
+    monkeypatch.delenv("FLYDSL_LINT_OUTPUT_FORMAT", raising=False)
+    configured = cli("check", "--no-cache", "k.py", cwd=tmp_path)
+    assert configured.returncode == 1
+    assert sorted(line.split(" ", 2)[:2] for line in configured.stdout.splitlines()) == [
+        ["k.py:7:", "[FLY111]"], ["k.py:7:", "[FLY301]"]]  # pylint lines, no summary
+    # The environment variable beats the config; the command line beats both.
+    monkeypatch.setenv("FLYDSL_LINT_OUTPUT_FORMAT", "json")
+    assert len(json.loads(cli("check", "--no-cache", "k.py", cwd=tmp_path).stdout)) == 2
+    grouped = cli("check", "--no-cache", "--output-format", "grouped", "k.py", cwd=tmp_path).stdout
+    assert grouped.splitlines()[0] == "k.py:"
+
+
+@pytest.mark.parametrize(
+    "config, variable, message",
+    [
+        ('output-format = "xml"', None, "pyproject.toml: `output-format` = 'xml' is not one of"),
+        ("output-format = 1", None, "pyproject.toml: `output-format` must be a string"),
+        ("", "xml", "$FLYDSL_LINT_OUTPUT_FORMAT = 'xml' is not one of"),
+    ],
+)
+def test_a_bad_output_format_setting_is_one_clear_error(tmp_path, monkeypatch, config, variable, message):
+    (tmp_path / "pyproject.toml").write_text(f"[tool.flydsl-lint]\n{config}\n")
+    (tmp_path / "k.py").write_text(LEGACY)
+    if variable is None:
+        monkeypatch.delenv("FLYDSL_LINT_OUTPUT_FORMAT", raising=False)
+    else:
+        monkeypatch.setenv("FLYDSL_LINT_OUTPUT_FORMAT", variable)
+    result = cli("check", "--no-cache", "k.py", cwd=tmp_path)
+    assert result.returncode == 2 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
