@@ -10,6 +10,7 @@ from pathlib import Path
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_CACHE_DIR"  # as RUFF_CACHE_DIR
 OUTPUT_FORMAT_VARIABLE = "FLYDSL_LINT_OUTPUT_FORMAT"  # as RUFF_OUTPUT_FORMAT
+HUMAN_FORMATS = ("text", "concise", "full", "grouped")  # the others are parsed by tools
 
 
 def _codes(text: str) -> tuple[str, ...]:
@@ -347,8 +348,14 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
             # `full` previews every remaining fix, display-only suggestions included.
             write(result, "full" if args.output_format == "text" else args.output_format, options, stream)
     elif args.fix_only:
+        count = f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n"
+        if args.output_format not in HUMAN_FORMATS:  # a machine format gets its empty report, parsable
+            from ..engine.runner import RunResult
+
+            write(RunResult(), args.output_format, options, stream)
+            stream = sys.stderr
         if not args.quiet:
-            stream.write(f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n")
+            stream.write(count)
     elif args.statistics:
         write_statistics(result, stream, options, args.output_format)
     else:

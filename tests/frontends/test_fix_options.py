@@ -167,3 +167,12 @@ def test_a_bad_output_format_setting_is_one_clear_error(tmp_path, monkeypatch, c
     result = cli("check", "--no-cache", "k.py", cwd=tmp_path)
     assert result.returncode == 2 and result.stdout == ""
     assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr
+
+
+def test_fix_only_keeps_a_machine_format_parsable(tmp_path):
+    (tmp_path / "k.py").write_text(LEGACY)
+    result = cli("check", "--no-cache", "--fix-only", "--output-format", "json", "k.py", cwd=tmp_path)
+    assert (result.returncode, json.loads(result.stdout), result.stderr) == (0, [], "Fixed 2 errors.\n")
+    (tmp_path / "k.py").write_text(LEGACY)
+    sarif = cli("check", "--no-cache", "--fix-only", "-q", "--output-format", "sarif", "k.py", cwd=tmp_path)
+    assert json.loads(sarif.stdout)["runs"][0]["results"] == [] and sarif.stderr == ""
