@@ -505,11 +505,10 @@ class SemanticModel:
 
     def binding_of(self, node: ast.Name) -> Binding | None:
         """The binding a loaded name refers to at this point, if any."""
-        key = node
-        found = self._bindings_seen.get(key, _UNSEEN)  # several rules ask about the same callee
+        found = self._bindings_seen.get(node, _UNSEEN)  # several rules ask about the same callee
         if found is not _UNSEEN:
             return found
-        scope = self._scope_of_node.get(key)
+        scope = self._scope_of_node.get(node)
         name = node.id
         if scope is None:
             found = None
@@ -519,7 +518,7 @@ class SemanticModel:
             found = scope.outer.get(name, _UNSEEN)
             if found is _UNSEEN:
                 found = scope.outer[name] = self._lookup(name, scope, (node.lineno, node.col_offset))
-        self._bindings_seen[key] = found
+        self._bindings_seen[node] = found
         return found
 
     def _lookup(self, name: str, scope: Scope, position: tuple[int, int]) -> Binding | None:
@@ -558,11 +557,10 @@ class SemanticModel:
         `fx.rocdl.s_waitcnt` with `import flydsl.expr as fx` resolves to
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
-        key = node
-        result = self._resolved.get(key, _UNSEEN)  # most calls: rules ask about the same callee
+        result = self._resolved.get(node, _UNSEEN)  # most calls: rules ask about the same callee
         if result is not _UNSEEN:
             return result
-        self._resolved[key] = None  # guards against alias cycles
+        self._resolved[node] = None  # guards against alias cycles
         kind = type(node)
         if kind is ast.Attribute:
             base = self.resolve(node.value)
@@ -576,7 +574,7 @@ class SemanticModel:
                 result = self.project.canonical(result)
         else:
             result = None
-        self._resolved[key] = result
+        self._resolved[node] = result
         return result
 
     def _resolve_name(self, node: ast.Name) -> str | None:
@@ -591,11 +589,10 @@ class SemanticModel:
         """The qualified name every use of `binding` refers to (project
         re-exports not yet followed), else None: an import's target, what an
         alias `x = fx.max` names, what every caller passes for a parameter."""
-        key = binding
-        target = self._binding_targets.get(key, _UNSEEN)
+        target = self._binding_targets.get(binding, _UNSEEN)
         if target is not _UNSEEN:
             return target
-        self._binding_targets[key] = None  # guards against alias cycles
+        self._binding_targets[binding] = None  # guards against alias cycles
         target = None
         if binding.kind == "import" and binding.target:
             target = binding.target
@@ -603,7 +600,7 @@ class SemanticModel:
             target = self.resolve(binding.alias_of)
         elif binding.kind == "param" and self.is_single_binding(binding):
             target = self._passed_argument(binding)
-        self._binding_targets[key] = target
+        self._binding_targets[binding] = target
         return target
 
     def _passed_argument(self, binding: Binding) -> str | None:
@@ -732,14 +729,13 @@ class SemanticModel:
     # ------------------------------------------------------------- kernels
     def function_kind(self, node: ast.AST) -> str | None:
         """'kernel' or 'jit' for a FlyDSL-decorated function, else None."""
-        key = node
-        if key not in self._function_kinds:
+        if node not in self._function_kinds:
             kind = None
             for decorator in getattr(node, "decorator_list", ()):
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 kind = KERNEL_DECORATORS.get(self.resolve(target) or "") or kind
-            self._function_kinds[key] = kind
-        return self._function_kinds[key]
+            self._function_kinds[node] = kind
+        return self._function_kinds[node]
 
     def traced_function(self, node: ast.AST) -> ast.AST | None:
         """The outermost @flyc.kernel / @flyc.jit function containing `node`."""

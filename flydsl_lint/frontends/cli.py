@@ -13,12 +13,12 @@ OUTPUT_FORMAT_VARIABLE = "FLYDSL_LINT_OUTPUT_FORMAT"  # as RUFF_OUTPUT_FORMAT
 HUMAN_FORMATS = ("text", "concise", "full", "grouped")  # the others are parsed by tools
 
 
-def _codes(text: str) -> tuple[str, ...]:
-    return tuple(code.strip().upper() for code in text.split(",") if code.strip())
-
-
 def _patterns(text: str) -> tuple[str, ...]:
     return tuple(pattern.strip() for pattern in text.split(",") if pattern.strip())
+
+
+def _codes(text: str) -> tuple[str, ...]:
+    return tuple(code.upper() for code in _patterns(text))
 
 
 def _jobs(text: str) -> int:
