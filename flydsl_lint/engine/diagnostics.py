@@ -49,6 +49,13 @@ class Fix:
         return any(a.overlaps(b) for a in self.edits for b in other.edits)
 
 
+def fix_applies(fix: Fix | None, unsafe: bool) -> bool:
+    """Whether `--fix` applies `fix`: safe ones always, unsafe ones with `--unsafe-fixes`, display-only never."""
+    if fix is None:
+        return False
+    return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
+
+
 @dataclass
 class Diagnostic:
     code: str

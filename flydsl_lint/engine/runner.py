@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .config import Settings
-from .diagnostics import Diagnostic
+from .diagnostics import Diagnostic, fix_applies
 from .files import discover
 from .source import SourceError, SourceFile, read_data
 
@@ -113,9 +113,7 @@ class _Job:
         if error is not None:
             return FileResult(name, error=f"{name}: {error}")
         if self.mode.fix or self.mode.diff:
-            from ..fixes.apply import allowed
-
-            if any(allowed(d.fix, self.mode.unsafe_fixes) for d in diagnostics):
+            if any(fix_applies(d.fix, self.mode.unsafe_fixes) for d in diagnostics):
                 return None  # there is something to fix: run the fix loop
         return FileResult(name, diagnostics)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.checker import Checker
-from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from ..engine.diagnostics import Diagnostic, Edit, Position, fix_applies
 from ..engine.model import SemanticModel
 from ..engine.source import SourceError, SourceFile
 
@@ -29,12 +29,6 @@ class FixResult:
     @property
     def changed(self) -> bool:
         return self.new_text != self.source.text
-
-
-def allowed(fix: Fix | None, unsafe: bool) -> bool:
-    if fix is None:
-        return False
-    return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 
 
 def apply_edits(text: str, edits: list[Edit], newline: str) -> str:
@@ -67,7 +61,7 @@ def apply_edits(text: str, edits: list[Edit], newline: str) -> str:
 def _choose(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     chosen: list[Diagnostic] = []
     for diagnostic in sorted(diagnostics, key=lambda d: (d.start, d.code)):
-        if allowed(diagnostic.fix, unsafe) and not any(diagnostic.fix.overlaps(other.fix) for other in chosen):
+        if fix_applies(diagnostic.fix, unsafe) and not any(diagnostic.fix.overlaps(other.fix) for other in chosen):
             chosen.append(diagnostic)
     return chosen
 

@@ -197,6 +197,7 @@ def _check(args: argparse.Namespace) -> int:
         if not start.exists() and start.parent.exists():
             start = start.parent  # a new file's name: its folder's settings
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
+        args.output_format = _output_format(args.output_format, settings)
     except ConfigError as exc:
         print(f"flydsl-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -207,12 +208,6 @@ def _check(args: argparse.Namespace) -> int:
                        extend_fixable=settings.extend_fixable + (args.extend_fixable or ()),
                        unfixable=settings.unfixable + (args.unfixable or ()),
                        extend_exclude=settings.extend_exclude + (args.extend_exclude or ()))
-
-    try:
-        args.output_format = _output_format(args.output_format, settings)
-    except ConfigError as exc:
-        print(f"flydsl-lint: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
     if args.output_file is not None and args.output_file.is_dir():  # before any fix is written
         print(f"flydsl-lint: error: {args.output_file}: is a folder; --output-file wants a file", file=sys.stderr)
         return EXIT_ERROR

@@ -8,7 +8,7 @@ import sys
 from collections import Counter
 from typing import Callable, TextIO
 
-from ..engine.diagnostics import Applicability, Diagnostic, Edit
+from ..engine.diagnostics import Applicability, Diagnostic, Edit, fix_applies
 from ..engine.registry import load_metadata
 from ..engine.runner import RunResult
 
@@ -54,11 +54,6 @@ def write_json(result: RunResult, stream: TextIO, options: dict) -> None:
     stream.write("\n")
 
 
-def _fixable(diagnostic: Diagnostic, unsafe: bool) -> bool:
-    fix = diagnostic.fix
-    return fix is not None and (fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE))
-
-
 def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
     unsafe = options.get("unsafe_fixes", False)
     style = Style.for_stream(stream, options)
@@ -69,7 +64,7 @@ def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def _concise_line(d: Diagnostic, unsafe: bool, style: "Style") -> str:
-    marker = style.cyan(" [*]") if _fixable(d, unsafe) else ""
+    marker = style.cyan(" [*]") if fix_applies(d.fix, unsafe) else ""
     where = f"{style.bold(d.path)}{style.cyan(':')}{d.start.row}{style.cyan(':')}{d.start.col + 1}{style.cyan(':')}"
     return f"{where} {style.red(d.code)}{marker} {d.message}\n"
 
@@ -92,7 +87,7 @@ def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
         stream.write(style.bold(f"Found {total} error{'s' * (total != 1)} ({fixed} fixed, {len(diagnostics)} remaining).") + "\n")
     else:
         stream.write(style.bold(f"Found {total} error{'s' * (total != 1)}.") + "\n")
-    fixable = sum(_fixable(d, unsafe) for d in diagnostics)
+    fixable = sum(fix_applies(d.fix, unsafe) for d in diagnostics)
     if fixable:
         stream.write(f"{style.cyan('[*]')} {fixable} fixable with the `--fix` option.\n")
     hidden = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.UNSAFE) if not unsafe else 0
@@ -107,7 +102,7 @@ def write_statistics(result: RunResult, stream: TextIO, options: dict, fmt: str 
     """Diagnostics per code, most common first: a JSON list for `json`, text rows for any other format."""
     metadata = load_metadata()
     counts = Counter(d.code for d in result.diagnostics)
-    fixable = Counter(d.code for d in result.diagnostics if _fixable(d, options.get("unsafe_fixes", False)))
+    fixable = Counter(d.code for d in result.diagnostics if fix_applies(d.fix, options.get("unsafe_fixes", False)))
     if fmt == "json":
         rows = [{"code": code, "name": metadata[code].name, "count": count, "fixable": fixable[code]}
                 for code, count in counts.most_common()]
@@ -203,7 +198,7 @@ def write_grouped(result: RunResult, stream: TextIO, options: dict) -> None:
         width_row = max(len(str(d.start.row)) for d in diagnostics)
         width_col = max(len(str(d.start.col + 1)) for d in diagnostics)
         for d in diagnostics:
-            marker = style.cyan(" [*]") if _fixable(d, unsafe) else ""
+            marker = style.cyan(" [*]") if fix_applies(d.fix, unsafe) else ""
             row, col = str(d.start.row).rjust(width_row), str(d.start.col + 1).ljust(width_col)
             stream.write(f"  {row}{style.cyan(':')}{col} {style.red(d.code)}{marker} {d.message}\n")
         stream.write("\n")
@@ -484,7 +479,7 @@ def rdjson_log(result: RunResult, options: dict) -> dict:
             "location": {"path": d.path, "range": _rdjson_range(d.start, d.end)},
             "code": {"value": d.code, "url": rule_url(d.code)},
         }
-        if _fixable(d, unsafe):  # reviewdog offers suggestions as one-click changes: only trusted ones
+        if fix_applies(d.fix, unsafe):  # reviewdog offers suggestions as one-click changes: only trusted ones
             item["suggestions"] = [{"range": _rdjson_range(e.start, e.end), "text": e.content} for e in d.fix.edits]
         diagnostics.append(item)
     return {"source": {"name": "flydsl-lint", "url": "docs/rules.md"}, "severity": "WARNING", "diagnostics": diagnostics}
