@@ -10,7 +10,14 @@ from pathlib import Path
 from .config import Settings
 from .diagnostics import Diagnostic
 from .model import SemanticModel
-from .noqa import NoqaDirective, mark_suppressed, parse_directives
+from .noqa import (
+    NoqaDirective,
+    mark_exempt,
+    mark_suppressed,
+    parse_directives,
+    parse_file_exemptions,
+    skipped_by_flake8,
+)
 from .project import ProjectIndex, module_name_for
 from .registry import RuleMeta, all_rules, load_metadata
 from .source import Comment, SourceError, SourceFile, find_comments
@@ -46,9 +53,16 @@ class Context:
 
     @cached_property
     def noqa(self) -> dict[int, NoqaDirective]:
-        if "noqa" not in self.source.text.lower():
+        if not self.source.mentions_noqa:
             return {}
         return parse_directives(self.comments)
+
+    @cached_property
+    def file_noqa(self) -> list[NoqaDirective]:
+        """`# flydsl-lint: noqa[: codes]` exemptions of the whole file."""
+        if not self.source.mentions_noqa:
+            return []
+        return parse_file_exemptions(self.comments, self.source.lines)
 
     @cached_property
     def is_tuned_kernel(self) -> bool:  # asked by every fix: resolve the path once
@@ -126,7 +140,14 @@ class Checker:
         return index, module, is_package
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
-        """Diagnostics for one file; raises SourceError if it cannot be checked."""
+        """Diagnostics for one file; raises SourceError if it cannot be checked.
+
+        `apply_noqa=False` keeps what `# noqa` comments suppress, for a host
+        that filters them itself (flake8); file exemptions, which only
+        flydsl-lint knows, are always applied.
+        """
+        if source.mentions_noqa and skipped_by_flake8(source.lines):
+            return []  # flake8 never checks such a file (not even its syntax)
         project, module, is_package = self.project_for(source.path)
         project.start_file()
         tree = source.tree
@@ -158,6 +179,8 @@ class Checker:
             self._gate_fixes_on_version(diagnostics)
             if context.noqa:
                 self._mark_suppressed(diagnostics, context.noqa, tree, source.lines)
+            if context.file_noqa:
+                mark_exempt(diagnostics, context.file_noqa)
             for rule in rules:
                 finish = getattr(rule, "check_suppressions", None)
                 if finish is not None:
@@ -165,6 +188,8 @@ class Checker:
             self._withhold_unfixable(diagnostics)  # after the suppression rules, whose findings have fixes too
             if apply_noqa:
                 diagnostics = [d for d in diagnostics if not d.suppressed]
+            elif context.file_noqa:
+                diagnostics = [d for d in diagnostics if not any(e.matches(d.code) for e in context.file_noqa)]
             diagnostics.sort(key=Diagnostic.sort_key)
             return diagnostics
         finally:

@@ -1,9 +1,14 @@
-"""`# noqa` directives, parsed the way flake8 parses them.
+"""`# noqa` directives, parsed the way flake8 parses them, and file exemptions.
 
 `# noqa` alone suppresses everything on its line; `# noqa: FLY101,FLY2`
 suppresses those codes and prefixes (as flake8 does). Text after the codes,
 conventionally after `--`, is the reason a retained boundary needs:
 `# noqa: FLY301 -- scf.IfOp keeps the rewriter's unsupported yield contract`.
+
+A comment line `# flydsl-lint: noqa: FLY8 -- generated` exempts the whole file
+from those codes, `# flydsl-lint: noqa` from every FLY code (ruff's
+`# ruff: noqa[: codes]`); a line `# flake8: noqa` skips the file, as flake8
+itself does.
 """
 
 from __future__ import annotations
@@ -18,6 +23,12 @@ from .source import Comment
 _NOQA_RE = re.compile(r"# noqa(?::[\s]?(?P<codes>([A-Z]+[0-9]+(?:[,\s]+)?)+))?(?P<rest>.*)$", re.IGNORECASE)
 _CODE_SPLIT = re.compile(r"[,\s]+")
 _REASON_LEAD = re.compile(r"^[\s,:;\-–—]*")
+# Codes must follow a colon: `# flydsl-lint: noqa FLY101` is malformed, not a blanket exemption.
+_FILE_NOQA_RE = re.compile(r"#\s*flydsl-lint\s*:\s*noqa(?=$|[\s:])(?P<after>.*)$", re.IGNORECASE)
+_FILE_CODES_RE = re.compile(r"\s*:\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*)(?P<rest>.*)$", re.IGNORECASE)
+_MALFORMED_FILE_NOQA = re.compile(r"\s*(?::|[A-Z]+[0-9]+\b)", re.IGNORECASE)
+# flake8's own pattern (flake8/defaults.py NOQA_FILE), matched at the start of every physical line.
+_FLAKE8_FILE_NOQA_RE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 
 
 @dataclass
@@ -25,11 +36,19 @@ class NoqaDirective:
     row: int
     col: int  # where `# noqa` starts
     end_col: int
-    codes: tuple[str, ...] | None  # None: bare `# noqa`
+    codes: tuple[str, ...] | None  # None: bare `# noqa` (every code)
     reason: str
+    rest: str = ""  # the text after the codes, as written (the reason with its lead)
+    file_level: bool = False  # `# flydsl-lint: noqa...`: the whole file
     used: set[str] = field(default_factory=set)
 
+    @property
+    def head(self) -> str:
+        return "# flydsl-lint: noqa" if self.file_level else "# noqa"
+
     def matches(self, code: str) -> bool:
+        if self.file_level and self.codes is None:
+            return code.startswith("FLY")
         return self.codes is None or code.startswith(self.codes)
 
 
@@ -44,13 +63,50 @@ def parse_directives(comments: list[Comment]) -> dict[int, NoqaDirective]:
         match = _NOQA_RE.match(comment.text[hash_at:]) if hash_at != -1 else None
         if match is None:
             continue
-        raw_codes = match.group("codes")
-        codes = tuple(code.upper() for code in _CODE_SPLIT.split(raw_codes.strip()) if code) if raw_codes else None
-        reason = _REASON_LEAD.sub("", match.group("rest")).strip()
-        directives[comment.row] = NoqaDirective(
-            comment.row, comment.col + hash_at, comment.col + len(comment.text.rstrip()), codes, reason
-        )
+        directives[comment.row] = _directive(comment, hash_at, match.group("codes"), match.group("rest"), False)
     return directives
+
+
+def parse_file_exemptions(comments: list[Comment], lines: list[str]) -> list[NoqaDirective]:
+    """`# flydsl-lint: noqa[: codes]` comments standing alone on their line (a
+    trailing one would read as a line directive, so it exempts nothing)."""
+    found = []
+    for comment in comments:
+        match = _FILE_NOQA_RE.match(comment.text)
+        if match is None or lines[comment.row - 1][: comment.col].strip():
+            continue
+        after = match.group("after")
+        with_codes = _FILE_CODES_RE.match(after)
+        if with_codes is not None:
+            found.append(_directive(comment, 0, with_codes.group("codes"), with_codes.group("rest"), True))
+        elif _MALFORMED_FILE_NOQA.match(after) is None:
+            found.append(_directive(comment, 0, None, after, True))
+    return found
+
+
+def _directive(comment: Comment, hash_at: int, raw_codes: str | None, rest: str, file_level: bool) -> NoqaDirective:
+    codes = tuple(code.upper() for code in _CODE_SPLIT.split(raw_codes.strip()) if code) if raw_codes else None
+    reason = _REASON_LEAD.sub("", rest).strip()
+    return NoqaDirective(comment.row, comment.col + hash_at, comment.col + len(comment.text.rstrip()), codes, reason,
+                         rest, file_level)
+
+
+def skipped_by_flake8(lines: list[str]) -> bool:
+    """Whether flake8 skips this file (a line starting `# flake8: noqa`); the
+    CLI skips it too, so both front ends report the same."""
+    return any(_FLAKE8_FILE_NOQA_RE.match(line) for line in lines)
+
+
+def mark_exempt(diagnostics: list, exemptions: list[NoqaDirective]) -> None:
+    """Suppress what a file exemption covers (a line directive, more specific, goes first)."""
+    for diagnostic in diagnostics:
+        if diagnostic.suppressed:
+            continue
+        for exemption in exemptions:
+            if exemption.matches(diagnostic.code):
+                diagnostic.suppressed = True
+                exemption.used.add(diagnostic.code)
+                break
 
 
 def logical_line_ranges(tree: ast.Module) -> list[tuple[int, int]]:

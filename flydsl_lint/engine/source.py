@@ -75,6 +75,11 @@ class SourceFile:
         return self._tree
 
     @cached_property
+    def mentions_noqa(self) -> bool:
+        """Whether any `noqa` directive can be in the file (cheaper than finding comments)."""
+        return "noqa" in self.text.lower()
+
+    @cached_property
     def lines(self) -> list[str]:
         """Physical lines without their line endings; lines[0] is row 1."""
         if "\r" not in self.text:  # the common case, without a regular expression

@@ -6,7 +6,7 @@ import ast
 import re
 
 from ..engine.diagnostics import Edit, Position
-from ..engine.noqa import _NOQA_RE, NoqaDirective
+from ..engine.noqa import NoqaDirective
 from ..engine.project import absolute_module
 from ..engine.registry import Invalid, Rule, Valid, all_rules, register
 
@@ -126,10 +126,16 @@ class _NoqaRule(Rule):
         self.report(start=start, end=end, fix=fix, **args)
         diagnostic = self.context.diagnostics[before]
         # Reported after noqa matching: honour a directive naming this code
-        # here, so the CLI and flake8 (which filters itself) agree.
-        if directive.matches(self.code):
-            diagnostic.suppressed = True
-            directive.used.add(self.code)
+        # here, or a file exemption, so the CLI and flake8 (which filters itself) agree.
+        for suppressing in (directive, *self.context.file_noqa):
+            if suppressing.matches(self.code):
+                diagnostic.suppressed = True
+                suppressing.used.add(self.code)
+                break
+
+    def directives(self) -> list[NoqaDirective]:
+        """The file's line directives, then its file exemptions."""
+        return [*self.context.noqa.values(), *self.context.file_noqa]
 
 
 @register
@@ -139,9 +145,11 @@ class NoqaWithoutReason(_NoqaRule):
     remains; without the reason the next cleanup cannot tell a deliberate
     boundary from a forgotten one. Write the reason after the codes:
     `# noqa: FLY311 -- scf.IfOp keeps the rewriter's unsupported yield
-    contract`. Only directives that suppress a FLY finding are judged (one
+    contract`. A file exemption `# flydsl-lint: noqa: FLY8` needs one just
+    the same. Only directives that suppress a FLY finding are judged (one
     that suppresses nothing is FLY003); bare `# noqa` and other tools' codes
-    are left alone."""
+    are left alone, and a blanket `# flydsl-lint: noqa` exempts the file from
+    this rule too (name the codes to keep it judged)."""
 
     code = "FLY002"
     valid = [
@@ -154,15 +162,17 @@ class NoqaWithoutReason(_NoqaRule):
                 settings={"extend_select": ("FLY301",)}),
         Invalid("from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY3, E501\n",
                 settings={"extend_select": ("FLY301",)}),
+        Invalid("# flydsl-lint: noqa: FLY301\nfrom flydsl.expr import arith\nm = arith.maximumf(a, b)\n",
+                settings={"extend_select": ("FLY301",)}),
     ]
     use_instead = "m = arith.maximumf(a, b)  # noqa: FLY301 -- keeps NaN-propagating max for the reference"
 
     def check_suppressions(self) -> None:
-        for directive in list(self.context.noqa.values()):
+        for directive in self.directives():
             used = sorted(code for code in directive.used if code.startswith("FLY") and code != self.code)
             if not _fly_codes(directive) or not used or directive.reason:
                 continue
-            self._report_directive(directive, codes=", ".join(_fly_codes(directive)))
+            self._report_directive(directive, codes=", ".join(_fly_codes(directive)), head=directive.head)
 
 
 @register
@@ -172,8 +182,10 @@ class UnusedNoqa(_NoqaRule):
     and would silence a real finding later (ruff's RUF100 for FLY codes).
     A code is judged only when every rule it names ran on this file (selected
     and not per-file-ignored), so a narrow `--select` never makes a directive
-    look unused. Unknown FLY codes and other tools' codes are left alone. The
-    fix removes the unused FLY codes, or the whole comment when none is left."""
+    look unused. File exemptions (`# flydsl-lint: noqa: FLY8`) are judged
+    over the whole file. Unknown FLY codes and other tools' codes are left
+    alone. The fix removes the unused FLY codes, or the whole comment when
+    none is left."""
 
     code = "FLY003"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
@@ -191,6 +203,9 @@ class UnusedNoqa(_NoqaRule):
         Invalid("from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301, FLY302, E501 -- NaN max\n",
                 fixed="from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301, E501 -- NaN max\n",
                 settings={"extend_select": ("FLY301", "FLY302")}),
+        Invalid("# flydsl-lint: noqa: FLY301, FLY8 -- generated\nx = 1\n", fixed="# flydsl-lint: noqa: FLY8 -- generated\nx = 1\n",
+                settings={"extend_select": ("FLY301",)}),
+        Invalid("# flydsl-lint: noqa: FLY301\nx = 1\n", fixed="x = 1\n", settings={"extend_select": ("FLY301",)}),
         Invalid("def f():\n    # noqa: FLY301\n    return 1\n", fixed="def f():\n    return 1\n",
                 settings={"extend_select": ("FLY301",)}),
         Invalid("x = 1  # keep it  # noqa: FLY301\n", fixed="x = 1  # keep it\n",
@@ -201,7 +216,7 @@ class UnusedNoqa(_NoqaRule):
         registered = list(all_rules())
         ignored = self.settings.ignored_for(self.context.source.path)
         active = {c for c in registered if self.settings.is_selected(c) and not (ignored and c.startswith(ignored))}
-        for directive in list(self.context.noqa.values()):
+        for directive in self.directives():
             unused = []
             for code in _fly_codes(directive):
                 named = [c for c in registered if c.startswith(code)]
@@ -211,17 +226,17 @@ class UnusedNoqa(_NoqaRule):
                     unused.append(code)
             if unused:
                 fix = self.make_fix([self._removal(directive, unused)], f"Remove unused `{', '.join(unused)}`")
-                self._report_directive(directive, fix=fix, codes=", ".join(unused))
+                self._report_directive(directive, fix=fix, codes=", ".join(unused),
+                                       scope="in this file" if directive.file_level else "here")
 
     def _removal(self, directive: NoqaDirective, unused: list[str]) -> Edit:
         line = self.context.source.lines[directive.row - 1]
         kept = [code for code in directive.codes or () if code not in unused]
         if kept:
-            match = _NOQA_RE.match(line[directive.col:directive.end_col])
-            rest = (match.group("rest") if match else "").strip()
+            rest = directive.rest.strip()
             suffix = f" {rest}" if rest else ""
             return Edit(Position(directive.row, directive.col), Position(directive.row, directive.end_col),
-                        f"# noqa: {', '.join(kept)}{suffix}")
+                        f"{directive.head}: {', '.join(kept)}{suffix}")
         before = line[: directive.col].rstrip()
         if not before:  # the directive is the whole line
             if directive.row < len(self.context.source.lines):

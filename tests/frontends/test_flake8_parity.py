@@ -2,7 +2,8 @@
 
 flake8 applies its own noqa to everything the plugin yields; `check` applies
 the engine's. Both must agree, on fixtures with multi-line calls, bare and
-per-code directives, and on FlyDSL's kernels/ when a checkout is present.
+per-code directives, file exemptions, and on FlyDSL's kernels/ when a checkout
+is present.
 """
 
 from __future__ import annotations
@@ -79,6 +80,9 @@ def test_fixtures_agree(fixture_copy):
     assert {(r[1], r[2]) for r in rows if r[0] == "bare_noqa.py"} == {(13, "FLY103"), (13, "FLY111")}
     per_code = {(r[1], r[2]) for r in rows if r[0] == "per_code_noqa.py"}
     assert per_code == {(10, "FLY111"), (13, "FLY103"), (16, "FLY103")}
+    # flydsl-lint's file exemption holds under flake8 too; `# flake8: noqa` skips the file in both
+    assert {(r[1], r[2]) for r in rows if r[0] == "file_exemption.py"} == {(11, "FLY103")}
+    assert not {r for r in ours if Path(r[0]).name == "flake8_skipped.py"}
 
 
 @pytest.mark.skipif(not (FLYDSL_SRC / "kernels").is_dir(), reason=f"no FlyDSL checkout at {FLYDSL_SRC} (set FLYDSL_SRC)")
