@@ -53,14 +53,14 @@ class Context:
 
     @cached_property
     def noqa(self) -> dict[int, NoqaDirective]:
-        if not self.source.mentions_noqa:
+        if self.settings.ignore_noqa or not self.source.mentions_noqa:
             return {}
         return parse_directives(self.comments)
 
     @cached_property
     def file_noqa(self) -> list[NoqaDirective]:
         """`# flydsl-lint: noqa[: codes]` exemptions of the whole file."""
-        if not self.source.mentions_noqa:
+        if self.settings.ignore_noqa or not self.source.mentions_noqa:
             return []
         return parse_file_exemptions(self.comments, self.source.lines)
 
@@ -146,7 +146,7 @@ class Checker:
         that filters them itself (flake8); file exemptions, which only
         flydsl-lint knows, are always applied.
         """
-        if source.mentions_noqa and skipped_by_flake8(source.lines):
+        if not self.settings.ignore_noqa and source.mentions_noqa and skipped_by_flake8(source.lines):
             return []  # flake8 never checks such a file (not even its syntax)
         project, module, is_package = self.project_for(source.path)
         project.start_file()

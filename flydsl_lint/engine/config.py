@@ -51,6 +51,7 @@ class Settings:
     tuned_kernels: tuple[str, ...] = DEFAULT_TUNED_KERNELS
     cache_dir: str = DEFAULT_CACHE_DIR
     output_format: str | None = None  # the report's format when the command line names none
+    ignore_noqa: bool = False  # `# noqa` and file exemptions suppress nothing (ruff's --ignore-noqa)
 
     def is_selected(self, code: str) -> bool:
         """Most specific prefix wins, as in ruff; ties go to ignore."""
@@ -83,6 +84,7 @@ class Settings:
             self.select, self.ignore, self.extend_select, self.per_file_ignores, str(self.target_version),
             self.fixable, self.unfixable, self.extend_fixable,
             self.target_arch, self.legacy_module_roots, self.src, self.tuned_kernels, str(self.root),
+            self.ignore_noqa,
         )
         return repr(parts)
 
@@ -196,9 +198,11 @@ def _parse_table(table: dict, where: str) -> dict:
     return parsed
 
 
-def load_settings(config: Path | None = None, start: Path | None = None, **overrides: object) -> Settings:
-    """Settings from an explicit file, else the nearest pyproject.toml, else defaults."""
-    path = config if config is not None else find_config(start or Path.cwd())
+def load_settings(config: Path | None = None, start: Path | None = None, isolated: bool = False,
+                  **overrides: object) -> Settings:
+    """Settings from an explicit file, else the nearest pyproject.toml, else
+    defaults (always the defaults when `isolated`, as ruff's and flake8's --isolated)."""
+    path = None if isolated else config if config is not None else find_config(start or Path.cwd())
     parsed: dict = {}
     root = (start or Path.cwd()).resolve()
     if root.is_file():

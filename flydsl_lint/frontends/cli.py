@@ -65,8 +65,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings the first PATH is checked with (and which rules run), then exit")
-    check.add_argument("--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
+    check.add_argument("-e", "--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
+    check.add_argument("--isolated", action="store_true", help="ignore every configuration file (defaults and flags only)")
+    check.add_argument("--ignore-noqa", action="store_true",
+                       help="report what `# noqa` comments and file exemptions would suppress")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="the name of the source read from stdin, for its settings and the output (implies `-`)")
@@ -76,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="comma-separated patterns to skip in addition")
     check.add_argument("--force-exclude", action="store_true",
                        help="apply exclude/extend-exclude to files named on the command line too (for pre-commit)")
-    check.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
+    check.add_argument("-n", "--no-cache", action="store_true", help="neither read nor write the result cache (cache-dir)")
     _add_cache_dir(check)
     check.add_argument("-q", "--quiet", action="store_true", help="print diagnostics, no summary or status lines")
     check.add_argument("-s", "--silent", action="store_true",
@@ -183,7 +186,11 @@ def _check(args: argparse.Namespace) -> int:
                        "fixable": args.fixable, "exclude": args.exclude}
     if args.force_exclude:
         overrides["force_exclude"] = True
+    if args.ignore_noqa:
+        overrides["ignore_noqa"] = True
     try:
+        if args.isolated and args.config:
+            raise ConfigError("--config and --isolated exclude each other")
         if args.target_version:
             try:
                 overrides["target_version"] = Version.parse(args.target_version)
@@ -196,7 +203,7 @@ def _check(args: argparse.Namespace) -> int:
         start = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
         if not start.exists() and start.parent.exists():
             start = start.parent  # a new file's name: its folder's settings
-        settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
+        settings = load_settings(args.config, start if start.exists() else Path.cwd(), args.isolated, **overrides)
         args.output_format = _output_format(args.output_format, settings)
     except ConfigError as exc:
         print(f"flydsl-lint: error: {exc}", file=sys.stderr)
