@@ -201,7 +201,7 @@ def _parse_table(table: dict, where: str) -> dict:
 def load_settings(config: Path | None = None, start: Path | None = None, isolated: bool = False,
                   **overrides: object) -> Settings:
     """Settings from an explicit file, else the nearest pyproject.toml, else
-    defaults (always the defaults when `isolated`, as ruff's and flake8's --isolated)."""
+    defaults (always the defaults when `isolated`, as ruff's --isolated)."""
     path = None if isolated else config if config is not None else find_config(start or Path.cwd())
     parsed: dict = {}
     root = (start or Path.cwd()).resolve()

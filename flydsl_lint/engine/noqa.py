@@ -98,7 +98,8 @@ def skipped_by_flake8(lines: list[str]) -> bool:
 
 
 def mark_exempt(diagnostics: list, exemptions: list[NoqaDirective]) -> None:
-    """Suppress what a file exemption covers (a line directive, more specific, goes first)."""
+    """Suppress, and count as used, what the first matching directive covers
+    (file exemptions after the line directives, which are more specific)."""
     for diagnostic in diagnostics:
         if diagnostic.suppressed:
             continue

@@ -6,7 +6,7 @@ import ast
 import re
 
 from ..engine.diagnostics import Edit, Position
-from ..engine.noqa import NoqaDirective
+from ..engine.noqa import NoqaDirective, mark_exempt
 from ..engine.project import absolute_module
 from ..engine.registry import Invalid, Rule, Valid, all_rules, register
 
@@ -127,11 +127,7 @@ class _NoqaRule(Rule):
         diagnostic = self.context.diagnostics[before]
         # Reported after noqa matching: honour a directive naming this code
         # here, or a file exemption, so the CLI and flake8 (which filters itself) agree.
-        for suppressing in (directive, *self.context.file_noqa):
-            if suppressing.matches(self.code):
-                diagnostic.suppressed = True
-                suppressing.used.add(self.code)
-                break
+        mark_exempt([diagnostic], [directive, *self.context.file_noqa])
 
     def directives(self) -> list[NoqaDirective]:
         """The file's line directives, then its file exemptions."""
