@@ -321,3 +321,24 @@ def test_jobs_choose_the_processes_not_the_result(project):
     assert len({result.stdout for result in outputs.values()}) == 1 and len(json.loads(outputs["1"].stdout)) == 8
     bad = cli("check", "--jobs", "0", ".", cwd=project)
     assert bad.returncode == 2 and "'0' is not a number of processes" in bad.stderr
+
+
+def test_the_console_script_exit_keeps_the_whole_report(project):
+    # `entry` ends the process with os._exit: the report (here far larger than a
+    # pipe's buffer) must be flushed first, and the exit code kept.
+    for index in range(60):
+        (project / f"k{index}.py").write_text(LEGACY)
+    result = cli("check", "--no-cache", "--output-format", "json", ".", cwd=project)
+    assert result.returncode == 1 and len(result.stdout) > 65536
+    assert len(json.loads(result.stdout)) == 120 and result.stderr == ""
+
+
+def test_a_reader_that_leaves_early_gets_no_traceback(project):
+    for index in range(60):
+        (project / f"k{index}.py").write_text(LEGACY)
+    command = [sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--no-cache", "--output-format", "full", "."]
+    process = subprocess.Popen(command, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.read(100)
+    process.stdout.close()  # like `| head -c 100`
+    stderr = process.stderr.read().decode()
+    assert process.wait() == 0 and stderr == ""
