@@ -121,6 +121,7 @@ class Checker:
         self.metadata = load_metadata()
         self.rule_classes = [cls for code, cls in all_rules().items() if settings.is_selected(code)]
         self._unfixable = frozenset(cls.code for cls in self.rule_classes if not settings.is_fixable(cls.code))
+        self._fix_since = {code: Version.parse(meta.fix_since) for code, meta in self.metadata.items() if meta.fix_since}
         self._projects: dict[Path, ProjectIndex] = {}
         self._node_types_of: dict[type, list[type]] = {}
         self._calls = _CallIndex(self.rule_classes)
@@ -240,10 +241,10 @@ class Checker:
         if target is None:
             return  # unknown target: offer fixes (documented; set target-version)
         for diagnostic in diagnostics:
-            since = self.metadata[diagnostic.code].fix_since
-            if diagnostic.fix is not None and since and target < Version.parse(since):
+            since = self._fix_since.get(diagnostic.code)
+            if diagnostic.fix is not None and since is not None and target < since:
                 diagnostic.fix = None
-                diagnostic.message += f" (fix needs FlyDSL >= {since}; target is {target})"
+                diagnostic.message += f" (fix needs FlyDSL >= {self.metadata[diagnostic.code].fix_since}; target is {target})"
 
     def _node_types(self, rule_class: type) -> list[type]:
         types = self._node_types_of.get(rule_class)
