@@ -34,7 +34,9 @@ class RawTypedArithmetic(Rule):
     static operands. FlyDSL's CI rejects new uses of these spellings."""
 
     code = "FLY301"
-    call_modules = frozenset(_ARITH_MODULES)
+    # A finding resolves to `<arith module>.<spelling>`: its leaf is enough for the
+    # checker to pick the call (`flydsl.expr` as a module would hand it every fx call).
+    call_names = frozenset(TYPED_ARITH)
     valid = [
         "import flydsl.expr as fx\nm = fx.max(a, b)\n",
         "from flydsl.expr import arith\ndef f(arith):\n    return arith.maximumf(a, b)\n",
@@ -545,6 +547,12 @@ _KIND_TYPES = {"f": _FLOAT_TYPES, "i": _SIGNED_TYPES | _UNSIGNED_TYPES, "s": _SI
 _CMPF_OPERATORS = {"OLT": "<", "OLE": "<=", "OEQ": "==", "UNE": "!=", "OGT": ">", "OGE": ">="}
 _CMPI_SIGNED = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">="}
 _CMPI_UNSIGNED = {"ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+# The raw arith ops each rule reports, as its `call_names`: a finding's callee
+# resolves to `<arith module>.<op>`, and the checker then hands the rule only
+# calls with that leaf instead of every call into the arith modules.
+_CMP_OPS = ("cmpf", "cmpi", "CmpFOp", "CmpIOp")
+_CONSTANT_OPS = ("constant", "ConstantOp")
+_SELECT_OPS = ("select", "SelectOp")
 _PRECEDENCE_SAFE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
 
 
@@ -588,7 +596,7 @@ class RawArithOperator(Rule):
     rewrite changes behaviour (tests/proofs/test_demoted_fixes.py)."""
 
     code = "FLY341"
-    call_modules = frozenset(ARITH_OP_MODULES)
+    call_names = frozenset(_ARITH_OPERATORS) | frozenset(_ARITH_OP_CLASSES)
     valid = [
         "import flydsl.expr as fx\ns = a + b\n",
         "from flydsl._mlir.dialects import arith\ns = arith.addf(a, b, fastmath=fm_fast)\n",
@@ -654,7 +662,7 @@ class RawArithCompare(Rule):
     comparisons of visibly raw values (e.g. exec masks from inline asm)."""
 
     code = "FLY342"
-    call_modules = frozenset(ARITH_OP_MODULES)
+    call_names = frozenset(_CMP_OPS)
     valid = [
         "from flydsl._mlir.dialects import arith\nc = arith.cmpf(arith.CmpFPredicate.ONE, a, b)\n",
         "from flydsl._mlir.dialects import arith\nc = arith.cmpi(arith.CmpIPredicate.ult, a, b)\n",
@@ -677,7 +685,7 @@ class RawArithCompare(Rule):
         if in_boundary_module(self):
             return
         op = _call_in(self, node, ARITH_OP_MODULES)
-        if op not in ("cmpf", "cmpi", "CmpFOp", "CmpIOp"):
+        if op not in _CMP_OPS:
             return
         operands = _operands(node)
         if len(operands) != 3 or any(visibly_raw(self, o) for o in operands[1:]):
@@ -714,7 +722,7 @@ class RawArithConstant(Rule):
     attributes) are not reported."""
 
     code = "FLY343"
-    call_modules = frozenset(ARITH_OP_MODULES)
+    call_names = frozenset(_CONSTANT_OPS)
     valid = [
         "import flydsl.expr as fx\nc = fx.Int64(4)\n",
         "from flydsl._mlir.dialects import arith\nc = arith.ConstantOp(vec_ty, dense_attr)\n",
@@ -733,7 +741,7 @@ class RawArithConstant(Rule):
         if in_boundary_module(self):
             return
         op = _call_in(self, node, ARITH_OP_MODULES)
-        if op not in ("constant", "ConstantOp"):
+        if op not in _CONSTANT_OPS:
             return
         parent = self.model.parent(node)
         if isinstance(parent, ast.Call) and node in parent.args and _is_raw_dialect_call(self, parent):
@@ -759,7 +767,7 @@ class RawArithSelect(Rule):
     keeps the result typed. Selects of visibly raw values are kept."""
 
     code = "FLY344"
-    call_modules = frozenset(ARITH_OP_MODULES)
+    call_names = frozenset(_SELECT_OPS)
     valid = [
         "import flydsl.expr as fx\nv = (i < n).select(a, b)\n",
         "from flydsl._mlir.dialects import arith, llvm\nc = llvm.op(x).result\nv = arith.select(c, llvm.op(y).result, llvm.op(z).result)\n",
@@ -774,7 +782,7 @@ class RawArithSelect(Rule):
         if in_boundary_module(self):
             return
         op = _call_in(self, node, ARITH_OP_MODULES)
-        if op not in ("select", "SelectOp"):
+        if op not in _SELECT_OPS:
             return
         operands = _operands(node)
         if len(operands) != 3 or at_raw_boundary(self, operands):
