@@ -736,8 +736,23 @@ class WaitcntMagicConstant(_WaitcntRule):
             self._bitfield_bindings = found
         return self._bitfield_bindings
 
+    def check_file(self) -> None:
+        # One loop per node type rather than a visit per node: a kernel binds
+        # thousands of names, and one without "CNT" needs no further look.
+        for node in self.model.nodes(ast.AnnAssign):
+            target = node.target
+            if isinstance(target, ast.Name) and node.value is not None and "CNT" in target.id:
+                self._check(target.id, node.value, node, target)
+        for node in self.model.nodes(ast.Assign):
+            targets = node.targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and "CNT" in targets[0].id:
+                self._check(targets[0].id, node.value, node, targets[0])
+        for node in self.model.nodes(ast.keyword):
+            if node.arg and "CNT" in node.arg:
+                self._check(node.arg, node.value, node, None)
+
     def _check(self, name: str, value: ast.expr, node: ast.AST, target: ast.AST | None) -> None:
-        if "CNT" not in name or not _CONSTANT_NAME.match(name):  # most names: no regex
+        if not _CONSTANT_NAME.match(name):
             return
         number = fold(value, {})
         if number is None:
@@ -745,15 +760,3 @@ class WaitcntMagicConstant(_WaitcntRule):
         # A value above 63 cannot be a counter value; smaller ones must feed a bitfield.
         if number > 63 or _ENCODING_NAME.search(name) or (target is not None and id(target) in self.bitfield_bindings()):
             self.report(node, name=name, value=self.text(value))
-
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            self._check(node.targets[0].id, node.value, node, node.targets[0])
-
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if isinstance(node.target, ast.Name) and node.value is not None:
-            self._check(node.target.id, node.value, node, node.target)
-
-    def visit_keyword(self, node: ast.keyword) -> None:
-        if node.arg:
-            self._check(node.arg, node.value, node, None)
