@@ -23,11 +23,9 @@ from ..engine.source import Comment
 # `+` and `|` are left out on purpose: they draw tables and layout diagrams.
 _FILL = frozenset("=-#*~_─━═—–")
 _MIN_SEPARATOR = 8
-_FILL_RUN = "[=\\-#*~_─━═—–]"
-# `# ---- title ----`, `# ── title ─────`, `# ===== title`: a title padded by fill runs.
-_HEADER_RE = re.compile(
-    r"^(?P<lead>(?P<lc>[=\-#*~_─━═—–])(?P=lc){1,})?\s*(?P<title>.*?[A-Za-z0-9].*?)\s*(?P<trail>(?P<tc>[=\-#*~_─━═—–])(?P=tc){1,})?$"
-)
+# Three fill characters in a row inside a title: a table or an arrow, not a header.
+_FILL_TRIPLE = re.compile(r"([=\-#*~_─━═—–])\1\1")
+_ALNUM = re.compile(r"[A-Za-z0-9]")
 # Tool directives and pragmas: never commented-out code, never a banner.
 _PRAGMA_RE = re.compile(
     r"^\s*(noqa|type\s*:|pragma|fmt\s*:|isort\s*:|pylint\s*:|mypy\s*:|pyright\s*:|ruff\s*:|flake8|nosec|yapf\s*:|"
@@ -123,6 +121,16 @@ class BannerSeparator(Rule):
             self.report(start=Position(comment.row, comment.col), end=Position(comment.row, end_col), fix=fix)
 
 
+def _fill_run(body: str, at_end: bool) -> int:
+    """Length of the run of one fill character at the start (or end) of
+    `body`; 0 unless it is two or longer."""
+    edge = body[-1] if at_end else body[0]
+    if edge not in _FILL:
+        return 0
+    length = len(body) - len(body.rstrip(edge) if at_end else body.lstrip(edge))
+    return length if length >= 2 else 0
+
+
 def _decorated_title(text: str) -> str | None:
     """The title of `# ---- title ----` / `# ── title ────`, else None."""
     body = text.strip()[1:]
@@ -130,11 +138,14 @@ def _decorated_title(text: str) -> str | None:
         return None
     body = body.strip()
     if body[0] not in _FILL and body[-1] not in _FILL:
-        return None  # undecorated on both sides (what the match below finds slowly)
-    match = _HEADER_RE.match(body)
-    if match is None:
-        return None
-    lead, trail, title = match.group("lead") or "", match.group("trail") or "", match.group("title")
+        return None  # undecorated on both sides
+    if _ALNUM.search(body) is None:
+        return None  # no title: fill and punctuation only
+    # `# ---- title ----`, `# ── title ─────`, `# ===== title`: a title padded by runs
+    # of one fill character (two or more); the title holds the letters and digits.
+    lead = body[: _fill_run(body, at_end=False)]
+    trail = body[len(body) - _fill_run(body, at_end=True):]
+    title = body[len(lead): len(body) - len(trail)].strip()
     if not lead and not trail:
         return None
     # Decoration, not punctuation: a run of >= 3 on each decorated side, >= 6 in all,
@@ -147,11 +158,11 @@ def _decorated_title(text: str) -> str | None:
         return None
     if not lead and len(title) < 3:
         return None
-    if re.search(rf"({_FILL_RUN})\1\1", title) or "|" in title or "+" in title[:1]:
+    if _FILL_TRIPLE.search(title) or "|" in title or "+" in title[:1]:
         return None
     if lead and not trail and len(lead) < 4:
         return None
-    return title.strip()
+    return title
 
 
 @register
@@ -257,7 +268,7 @@ def _parses(lines: list[str]) -> list[ast.stmt] | None:
 # pair before a `#` means the window cannot parse: checked without parsing.
 _WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name token (not an attribute, not inside a number)
 _KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"type", "match", "case", "_"}
-_TRAILING_WORD = re.compile(r"\w*$")
+_WORD_CHARS = re.compile(r"\w*")
 _NEVER_IN_CODE = frozenset("$?`")  # outside strings and comments
 _NO_STATEMENT_STARTS = tuple("=)]},;:|&^/%<>")
 
@@ -266,13 +277,13 @@ def _unstringed(line: str) -> str:
     """The part of a line tokenized as code when no string is open at its start:
     up to the first `#` or quote (a name touching the quote may be a string prefix)."""
     cut = len(line)
-    for mark in ("#", "'", '"'):
-        found = line.find(mark, 0, cut)
-        if found >= 0:
+    for mark in "#'\"":
+        found = line.find(mark)
+        if 0 <= found < cut:
             cut = found
     code = line[:cut]
     if cut < len(line) and line[cut] != "#":
-        code = _TRAILING_WORD.sub("", code)
+        code = code[: cut - _WORD_CHARS.match(code[::-1]).end()]  # drop the trailing name
     return code
 
 
@@ -329,9 +340,8 @@ def code_runs(texts: list[str]) -> list[tuple[int, int]]:
                     break
                 if quoted[row]:
                     break
-            for end in range(min(count, index + 60), index, -1):
-                if end > barrier:
-                    continue  # holds the barrier line (no string can be open there): a syntax error
+            # Windows holding the barrier line (no string can be open there) are syntax errors.
+            for end in range(min(index + 60, barrier), index, -1):
                 body = _parses(texts[index:end])
                 if body is None:
                     continue
@@ -456,8 +466,11 @@ class BlankLineRun(Rule):
 
     def check_file(self) -> None:
         lines = self.context.source.lines
-        blank = [row for row, line in enumerate(lines, 1) if not line.strip()]
-        if not blank:
+        blank = [row for row, line in enumerate(lines, 1) if not line or line.isspace()]  # `not line.strip()`, cheaper
+        blank_rows = set(blank)
+        # A run is two blank rows or more: only rows next to another blank row can be in one.
+        paired = [row for row in blank if row - 1 in blank_rows or row + 1 in blank_rows]
+        if not paired:
             return
         depth = [0] * (len(lines) + 2)  # function bodies opening minus closing at each row
         for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
@@ -468,7 +481,7 @@ class BlankLineRun(Rule):
         inside = list(itertools.accumulate(depth))
         # Runs of blank rows in function bodies (outside strings), longer than one.
         runs: list[list[int]] = []
-        for row in blank:
+        for row in paired:
             if inside[row] > 0 and _is_blank(self, row):
                 if runs and runs[-1][-1] == row - 1:
                     runs[-1].append(row)
