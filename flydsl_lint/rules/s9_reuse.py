@@ -27,7 +27,9 @@ def _is_log2e_value(model: SemanticModel, value: ast.expr) -> bool:
     if isinstance(value, ast.Constant) and isinstance(value.value, float):
         return abs(value.value - math.log2(math.e)) < 1e-6
     if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
-        return model.resolve(value.func) == "math.log2" and model.resolve(value.args[0]) == "math.e"
+        # Only a name or an attribute resolves (to `math.e`): test that before resolving.
+        return (isinstance(value.args[0], (ast.Name, ast.Attribute)) and model.resolve(value.func) == "math.log2"
+                and model.resolve(value.args[0]) == "math.e")
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):  # 1 / math.log(2)
         left, right = value.left, value.right
         return (isinstance(left, ast.Constant) and left.value in (1, 1.0) and isinstance(right, ast.Call)
@@ -105,8 +107,11 @@ def _positional(function: ast.AST) -> int:
     return -1 if args.vararg else len(args.posonlyargs) + len(args.args)
 
 
+_VARIANT_SUFFIX = re.compile(r"_(f32|f16|bf16|fp32|i32|i64|scalar|fast|impl|host)$")
+
+
 def _helper_key(name: str) -> str:
-    return re.sub(r"_(f32|f16|bf16|fp32|i32|i64|scalar|fast|impl|host)$", "", name.lstrip("_").lower())
+    return _VARIANT_SUFFIX.sub("", name.lstrip("_").lower())
 
 
 @register
@@ -138,7 +143,7 @@ class DuplicateSharedHelper(Rule):
     ]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if isinstance(self.model.parent(node), ast.ClassDef) or self._in_shared_layer():
+        if isinstance(self.model.parent(node), ast.ClassDef):
             return
         key = _helper_key(node.name)
         candidates = _FAMILIES.get(key)
@@ -146,6 +151,8 @@ class DuplicateSharedHelper(Rule):
             if "ptr" not in key:
                 return
             candidates = (key, f"_{key}")  # pointer helpers: the same name in a shared module
+        if self._in_shared_layer():  # asked after the name: most functions are no helper
+            return
         for module in SHARED_MODULES:
             for shared in candidates:
                 if _defines(self, module, shared) and self._same_arity(node, module, shared):
@@ -220,7 +227,7 @@ class JitCallInLoop(Rule):
         if isinstance(func, ast.Name):
             binding = self.model.binding_of(func)
             if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
-                return True
+                return self.model.function_kind(binding.node) == "jit"  # as `_is_jit` asks first
         name = self.model.resolve(func)
         return bool(name) and "." in name and not name.startswith("flydsl.")
 
