@@ -34,6 +34,10 @@ _LINE_START = re.compile(rb"(?m)^(?=[^\s#])")
 _CLAUSE = re.compile(rb"(?:elif|else|except|finally)\b")
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _HEADER = re.compile(rb"(?:async[ \t\f\\\r\n]+)?(def|class)[ \t\f\\\r\n]+(\w+)")
+# An indented line of code opening with the keyword `def` or `class`: keywords
+# cannot stand at a line start inside brackets or after a continuation, so in
+# code with strings and comments blanked this is a nested def or class statement.
+_NESTED_HEADER = re.compile(rb"\n[ \t\f]+(?:async[ \t\f\\\r\n]+)?(?:def|class)[ \t\f\\\r\n]")
 
 
 def _blank(match: re.Match) -> bytes:
@@ -52,6 +56,12 @@ class Segment:
     text: bytes
     kind: str  # "def" | "class" | "decorator" | "statement"
     name: str = ""  # of a def or class
+    code: bytes = b""  # `text` with its strings and comments blanked (same length)
+
+    def nests_code(self) -> bool:
+        """Whether a def or class statement stands inside this def or class,
+        read from the blanked code without parsing (False when unsure)."""
+        return _NESTED_HEADER.search(self.code) is not None
 
     def parse(self) -> list[ast.stmt]:
         """The segment's statements, with the module's line numbers (raises
@@ -95,7 +105,7 @@ def top_level_segments(data: bytes) -> list[Segment] | None:
         text = data[start:end]
         header = _HEADER.match(text)
         if header:
-            segments.append(Segment(row, text, header.group(1).decode(), header.group(2).decode()))
+            segments.append(Segment(row, text, header.group(1).decode(), header.group(2).decode(), code[start:end]))
         else:
             segments.append(Segment(row, text, "decorator" if text.startswith(b"@") else "statement"))
     return segments

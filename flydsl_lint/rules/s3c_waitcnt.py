@@ -452,6 +452,8 @@ class _ForeignModule:
         found = self._outline.defs.get(leaf)
         if not isinstance(found, Segment):
             return True  # already parsed, or absent
+        if found.nests_code():
+            return False  # a kernel builder: `classify_shim` refuses any def nesting a def or class
         text = found.text
         return b"<<" in text or b"|" in text or any(spelling in text for spelling in self._waitcnt_spellings)
 

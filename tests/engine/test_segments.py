@@ -72,6 +72,9 @@ def spaced():
 '''
 
 
+_CODE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _real_statements(data: bytes) -> list[str]:
     return [ast.dump(s, include_attributes=True) for s in ast.parse(data).body]
 
@@ -99,6 +102,10 @@ def _check(data: bytes) -> None:
         if segment.kind in ("def", "class"):
             assert [type(s).__name__ for s in statements][-1:] in (["FunctionDef"], ["AsyncFunctionDef"], ["ClassDef"])
             assert statements[-1].name == segment.name
+            # §3c skips a def nesting code without parsing it: the blanked-code
+            # reading must agree with the tree (a wrong True would hide a shim).
+            nested = any(isinstance(n, _CODE) for n in ast.walk(statements[-1]) if n is not statements[-1])
+            assert segment.nests_code() == nested, (segment.row, segment.name)
         rebuilt += [ast.dump(s, include_attributes=True) for s in statements]
     assert rebuilt == _real_statements(data)
     found = outline(data)
@@ -130,6 +137,8 @@ def test_lines_that_only_look_like_statement_starts():
     names = [(s.kind, s.name) for s in top_level_segments(data) if s.kind in ("def", "class", "decorator")]
     # no `fake`/`inner` (inside strings); `spaced` twice, the last one is what callers get
     assert names == [("decorator", ""), ("def", "decorated"), ("def", "spaced"), ("class", "Box"), ("def", "spaced")]
+    # `def inner` inside a string nests nothing; Box's method does
+    assert [s.nests_code() for s in top_level_segments(data) if s.kind in ("def", "class")] == [False, False, True, False]
     found = outline(data)
     assert found.function("decorated") is None
     assert found.function("spaced").lineno == TRICKY.splitlines().index("def spaced():") + 1
