@@ -24,7 +24,7 @@ from ..engine.source import Comment
 _FILL = frozenset("=-#*~_─━═—–")
 _MIN_SEPARATOR = 8
 # Three fill characters in a row inside a title: a table or an arrow, not a header.
-_FILL_TRIPLE = re.compile(r"([=\-#*~_─━═—–])\1\1")
+_FILL_TRIPLE = re.compile("([" + re.escape("".join(sorted(_FILL))) + r"])\1\1")
 _ALNUM = re.compile(r"[A-Za-z0-9]")
 # Tool directives and pragmas: never commented-out code, never a banner.
 _PRAGMA_RE = re.compile(

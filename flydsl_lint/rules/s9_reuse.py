@@ -224,12 +224,23 @@ class JitCallInLoop(Rule):
 
     def _may_be_jit(self, func: ast.expr) -> bool:
         """False when `_is_jit` is surely False, without reading other modules."""
+        local = self._local_def(func)
+        if local is not None:
+            return self.model.function_kind(local) == "jit"
+        return self._project_callee(func) is not None
+
+    def _local_def(self, func: ast.expr) -> ast.AST | None:
+        """The def of this file a plain-name callee refers to, if that is its one binding."""
         if isinstance(func, ast.Name):
             binding = self.model.binding_of(func)
             if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
-                return self.model.function_kind(binding.node) == "jit"  # as `_is_jit` asks first
+                return binding.node
+        return None
+
+    def _project_callee(self, func: ast.expr) -> str | None:
+        """The qualified name of a callee defined in a project module (not FlyDSL)."""
         name = self.model.resolve(func)
-        return bool(name) and "." in name and not name.startswith("flydsl.")
+        return name if name and "." in name and not name.startswith("flydsl.") else None
 
     def _in_loop(self, node: ast.AST) -> bool:
         child = node
@@ -249,12 +260,11 @@ class JitCallInLoop(Rule):
         return False
 
     def _is_jit(self, func: ast.expr) -> bool:
-        if isinstance(func, ast.Name):
-            binding = self.model.binding_of(func)
-            if binding is not None and binding.kind == "def" and self.model.is_single_binding(binding):
-                return self.model.function_kind(binding.node) == "jit" and _launches(binding.node)
-        name = self.model.resolve(func)
-        if not name or "." not in name or name.startswith("flydsl."):
+        local = self._local_def(func)
+        if local is not None:
+            return self.model.function_kind(local) == "jit" and _launches(local)
+        name = self._project_callee(func)
+        if name is None:
             return False
         module, _, leaf = name.rpartition(".")
         return self._project_kinds(module).get(leaf) == "jit"
