@@ -33,7 +33,7 @@ DIALECT_PARAMETERS = {
 }
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     name: str
     kind: str  # import | assign | param | def | class | loop | with | except | comprehension | match | global
@@ -46,7 +46,7 @@ class Binding:
     scope: "Scope | None" = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Scope:
     kind: str  # module | function | class | lambda | comprehension
     node: ast.AST
@@ -82,6 +82,8 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
 # by type would cost the walk more than any rule asks of it (names are reached
 # through `loads_of` and bindings, constants through their parents).
 UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
+_Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant  # the walk's hottest tests, without `ast.` look-ups
+_STRING_TYPES = (str, bytes)
 # Memo look-ups miss on every node's first question: `get` with this default
 # costs less than a caught KeyError.
 _UNSEEN = object()
@@ -165,8 +167,8 @@ class SemanticModel:
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
         self._parents[node] = parent  # inline `_record`
         kind = type(node)
-        if kind is ast.Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
-            if type(node.ctx) is ast.Load:
+        if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
+            if type(node.ctx) is _Load:
                 self._scope_of_node[node] = scope
                 loads = self._loads.get(node.id)
                 if loads is None:
@@ -176,8 +178,8 @@ class SemanticModel:
             else:
                 self._bind_target(node, scope, (node.lineno, node.col_offset), fallback)
             return
-        if kind is ast.Constant:
-            if isinstance(node.value, (str, bytes)):
+        if kind is _Constant:
+            if type(node.value) in _STRING_TYPES:
                 self._add_string_span(node)
             return
         bucket = self.nodes_by_type.get(kind)
