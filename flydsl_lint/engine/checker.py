@@ -123,6 +123,7 @@ class Checker:
         self._unfixable = frozenset(cls.code for cls in self.rule_classes if not settings.is_fixable(cls.code))
         self._fix_since = {code: Version.parse(meta.fix_since) for code, meta in self.metadata.items() if meta.fix_since}
         self._projects: dict[Path, ProjectIndex] = {}
+        self._folders: dict[str, tuple[str, Path]] = {}  # see module_name_for
         self._node_types_of: dict[type, list[type]] = {}
         self._calls = _CallIndex(self.rule_classes)
 
@@ -131,7 +132,7 @@ class Checker:
 
         One index per package root, so project modules are summarized once a run.
         """
-        module, is_package, package_root = module_name_for(Path(path))
+        module, is_package, package_root = module_name_for(Path(path), self._folders)
         index = self._projects.get(package_root)
         if index is None:
             roots = [self.settings.root / src for src in self.settings.src]

@@ -9,6 +9,7 @@ module's top-level statements; the code is never imported or executed.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, TypeVar
@@ -111,16 +112,37 @@ def summarize(name: str, is_package: bool, statements: list[ast.stmt]) -> Module
     return summary
 
 
-def module_name_for(path: Path) -> tuple[str, bool, Path]:
-    """Dotted module name of a file from its package folders, and its root."""
-    path = path.resolve()
-    is_package = path.name == "__init__.py"
-    parts = [] if is_package else [path.stem]
-    folder = path.parent
+def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = None) -> tuple[str, bool, Path]:
+    """Dotted module name of a file from its package folders, and its root.
+
+    `folders`, kept by the caller for a run, remembers each folder's package
+    and root: a run's files share a few folders, and resolving a path and
+    looking for `__init__.py` up the tree cost more than checking a small file's imports.
+    """
+    name = os.fspath(path)
+    if os.path.islink(name):
+        name = os.path.realpath(name)
+    folder, file_name = os.path.split(name)
+    known = folders.get(folder) if folders is not None else None
+    if known is None:
+        known = _package_of(Path(os.path.realpath(folder or ".")))
+        if folders is not None:
+            folders[folder] = known
+    package, root = known
+    is_package = file_name == "__init__.py"
+    if is_package:
+        return package, True, root
+    stem = Path(file_name).stem
+    return f"{package}.{stem}" if package else stem, False, root
+
+
+def _package_of(folder: Path) -> tuple[str, Path]:
+    """The dotted package a (resolved) folder is, and the folder its top package lives in."""
+    parts: list[str] = []
     while (folder / "__init__.py").exists():
         parts.insert(0, folder.name)
         folder = folder.parent
-    return ".".join(parts), is_package, folder
+    return ".".join(parts), folder
 
 
 class ProjectIndex:

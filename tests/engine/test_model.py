@@ -193,6 +193,23 @@ def test_configured_legacy_root(tmp_path):
     assert resolved["buffer_load"] == "kernels.common.buffer_ops.buffer_load"
 
 
+def test_module_name_for_follows_symlinks_and_remembers_folders(tmp_path, monkeypatch):
+    _write(tmp_path, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/m.py": "", "top.py": ""})
+    (tmp_path / "linked.py").symlink_to(tmp_path / "pkg/sub/m.py")
+    (tmp_path / "pkglink").symlink_to(tmp_path / "pkg")
+    monkeypatch.chdir(tmp_path)
+    expected = {
+        "pkg/sub/m.py": ("pkg.sub.m", False), "pkg/sub/__init__.py": ("pkg.sub", True), "top.py": ("top", False),
+        "linked.py": ("pkg.sub.m", False), "pkglink/sub/m.py": ("pkg.sub.m", False),
+        "pkg/sub/../sub/m.py": ("pkg.sub.m", False), str(tmp_path / "pkg/sub/m.py"): ("pkg.sub.m", False),
+    }
+    folders: dict = {}
+    for name, (module, is_package) in expected.items():
+        for memo in (None, folders, folders):  # without a memo, filling it, answered from it
+            assert module_name_for(Path(name), memo) == (module, is_package, tmp_path.resolve()), name
+    assert len(folders) == 5  # one entry per folder as spelled
+
+
 def test_local_name_for_spells_replacements_with_existing_imports():
     model, _ = calls("import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n")
     assert model.local_name_for("flydsl.expr.max") == "fx.max"
