@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import ast
+import marshal
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from collections.abc import Iterable
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from .tomlcompat import tomllib
 
+TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
 if TYPE_CHECKING:
+    from typing import ClassVar
+
     from .checker import Context
 
 _CODE_RE = re.compile(r"^FLY\d{3}$")
@@ -45,11 +50,42 @@ def rules_toml_path() -> Path:
     return shipped if shipped.is_file() else here.parent / "rules.toml"
 
 
+def read_rules_toml(source: Path) -> dict:
+    """The parsed TOML, from a marshal copy kept beside it as Python keeps a
+    .pyc: parsing rules.toml costs more than the rest of a run's start-up but
+    its imports. The copy holds the bytes it was parsed from and serves only
+    their exact equal; it is written as .pyc files are (not with
+    PYTHONDONTWRITEBYTECODE), atomically, and never where it cannot be."""
+    data = source.read_bytes()
+    copy = source.parent / "__pycache__" / f"{source.name}.{sys.implementation.cache_tag}.marshal"
+    try:
+        parsed_from, parsed = marshal.loads(copy.read_bytes())
+        if parsed_from == data:
+            return parsed
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # no copy yet, another Python's, or damaged: parse
+    from .tomlcompat import tomllib
+
+    parsed = tomllib.loads(data.decode("utf-8"))
+    if not sys.dont_write_bytecode:
+        temporary = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
+        try:
+            payload = marshal.dumps((data, parsed))
+            copy.parent.mkdir(exist_ok=True)
+            temporary.write_bytes(payload)
+            os.replace(temporary, copy)  # concurrent runs: readers see a whole copy or none
+        except (OSError, ValueError):  # a read-only install, or a TOML date marshal cannot keep
+            try:
+                temporary.unlink()
+            except OSError:
+                pass
+    return parsed
+
+
 @lru_cache(maxsize=None)
 def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
     source = Path(path) if path else rules_toml_path()
-    with open(source, "rb") as handle:
-        data = tomllib.load(handle)
+    data = read_rules_toml(source)
     metas: dict[str, RuleMeta] = {}
     for code, entry in data.get("rules", {}).items():
         where = f"{source}: [rules.{code}]"
