@@ -9,7 +9,6 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .tomlcompat import tomllib
 from .versions import Version, installed_flydsl_version
 
 DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
@@ -134,6 +133,8 @@ def find_config(start: Path) -> Path | None:
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
+            from .tomlcompat import tomllib  # here: a tree without a pyproject.toml never needs it
+
             try:
                 with open(candidate, "rb") as handle:
                     data = tomllib.load(handle)
@@ -208,6 +209,8 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
     if root.is_file():
         root = root.parent
     if path is not None:
+        from .tomlcompat import tomllib
+
         where = str(path)
         try:
             with open(path, "rb") as handle:
