@@ -11,7 +11,7 @@ import ast
 import builtins
 import sys
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .project import FOLLOWED_NAMES, ProjectIndex, absolute_module
 

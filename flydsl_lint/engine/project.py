@@ -12,11 +12,15 @@ import ast
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, TypeVar
+from collections.abc import Callable
 
 from .segments import read_outline
 
-T = TypeVar("T")
+TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import gc
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 from .. import __version__
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections import Counter
-from typing import Callable, TextIO
+from collections.abc import Callable
 
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, fix_applies
 from ..engine.registry import load_metadata
 from ..engine.runner import RunResult
+
+TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
+if TYPE_CHECKING:
+    from typing import TextIO
 
 DOCS_PATH = "docs/rules/{code}.md"
 
@@ -49,9 +52,16 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict:
     }
 
 
-def write_json(result: RunResult, stream: TextIO, options: dict) -> None:
-    json.dump([diagnostic_json(d) for d in result.diagnostics], stream, indent=2)
+def _write_document(value: object, stream: TextIO, sort_keys: bool = False) -> None:
+    """One indented JSON document and a newline (json is imported by the formats that need it)."""
+    import json
+
+    json.dump(value, stream, indent=2, sort_keys=sort_keys)
     stream.write("\n")
+
+
+def write_json(result: RunResult, stream: TextIO, options: dict) -> None:
+    _write_document([diagnostic_json(d) for d in result.diagnostics], stream)
 
 
 def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
@@ -106,8 +116,7 @@ def write_statistics(result: RunResult, stream: TextIO, options: dict, fmt: str 
     if fmt == "json":
         rows = [{"code": code, "name": metadata[code].name, "count": count, "fixable": fixable[code]}
                 for code, count in counts.most_common()]
-        json.dump(rows, stream, indent=2)
-        stream.write("\n")
+        _write_document(rows, stream)
         return
     for code, count in counts.most_common():
         marker = "[*]" if fixable[code] else "   "
@@ -263,6 +272,8 @@ def write_full(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def write_json_lines(result: RunResult, stream: TextIO, options: dict) -> None:
+    import json
+
     for d in result.diagnostics:
         stream.write(json.dumps(diagnostic_json(d)) + "\n")
 
@@ -411,8 +422,7 @@ def sarif_log(result: RunResult) -> dict:
 
 
 def write_sarif(result: RunResult, stream: TextIO, options: dict) -> None:
-    json.dump(sarif_log(result), stream, indent=2)
-    stream.write("\n")
+    _write_document(sarif_log(result), stream)
 
 
 def _project_path(path: str, project_dir: str) -> str:
@@ -456,8 +466,7 @@ def gitlab_report(result: RunResult) -> list[dict]:
 
 
 def write_gitlab(result: RunResult, stream: TextIO, options: dict) -> None:
-    json.dump(gitlab_report(result), stream, indent=2, sort_keys=True)
-    stream.write("\n")
+    _write_document(gitlab_report(result), stream, sort_keys=True)
 
 
 def write_pylint(result: RunResult, stream: TextIO, options: dict) -> None:
@@ -486,8 +495,7 @@ def rdjson_log(result: RunResult, options: dict) -> dict:
 
 
 def write_rdjson(result: RunResult, stream: TextIO, options: dict) -> None:
-    json.dump(rdjson_log(result, options), stream, indent=2, sort_keys=True)
-    stream.write("\n")
+    _write_document(rdjson_log(result, options), stream, sort_keys=True)
 
 
 FORMATS: dict[str, Callable[[RunResult, TextIO, dict], None]] = {
