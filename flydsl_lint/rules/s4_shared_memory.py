@@ -160,8 +160,15 @@ class SmemManualBookkeeping(Rule):
         if isinstance(func, ast.Attribute) and func.attr in _BOOKKEEPING_CALLS and _constructed_by(self, func.value, ALLOCATOR):
             self.report(node, what=f"`.{func.attr}()`")
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if node.attr not in _BOOKKEEPING_FIELDS or not _constructed_by(self, node.value, ALLOCATOR):
+    def check_file(self) -> None:
+        # A scan rather than `visit_Attribute`: one handler call per attribute
+        # of the file would cost more than the few bookkeeping fields it finds.
+        for node in self.model.nodes(ast.Attribute):
+            if node.attr in _BOOKKEEPING_FIELDS:
+                self._check_field(node)
+
+    def _check_field(self, node: ast.Attribute) -> None:
+        if not _constructed_by(self, node.value, ALLOCATOR):
             return
         if isinstance(node.ctx, ast.Load):
             call = self.model.parent(node)
@@ -231,17 +238,22 @@ class SmemViewAfterLoop(Rule):
                 "    for i in range(n):\n        view = s.get()\n    epilogue(view)\n"),
     ]
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+    # Only a call can build an `SmemPtr` or take a view (`p.get()`): the rule
+    # looks at `name = <call>` assignments through their calls.
+    call_names = leaves(SMEM_PTR) | {"get"}
+
+    def visit_Call(self, value: ast.Call) -> None:
+        node = self.model.parent(value)
+        if not (isinstance(node, ast.Assign) and node.value is value) or len(node.targets) != 1 or \
+                not isinstance(node.targets[0], ast.Name):
             return
-        value = node.value
-        if isinstance(value, ast.Call) and resolve(self.model, value.func) in SMEM_PTR:
+        if resolve(self.model, value.func) in SMEM_PTR:
             self._cached_view(node.targets[0])
         elif self._is_view(value):
             self._view_binding(node, node.targets[0])
 
-    def _is_view(self, value: ast.expr) -> bool:
-        if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "get"):
+    def _is_view(self, value: ast.Call) -> bool:
+        if not (isinstance(value.func, ast.Attribute) and value.func.attr == "get"):
             return False
         receiver = value.func.value
         return (isinstance(receiver, ast.Call) and resolve(self.model, receiver.func) in SMEM_PTR) or \
