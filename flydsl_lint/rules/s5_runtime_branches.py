@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import ast
+from functools import cached_property
 
-from ..engine.project import followed
+from ..engine.project import FOLLOWED_NAMES, followed
 from ..engine.registry import Invalid, Rule, leaves, register
 from ._flydsl import EXPR, known_scalar_type, typed_scalar
 from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
@@ -44,7 +45,10 @@ def _is_if_op(rule: Rule, node: ast.expr) -> bool:
 def runtime_source(rule: Rule, node: ast.AST) -> str | None:
     """A description of a run-time value source at `node` itself, if any."""
     target = node.func if isinstance(node, ast.Call) else node
-    if not isinstance(target, (ast.Name, ast.Attribute)):
+    if isinstance(target, ast.Attribute):
+        if target.attr not in FOLLOWED_NAMES:
+            return None  # resolution keeps a leaf it does not follow, and every source's leaf is followed
+    elif not isinstance(target, ast.Name):
         return None
     name = rule.model.resolve(target)
     if not name:
@@ -288,15 +292,23 @@ class NoneBeforeRuntimeBranch(Rule):
     ]
     use_instead = "val = fx.Float32(0.0)\nif tid < n:\n    val = fx.Float32(1.0)"
 
+    @cached_property
+    def _none_owners(self) -> set[ast.AST]:
+        """The nodes whose blocks hold a `name = None` statement."""
+        return {self.model.parent(stmt) for stmt in self.model.nodes(ast.Assign)
+                if isinstance(stmt.value, ast.Constant) and _assigns_none(stmt)}
+
     def visit_If(self, node: ast.If) -> None:
         parent = self.model.parent(node)
+        if parent not in self._none_owners:
+            return  # the cheap test first: most ifs follow no `x = None`
         body = None
         for field in ("body", "orelse", "finalbody"):
             block = getattr(parent, field, None)
             if isinstance(block, list) and node in block:
                 body = block
         if body is None or not any(_assigns_none(stmt) for stmt in body[: body.index(node)]):
-            return  # the cheap test first: most ifs follow no `x = None`
+            return
         if not self.model.in_traced_code(node) or not runtime_condition(self, node.test):
             return
         assigned = _assigned_names(node.body) | _assigned_names(node.orelse)
