@@ -131,8 +131,10 @@ class _MmaRule(Rule):
                     candidates += [node for node in model.loads_of(name) if self._renamable(node)]
             leaves = [intrinsic_name(self, node) for node in candidates]
             # Aliases and parameters only carry what a spelled reference gave
-            # them: without one that names an intrinsic, none can.
-            if any(leaf and leaf.startswith(_LEAF_PREFIXES) for leaf in leaves):
+            # them: without one that names an intrinsic where a name can take
+            # it, none can.
+            if any(leaf and leaf.startswith(_LEAF_PREFIXES) and self._handed_to_name(node)
+                   for node, leaf in zip(candidates, leaves)):
                 indirect = self._indirect_names() - imported
                 more = [node for name in indirect if not _may_name_intrinsic(name) for node in model.loads_of(name)]
                 candidates += more
@@ -141,6 +143,14 @@ class _MmaRule(Rule):
                 if leaf is not None and _is_outer_reference(self, node):
                     found.append((node, leaf))
         return found
+
+    def _handed_to_name(self, node: ast.expr) -> bool:
+        """Whether a reference stands where a name can take its value: an
+        argument (a parameter's), a parameter default or an alias's value."""
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.Call):
+            return parent.func is not node
+        return isinstance(parent, (ast.keyword, ast.arguments, ast.Assign))
 
     def _renamable(self, node: ast.expr) -> bool:
         """Whether project re-exports may give this reference another leaf:
