@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ast
+from collections import deque
 from functools import cached_property
+from typing import Iterator
 
 from ..engine.project import FOLLOWED_NAMES, followed
 from ..engine.registry import Invalid, Rule, leaves, register
@@ -72,8 +74,28 @@ def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
     return memo[key]
 
 
+_SOURCE_TYPES = (ast.Call, ast.Name, ast.Attribute)  # the nodes a run-time value can come from
+
+
+def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
+    """The Call, Name and Attribute nodes of `node`, in `ast.walk` order (breadth
+    first): its walk without the generators of `ast.iter_child_nodes`, which
+    cost more than the nodes' checks."""
+    pending = deque([node])
+    while pending:
+        current = pending.popleft()
+        for field in current._fields:
+            child = getattr(current, field, None)
+            if isinstance(child, ast.AST):
+                pending.append(child)
+            elif isinstance(child, list):
+                pending.extend(item for item in child if isinstance(item, ast.AST))
+        if isinstance(current, _SOURCE_TYPES):
+            yield current
+
+
 def _runtime_value(rule: Rule, node: ast.expr, depth: int) -> str | None:
-    for sub in ast.walk(node):
+    for sub in _source_candidates(node):
         if isinstance(sub, ast.Call) and rule.model.resolve(sub.func) in _CONST_EXPR:
             continue
         found = runtime_source(rule, sub)
