@@ -43,6 +43,8 @@ _DEFAULT_LAYOUTS = ("gfx9", "gfx11")
 _TUNED = ("; scheduler-sensitive tuned kernel: an op-identical swap can still shift the schedule, "
           "migrate in a bounded step with a median-based perf check (never auto-fixed)")
 _CONSTANT_NAME = re.compile(r"^_*[A-Z0-9_]*(VMCNT|LGKMCNT|EXPCNT)[A-Z0-9_]*$")
+# Line boundaries of str.splitlines() that do not end a source row.
+_SPLITLINES_ONLY = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 # Bit-encoding vocabulary: such a name is a field mask/shift/base, never a count.
 _ENCODING_NAME = re.compile(r"(MASK|SHIFT|BASE|ONLY|BITS?)(_|$)")
 
@@ -242,13 +244,15 @@ def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> 
     body = _body(function)
     if not body or function.args.vararg or function.args.kwarg:
         return None
+    last = body[-1]
+    returns_value = isinstance(last, ast.Return) and last.value is not None
+    if not returns_value and len(body) > 6:
+        return None  # neither an encoder nor a small wrapper: most defs, decided before looking at the body
     simple = all(
         isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name) for s in body[:-1]
     )
-    last = body[-1]
     # Encoder: straight-line assignments and `return <bit packing>`.
-    if simple and isinstance(last, ast.Return) and last.value is not None and (
-            is_encoder_hint or any(a.arg in COUNTERS for a in _parameters(function))):
+    if returns_value and simple and (is_encoder_hint or any(a.arg in COUNTERS for a in _parameters(function))):
         packs = any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.LShift, ast.BitOr)) for n in ast.walk(last.value))
         if packs and _param_dependent(function, last.value):
             return Shim(function, "encoder", last.value, pure=False)
@@ -681,7 +685,10 @@ class WaitcntShimDefinition(_WaitcntRule):
         if shim is None:
             return
         start = Position(node.lineno, self.context.source.char_col(node.lineno, node.col_offset))
-        header = self.context.source.text.splitlines()[node.lineno - 1]
+        text = self.context.source.text
+        # The row as str.splitlines() counts rows; the file's lines where it has no other line breaks.
+        splits_elsewhere = any(separator in text for separator in _SPLITLINES_ONLY)
+        header = (text.splitlines() if splits_elsewhere else self.context.source.lines)[node.lineno - 1]
         column = header.find(node.name, node.col_offset)
         end = Position(node.lineno, self.context.source.char_col(node.lineno, column + len(node.name)) if column >= 0 else start.col)
         self.report(start=start, end=end, shim=node.name, kind=shim.kind)
@@ -741,6 +748,9 @@ class WaitcntMagicConstant(_WaitcntRule):
         return self._bitfield_bindings
 
     def check_file(self) -> None:
+        text = self.context.source.text
+        if "CNT" not in text and text.isascii():
+            return  # no name holds "CNT" (a non-ASCII name may be NFKC-normalized to one)
         # One loop per node type rather than a visit per node: a kernel binds
         # thousands of names, and one without "CNT" needs no further look.
         for node in self.model.nodes(ast.AnnAssign):
