@@ -214,10 +214,9 @@ class RedundantRewrap(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         wrap = typed_scalar(self.model, node)
         argument = single_positional(node) if wrap else None
-        if argument is None or typed_scalar(self.model, argument):
-            return  # a direct double wrap is FLY111
-        if known_scalar_type(self.model, argument) != wrap:
-            return
+        # known_scalar_type tries typed_scalar first: only an argument of the wrap's type needs the FLY111 test.
+        if argument is None or known_scalar_type(self.model, argument) != wrap or typed_scalar(self.model, argument):
+            return  # not of the wrap's type, or a direct double wrap (FLY111)
         fix = self.make_fix([replace_with_argument(self, node, argument)], f"Drop the `{wrap}` re-wrap")
         self.report(node, fix=fix, type=wrap)
 
