@@ -74,19 +74,21 @@ class LocalLog2e(Rule):
         Invalid("def kernel():\n    log2e = 1.44269504\n    return log2e\n", settings={"root": _FIXTURE}),
     ]
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        self._check(node.targets, node.value, node)
+    def check_file(self) -> None:
+        # One loop per node type rather than a visit per node: a kernel has thousands of assignments.
+        model = self.model
+        for node in model.nodes(ast.Assign):
+            targets = node.targets
+            if len(targets) == 1 and isinstance(targets[0], ast.Name) and _is_log2e_value(model, node.value):
+                self._report(node, targets[0].id)
+        for node in model.nodes(ast.AnnAssign):
+            target = node.target
+            if node.value is not None and isinstance(target, ast.Name) and _is_log2e_value(model, node.value):
+                self._report(node, target.id)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if node.value is not None:
-            self._check([node.target], node.value, node)
-
-    def _check(self, targets: list[ast.expr], value: ast.expr, node: ast.stmt) -> None:
-        if len(targets) != 1 or not isinstance(targets[0], ast.Name) or not _is_log2e_value(self.model, value):
-            return
+    def _report(self, node: ast.stmt, name: str) -> None:
         if _is_module(self, KERNELS_COMMON):
             return
-        name = targets[0].id
         if _defines(self, KERNELS_COMMON, "LOG2E"):
             advice = f"import `LOG2E` from `{KERNELS_COMMON}`"
         else:
@@ -216,6 +218,8 @@ class JitCallInLoop(Rule):
         Invalid(_HEAD + "def run(pairs):\n    return [launch(a, b) for a, b in pairs]\n"),
     ]
 
+    _walks: dict[ast.AST, bool] | None = None  # node -> `_in_loop` of a walk that passed it
+
     def visit_Call(self, node: ast.Call) -> None:
         # Cheapest test first: most callees are FlyDSL's or unresolved.
         if self._may_be_jit(node.func) and self._in_loop(node) and not self.model.in_traced_code(node) \
@@ -243,21 +247,40 @@ class JitCallInLoop(Rule):
         return name if name and "." in name and not name.startswith("flydsl.") else None
 
     def _in_loop(self, node: ast.AST) -> bool:
+        # The walk from a node up depends only on that node: calls of one block share its answer.
+        if self._walks is None:
+            self._walks = {}
+        walked = []
+        found: bool | None = None  # None: the walk goes on
         child = node
         for ancestor in self.model.ancestors(node):
-            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                return False
-            if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)) and child is not getattr(ancestor, "iter", None) \
-                    and child not in ancestor.orelse:
-                iterator = getattr(ancestor, "iter", None)
-                if isinstance(iterator, ast.Call) and (self.model.resolve(iterator.func) or "").endswith("range_constexpr"):
-                    return False  # unrolled while tracing: not a host loop
-                return True
-            if isinstance(ancestor, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-                if child is not ancestor.generators[0]:
-                    return True
+            known = self._walks.get(child)
+            if known is not None:
+                found = known
+                break
+            walked.append(child)
+            found = self._loop_step(ancestor, child)
+            if found is not None:
+                break
             child = ancestor
-        return False
+        for passed in walked:
+            self._walks[passed] = bool(found)
+        return bool(found)
+
+    def _loop_step(self, ancestor: ast.AST, child: ast.AST) -> bool | None:
+        """Whether `child` under `ancestor` is in a host loop; None: ask `ancestor`."""
+        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            return False
+        if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)) and child is not getattr(ancestor, "iter", None) \
+                and child not in ancestor.orelse:
+            iterator = getattr(ancestor, "iter", None)
+            if isinstance(iterator, ast.Call) and (self.model.resolve(iterator.func) or "").endswith("range_constexpr"):
+                return False  # unrolled while tracing: not a host loop
+            return True
+        if isinstance(ancestor, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            if child is not ancestor.generators[0]:
+                return True
+        return None
 
     def _is_jit(self, func: ast.expr) -> bool:
         local = self._local_def(func)
