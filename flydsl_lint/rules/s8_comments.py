@@ -8,7 +8,7 @@ proves it over a corpus). Docstrings are strings, never comments: untouched.
 from __future__ import annotations
 
 import ast
-import itertools
+import bisect
 import keyword
 import re
 import textwrap
@@ -250,6 +250,11 @@ def _statement_kind(statement: ast.stmt) -> str:
     return "neutral"  # pass / break / continue / global ...
 
 
+# What each "strong" statement kind contains: a call's `(`, or the keyword of an
+# import or compound statement (a keyword is always spelled in ASCII).
+_STRONG_MARK = re.compile(r"\(|\b(?:import|if|for|while|with|def|class|try)\b")
+
+
 def _parses(lines: list[str]) -> list[ast.stmt] | None:
     text = textwrap.dedent("\n".join(lines))
     if not text.strip() or text.startswith((" ", "\t")):
@@ -321,6 +326,8 @@ def code_runs(texts: list[str]) -> list[tuple[int, int]]:
     `x == y`, a bare name). Formula comments such as `off = row * K + col`
     stay: they are the layout math the guide keeps.
     """
+    if _STRONG_MARK.search("\n".join(texts)) is None:
+        return []  # no line can hold a strong statement: prose only
     runs: list[tuple[int, int]] = []
     index = 0
     count = len(texts)
@@ -472,17 +479,15 @@ class BlankLineRun(Rule):
         paired = [row for row in blank if row - 1 in blank_rows or row + 1 in blank_rows]
         if not paired:
             return
-        depth = [0] * (len(lines) + 2)  # function bodies opening minus closing at each row
-        for kind in (ast.FunctionDef, ast.AsyncFunctionDef):
-            for function in self.model.nodes(kind):
-                if function.body:
-                    depth[function.body[0].lineno] += 1
-                    depth[function.end_lineno + 1] -= 1
-        inside = list(itertools.accumulate(depth))
+        # Function bodies open at their first statement's row and close after their last row;
+        # a row is inside one when more have opened than closed by it (asked for paired rows only).
+        functions = [f for kind in (ast.FunctionDef, ast.AsyncFunctionDef) for f in self.model.nodes(kind) if f.body]
+        opens = sorted(function.body[0].lineno for function in functions)
+        closes = sorted(function.end_lineno + 1 for function in functions)
         # Runs of blank rows in function bodies (outside strings), longer than one.
         runs: list[list[int]] = []
         for row in paired:
-            if inside[row] > 0 and _is_blank(self, row):
+            if bisect.bisect_right(opens, row) > bisect.bisect_right(closes, row) and _is_blank(self, row):
                 if runs and runs[-1][-1] == row - 1:
                     runs[-1].append(row)
                 else:
