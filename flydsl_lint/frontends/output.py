@@ -67,9 +67,8 @@ def write_json(result: RunResult, stream: TextIO, options: dict) -> None:
 def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
     unsafe = options.get("unsafe_fixes", False)
     style = Style.for_stream(stream, options)
-    diagnostics = result.diagnostics
-    for d in diagnostics:
-        stream.write(_concise_line(d, unsafe, style))
+    # One write: an unbuffered stdout (PYTHONUNBUFFERED, common in CI) makes each write a system call.
+    stream.write("".join(_concise_line(d, unsafe, style) for d in result.diagnostics))
     write_summary(result, stream, options)
 
 
