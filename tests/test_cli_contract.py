@@ -241,8 +241,8 @@ def test_interrupting_a_parallel_run_stops_its_workers(project):
     import signal
     import time
 
-    for index in range(300):
-        (project / f"k{index}.py").write_text(LEGACY * 20)
+    for index in range(300):  # some 3 s of work: the signal must land before the run ends, even on a loaded machine
+        (project / f"k{index}.py").write_text(LEGACY * 100)
     env = dict(os.environ, NO_COLOR="1")
     process = subprocess.Popen([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", ".", "--no-cache"],
                                cwd=project, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
