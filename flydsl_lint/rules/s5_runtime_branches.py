@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 from collections import deque
+from collections.abc import Iterator
 from functools import cached_property
-from typing import Iterator
 
 from ..engine.project import FOLLOWED_NAMES, followed
 from ..engine.registry import Invalid, Rule, leaves, register
