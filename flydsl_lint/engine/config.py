@@ -133,7 +133,8 @@ def find_config(start: Path) -> Path | None:
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            from .tomlcompat import tomllib  # here: a tree without a pyproject.toml never needs it
+            # Imported here: a tree without a pyproject.toml never needs it.
+            from .tomlcompat import tomllib
 
             try:
                 with open(candidate, "rb") as handle:

@@ -10,8 +10,8 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
-from dataclasses import dataclass, field
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 
 from .project import FOLLOWED_NAMES, ProjectIndex, absolute_module
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 
 from .segments import read_outline
 
@@ -120,8 +120,9 @@ def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = No
     """Dotted module name of a file from its package folders, and its root.
 
     `folders`, kept by the caller for a run, remembers each folder's package
-    and root: a run's files share a few folders, and resolving a path and
-    looking for `__init__.py` up the tree cost more than checking a small file's imports.
+    and root: a run's files share a few folders, so each file costs one
+    `lstat` instead of resolving every path component and probing for
+    `__init__.py` up the tree.
     """
     name = os.fspath(path)
     if os.path.islink(name):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+
 from ..engine.diagnostics import Edit, Position
 
 TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)

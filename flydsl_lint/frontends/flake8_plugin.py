@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import gc
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 
 from .. import __version__
 
