@@ -756,6 +756,17 @@ class SemanticModel:
                 return ancestor
         return None
 
+    def name_assignments(self) -> Iterator[tuple[ast.stmt, ast.Name, ast.expr]]:
+        """(statement, target, value) of every `name = value` and `name: T = value`,
+        the plain assignments first (rules visiting them report in any order)."""
+        for node in self.nodes(ast.Assign):
+            targets = node.targets
+            if len(targets) == 1 and type(targets[0]) is _Name:
+                yield node, targets[0], node.value
+        for node in self.nodes(ast.AnnAssign):
+            if type(node.target) is _Name and node.value is not None:
+                yield node, node.target, node.value
+
     def import_bindings(self) -> list[Binding]:
         """Every import binding of the module, in any scope."""
         return self._imports

@@ -753,14 +753,9 @@ class WaitcntMagicConstant(_WaitcntRule):
             return  # no name holds "CNT" (a non-ASCII name may be NFKC-normalized to one)
         # One loop per node type rather than a visit per node: a kernel binds
         # thousands of names, and one without "CNT" needs no further look.
-        for node in self.model.nodes(ast.AnnAssign):
-            target = node.target
-            if isinstance(target, ast.Name) and node.value is not None and "CNT" in target.id:
-                self._check(target.id, node.value, node, target)
-        for node in self.model.nodes(ast.Assign):
-            targets = node.targets
-            if len(targets) == 1 and isinstance(targets[0], ast.Name) and "CNT" in targets[0].id:
-                self._check(targets[0].id, node.value, node, targets[0])
+        for node, target, value in self.model.name_assignments():
+            if "CNT" in target.id:
+                self._check(target.id, value, node, target)
         for node in self.model.nodes(ast.keyword):
             if node.arg and "CNT" in node.arg:
                 self._check(node.arg, node.value, node, None)

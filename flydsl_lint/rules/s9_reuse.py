@@ -75,15 +75,9 @@ class LocalLog2e(Rule):
     ]
 
     def check_file(self) -> None:
-        # One loop per node type rather than a visit per node: a kernel has thousands of assignments.
-        model = self.model
-        for node in model.nodes(ast.Assign):
-            targets = node.targets
-            if len(targets) == 1 and isinstance(targets[0], ast.Name) and _is_log2e_value(model, node.value):
-                self._report(node, targets[0].id)
-        for node in model.nodes(ast.AnnAssign):
-            target = node.target
-            if node.value is not None and isinstance(target, ast.Name) and _is_log2e_value(model, node.value):
+        # One loop rather than a visit per node: a kernel has thousands of assignments.
+        for node, target, value in self.model.name_assignments():
+            if _is_log2e_value(self.model, value):
                 self._report(node, target.id)
 
     def _report(self, node: ast.stmt, name: str) -> None:

@@ -284,3 +284,9 @@ def test_names_and_constants_are_not_listed_by_type_and_no_rule_can_ask_for_them
 
     with pytest.raises(TypeError, match="Name"):
         register(VisitsNames)
+
+
+def test_name_assignments_are_single_name_targets_with_a_value():
+    model, _ = calls("a = 1\nb: int = 2\nc: int\nd = e = 3\nf, g = 4, 5\nh.i = 6\nj += 7\n")
+    assert [(node.lineno, target.id, value.value) for node, target, value in model.name_assignments()] == [
+        (1, "a", 1), (2, "b", 2)]
