@@ -125,6 +125,7 @@ class SemanticModel:
         self._function_kinds: dict[ast.AST, str | None] = {}
         self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
         self._imports: list[Binding] = []  # every import binding, any scope
+        self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
         self._build()
 
     # ------------------------------------------------------------------ build
@@ -469,6 +470,7 @@ class SemanticModel:
         self._local_names.clear()
         self._function_kinds.clear()
         self._imports.clear()
+        self._name_assignments = None
 
     def count_uses(self) -> None:
         """Fill `Binding.used`; only fixes need it, so it is not done eagerly."""
@@ -756,16 +758,15 @@ class SemanticModel:
                 return ancestor
         return None
 
-    def name_assignments(self) -> Iterator[tuple[ast.stmt, ast.Name, ast.expr]]:
+    def name_assignments(self) -> list[tuple[ast.stmt, ast.Name, ast.expr]]:
         """(statement, target, value) of every `name = value` and `name: T = value`,
-        the plain assignments first (rules visiting them report in any order)."""
-        for node in self.nodes(ast.Assign):
-            targets = node.targets
-            if len(targets) == 1 and type(targets[0]) is _Name:
-                yield node, targets[0], node.value
-        for node in self.nodes(ast.AnnAssign):
-            if type(node.target) is _Name and node.value is not None:
-                yield node, node.target, node.value
+        the plain assignments first (rules visiting them report in any order); listed once."""
+        if self._name_assignments is None:
+            self._name_assignments = [(node, node.targets[0], node.value) for node in self.nodes(ast.Assign)
+                                      if len(node.targets) == 1 and type(node.targets[0]) is _Name]
+            self._name_assignments += [(node, node.target, node.value) for node in self.nodes(ast.AnnAssign)
+                                       if type(node.target) is _Name and node.value is not None]
+        return self._name_assignments
 
     def import_bindings(self) -> list[Binding]:
         """Every import binding of the module, in any scope."""
