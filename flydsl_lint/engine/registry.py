@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import marshal
-import os
 import re
 import sys
 from collections.abc import Iterable
@@ -68,17 +67,14 @@ def read_rules_toml(source: Path) -> dict:
 
     parsed = tomllib.loads(data.decode("utf-8"))
     if not sys.dont_write_bytecode:
-        temporary = copy.with_name(f".{copy.name}.{os.getpid()}.tmp")
+        from ..fixes.apply import write_atomic
+
         try:
             payload = marshal.dumps((data, parsed))
             copy.parent.mkdir(exist_ok=True)
-            temporary.write_bytes(payload)
-            os.replace(temporary, copy)  # concurrent runs: readers see a whole copy or none
+            write_atomic(copy, payload)  # concurrent runs: readers see a whole copy or none
         except (OSError, ValueError):  # a read-only install, or a TOML date marshal cannot keep
-            try:
-                temporary.unlink()
-            except OSError:
-                pass
+            pass
     return parsed
 
 
