@@ -6,6 +6,7 @@ import fnmatch
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -71,11 +72,34 @@ class Settings:
         return tuple(codes)
 
     def is_excluded(self, path: Path) -> bool:
-        relative = _relative(str(path), self.root)
-        return any(_path_matches(relative, pattern) for pattern in self.exclude + self.extend_exclude)
+        return self._excludes(_relative(str(path), self.root))
+
+    def exclusion_test(self) -> Callable[[Path], bool]:
+        """`is_excluded` for the many paths of one discovery: each folder is
+        resolved once, and a path is resolved on its own only when it is a
+        symlink (resolving every path took a system call per component)."""
+        folders: dict[str, tuple[str, bool]] = {}
+
+        def excluded(path: Path) -> bool:
+            name = os.fspath(path)
+            folder, leaf = os.path.split(name)
+            if leaf in ("", ".", "..") or os.path.islink(name):
+                return self.is_excluded(path)
+            known = folders.get(folder)
+            if known is None:
+                known = folders[folder] = _relative_and_inside(folder or ".", self.root)
+            relative, inside = known
+            if not inside:
+                return self.is_excluded(path)  # the root may lie below this folder
+            return self._excludes(leaf if relative == "." else f"{relative}/{leaf}")
+
+        return excluded
+
+    def _excludes(self, relative: str) -> bool:
+        return _matches_any(relative, self.exclude + self.extend_exclude)
 
     def is_tuned_kernel(self, path: str) -> bool:
-        return any(_path_matches(_relative(path, self.root), pattern) for pattern in self.tuned_kernels)
+        return _matches_any(_relative(path, self.root), self.tuned_kernels)
 
     def fingerprint(self) -> str:
         """Everything that can change a file's diagnostics, for the cache key."""
@@ -102,13 +126,18 @@ def _most_specific(code: str, included: tuple[str, ...], excluded: tuple[str, ..
 
 def _relative(path: str, root: Path) -> str:
     """`path` relative to the settings root, both resolved (a path outside: as given)."""
+    return _relative_and_inside(path, root)[0]
+
+
+def _relative_and_inside(path: str, root: Path) -> tuple[str, bool]:
+    """`_relative(path, root)`, and whether the path is the root or inside it."""
     resolved = os.path.realpath(path)
     base = (_resolved_root(root) if root.is_absolute() else os.path.realpath(root)).rstrip(os.sep)
     if os.path.normcase(resolved) == os.path.normcase(base):
-        return "."
+        return ".", True
     if os.path.normcase(resolved).startswith(os.path.normcase(base) + os.sep):
-        return Path(resolved[len(base) + 1 :]).as_posix()
-    return Path(path).as_posix()
+        return Path(resolved[len(base) + 1 :]).as_posix(), True
+    return Path(path).as_posix(), False
 
 
 @functools.lru_cache(maxsize=16)
@@ -125,6 +154,21 @@ def _path_matches(relative: str, pattern: str) -> bool:
     if not _WILDCARD.search(pattern):  # a plain name: most excludes
         return pattern in relative.split("/")
     return any(fnmatch.fnmatchcase(part, pattern) for part in relative.split("/"))
+
+
+def _matches_any(relative: str, patterns: tuple[str, ...]) -> bool:
+    """`any(_path_matches(relative, p) for p in patterns)`, with the plain names
+    (most excludes) tested as one set."""
+    names, others = _sorted_patterns(patterns)
+    return not names.isdisjoint(relative.split("/")) or any(_path_matches(relative, p) for p in others)
+
+
+@functools.lru_cache(maxsize=16)
+def _sorted_patterns(patterns: tuple[str, ...]) -> tuple[frozenset[str], tuple[str, ...]]:
+    """The plain names among `patterns` (no `/`, no wildcard), and the rest."""
+    stripped = [pattern.rstrip("/") for pattern in patterns]
+    names = frozenset(p for p in stripped if "/" not in p and not _WILDCARD.search(p))
+    return names, tuple(p for p in stripped if p not in names)
 
 
 def find_config(start: Path) -> Path | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,11 +42,11 @@ def _git_listing(folder: Path) -> list[Path] | None:
     return [folder / name for name in result.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def _walk(folder: Path, settings: Settings) -> list[Path]:
+def _walk(folder: Path, excluded: Callable[[Path], bool]) -> list[Path]:
     found = []
     for current, dirs, names in os.walk(folder):
         base = Path(current)
-        dirs[:] = sorted(d for d in dirs if not settings.is_excluded(base / d))
+        dirs[:] = sorted(d for d in dirs if not excluded(base / d))
         found.extend(base / name for name in sorted(names) if name.endswith((".py", ".pyi")))
     return found
 
@@ -59,18 +60,19 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[Mis
     """
     files: list[Path] = []
     missing: list[MissingPath] = []
+    excluded = settings.exclusion_test()
     for raw in paths:
         path = Path(raw)
         if path.is_file():
-            if not (settings.force_exclude and settings.is_excluded(path)):
+            if not (settings.force_exclude and excluded(path)):
                 files.append(path)
         elif path.is_dir():
             listing = _git_listing(path) if settings.respect_gitignore else None
             if listing is None:
-                candidates = _walk(path, settings)
+                candidates = _walk(path, excluded)
             else:
                 candidates = [p for p in listing if p.suffix in (".py", ".pyi") and p.is_file()]
-            files.extend(p for p in candidates if not settings.is_excluded(p))
+            files.extend(p for p in candidates if not excluded(p))
         else:
             missing.append(MissingPath(raw))
     unique = list(dict.fromkeys(os.path.normpath(p) for p in files))

@@ -45,6 +45,34 @@ def test_paths_are_taken_relative_to_the_resolved_root(root, tmp_path_factory, m
     assert settings.ignored_for("/elsewhere/kernels/a.py") == ()  # outside the root: only absolute patterns could match
 
 
+def test_a_discoverys_exclusion_test_agrees_with_is_excluded(root, tmp_path_factory, monkeypatch):
+    """exclusion_test resolves each folder once; symlinks, `..`, relative paths
+    and a root below the asked folder must answer as is_excluded does."""
+    (root / "build").mkdir()
+    (root / "kernels" / "gen_tables.py").write_text("")
+    (root / "kernels" / "mha.py").write_text("")
+    outside = tmp_path_factory.mktemp("outside")
+    (outside / "build").mkdir()
+    (outside / "ok.py").write_text("")
+    os.symlink(outside / "ok.py", root / "kernels" / "linked_out.py")  # a file linked from outside the root
+    os.symlink(root / "build", root / "kernels" / "linked_build")  # a folder linked to an excluded one
+    os.symlink(root / "kernels", outside / "linked_kernels")  # the root's files reached from outside it
+    os.symlink(root / "kernels" / "gen_tables.py", root / "kernels" / "tables.py")  # excluded by its target's name
+    # The root is kernels/; its own name excludes paths outside it (as given), never the root itself.
+    settings = Settings(root=root / "kernels", extend_exclude=("gen_*.py", "attention/*", "linked_build", "kernels"))
+    paths = [root, root / "build", root / "kernels", root / "kernels" / "gen_tables.py", root / "kernels" / "mha.py",
+             root / "kernels" / "attention", root / "kernels" / "attention" / "x.py", root / "kernels" / "linked_out.py",
+             root / "kernels" / "linked_build", root / "kernels" / "tables.py", root / "kernels" / "..",
+             root / "kernels" / "attention" / "..",
+             outside / "build", outside / "ok.py", outside / "linked_kernels" / "gen_tables.py",
+             outside / "linked_kernels" / "mha.py", Path("kernels") / "gen_tables.py", Path("build"), Path("mha.py")]
+    monkeypatch.chdir(root)
+    excluded = settings.exclusion_test()
+    answers = [(str(p), excluded(p), settings.is_excluded(p)) for p in paths]
+    assert [a for a in answers if a[1] != a[2]] == []
+    assert sum(a[1] for a in answers) >= 5  # the cases exclude something: the agreement is not all False
+
+
 def test_git_is_asked_only_inside_a_work_tree(tmp_path, monkeypatch):
     import subprocess
 
