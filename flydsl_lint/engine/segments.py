@@ -29,7 +29,12 @@ _STRING_OR_COMMENT = re.compile(
     rb'|"(?:\\.|[^"\\\r\n])*"',
     re.S,
 )
-_LINE_START = re.compile(rb"(?m)^(?=[^\s#])")
+# A line start followed by code: the module's first byte, or one after a newline
+# (matched with its "\n", which lets the regex engine skip from newline to newline).
+_CODE_START = re.compile(rb"[^\s#]")
+_LINE_START = re.compile(rb"\n(?=[^\s#])")
+# Every kind of bracket as a parenthesis: the nesting depth counts them alike.
+_AS_PARENTHESES = bytes.maketrans(b"[]{}", b"()()")
 # Lines at column 0 that continue the compound statement above them.
 _CLAUSE = re.compile(rb"(?:elif|else|except|finally)\b")
 _CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
@@ -87,10 +92,11 @@ def top_level_segments(data: bytes) -> list[Segment] | None:
     starts = []
     depth = 0  # bracket nesting at `previous`
     previous = 0
-    for match in _LINE_START.finditer(code):
-        at = match.start()
-        for opening, closing in (b"()", b"[]", b"{}"):
-            depth += code.count(opening, previous, at) - code.count(closing, previous, at)
+    line_starts = [0] if _CODE_START.match(code) else []
+    line_starts += [match.end() for match in _LINE_START.finditer(code)]
+    parentheses = code.translate(_AS_PARENTHESES)  # two counts per line start, not six
+    for at in line_starts:
+        depth += parentheses.count(b"(", previous, at) - parentheses.count(b")", previous, at)
         previous = at
         if depth > 0 or _CLAUSE.match(code, at) or _continued(code, at):
             continue  # inside brackets, an else/except clause, or a backslash continuation
