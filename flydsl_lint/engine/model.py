@@ -120,6 +120,7 @@ class SemanticModel:
         self._parents: dict[ast.AST, ast.AST | None] = {}
         self._resolved: dict[ast.AST, str | None] = {}
         self._binding_targets: dict[Binding, str | None] = {}  # -> binding_target()
+        self._binding_names: dict[Binding, str | None] = {}  # -> resolve() of a read of the binding
         self._bindings_seen: dict[ast.Name, Binding | None] = {}  # -> binding_of()
         self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
         self._function_kinds: dict[ast.AST, str | None] = {}
@@ -466,6 +467,7 @@ class SemanticModel:
         self._loads.clear()
         self._resolved.clear()
         self._binding_targets.clear()
+        self._binding_names.clear()
         self._bindings_seen.clear()
         self._local_names.clear()
         self._function_kinds.clear()
@@ -573,21 +575,23 @@ class SemanticModel:
             if result is not None and node.attr in FOLLOWED_NAMES:
                 result = self.project.canonical(result)
         elif kind is ast.Name:
-            result = self._resolve_name(node)
-            if result is not None:
-                result = self.project.canonical(result)
+            binding = self.binding_of(node)
+            if binding is not None:
+                # Every read of a binding resolves alike: its target is canonicalized once.
+                result = self._binding_names.get(binding, _UNSEEN)
+                if result is _UNSEEN:
+                    target = self.binding_target(binding)
+                    result = self._binding_names[binding] = None if target is None else self.project.canonical(target)
+            elif node.id in _BUILTINS or node not in self._scope_of_node:
+                result = None
+            else:
+                result = self._from_star_import(node.id)
+                if result is not None:
+                    result = self.project.canonical(result)
         else:
             result = None
         self._resolved[node] = result
         return result
-
-    def _resolve_name(self, node: ast.Name) -> str | None:
-        binding = self.binding_of(node)
-        if binding is None:
-            if node.id in _BUILTINS or node not in self._scope_of_node:
-                return None
-            return self._from_star_import(node.id)
-        return self.binding_target(binding)
 
     def binding_target(self, binding: Binding) -> str | None:
         """The qualified name every use of `binding` refers to (project
