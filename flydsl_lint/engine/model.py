@@ -232,13 +232,13 @@ class SemanticModel:
         return True
 
     def _visit_assign(self, node: ast.Assign, scope: Scope, fallback: bool) -> bool:
-        self._visit(node.value, node, scope, fallback)
-        for target in node.targets:
-            self._visit_target(target, node, scope, _position(node, end=True), fallback)
-        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            if isinstance(node.value, (ast.Name, ast.Attribute)):
-                binding = scope.bindings[node.targets[0].id][-1]
-                binding.alias_of = node.value
+        value, targets = node.value, node.targets
+        self._visit(value, node, scope, fallback)
+        position = (node.end_lineno, node.end_col_offset)
+        for target in targets:
+            self._visit_target(target, node, scope, position, fallback)
+        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
+            scope.bindings[targets[0].id][-1].alias_of = value
         return True
 
     def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
@@ -334,10 +334,12 @@ class SemanticModel:
     def _visit_target(
         self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int], fallback: bool, kind: str = "assign"
     ) -> None:
-        self._record(target, parent)
-        if isinstance(target, ast.Name):
+        if type(target) is _Name:  # most targets: bound without `_record`'s listing test
+            self._parents[target] = parent
             scope.add(Binding(target.id, kind, position, target, fallback=fallback))
-        elif isinstance(target, (ast.Tuple, ast.List)):
+            return
+        self._record(target, parent)
+        if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._visit_target(element, target, scope, position, fallback, kind)
         elif isinstance(target, ast.Starred):
