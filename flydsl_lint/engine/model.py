@@ -305,6 +305,34 @@ class SemanticModel:
         self._visit(node.slice, node, scope, fallback)
         return True
 
+    def _visit_optional_value(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        """Return, Yield: a `value` child or None."""
+        if node.value is not None:
+            self._visit(node.value, node, scope, fallback)
+        return True
+
+    def _visit_formatted_value(self, node: ast.FormattedValue, scope: Scope, fallback: bool) -> bool:
+        self._visit(node.value, node, scope, fallback)
+        if node.format_spec is not None:
+            self._visit(node.format_spec, node, scope, fallback)
+        return True
+
+    def _visit_if(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+        """If, While: as `_visit_children` would, it skips their bodies' Pass, Break and Continue."""
+        visit = self._visit
+        visit(node.test, node, scope, fallback)
+        for statement in (*node.body, *node.orelse):
+            if type(statement) not in _LEAF_TYPES:
+                visit(statement, node, scope, fallback)
+        return True
+
+    def _visit_if_exp(self, node: ast.IfExp, scope: Scope, fallback: bool) -> bool:
+        visit = self._visit
+        visit(node.test, node, scope, fallback)
+        visit(node.body, node, scope, fallback)
+        visit(node.orelse, node, scope, fallback)
+        return True
+
     def _visit_elements(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
         """Tuple, List, Set."""
         visit = self._visit
@@ -830,6 +858,12 @@ _SPECIAL_VISITS = {
     ast.Expr: SemanticModel._visit_value,
     ast.Starred: SemanticModel._visit_value,
     ast.Await: SemanticModel._visit_value,
+    ast.Return: SemanticModel._visit_optional_value,
+    ast.Yield: SemanticModel._visit_optional_value,
+    ast.FormattedValue: SemanticModel._visit_formatted_value,
+    ast.If: SemanticModel._visit_if,
+    ast.While: SemanticModel._visit_if,
+    ast.IfExp: SemanticModel._visit_if_exp,
     ast.BinOp: SemanticModel._visit_bin_op,
     ast.Compare: SemanticModel._visit_compare,
     ast.Subscript: SemanticModel._visit_subscript,
