@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import sys
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -108,7 +109,7 @@ class SemanticModel:
         self.star_imports: list[str] = []
         # Nodes grouped by type in source order, so rules are dispatched without
         # another walk; string spans feed comment detection.
-        self.nodes_by_type: dict[type, list[ast.AST]] = {}
+        self.nodes_by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
         # Maps keyed by node or binding hash them by identity: no `id()` call per
         # look-up, and a key keeps its node alive, so a freed node's address,
@@ -142,13 +143,8 @@ class SemanticModel:
 
     def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
         self._parents[node] = parent
-        if type(node) in UNLISTED_TYPES:
-            return
-        bucket = self.nodes_by_type.get(type(node))
-        if bucket is None:
-            self.nodes_by_type[type(node)] = [node]
-        else:
-            bucket.append(node)
+        if type(node) not in UNLISTED_TYPES:
+            self.nodes_by_type[type(node)].append(node)
 
     def _visit_body(self, body: list[ast.stmt], parent: ast.AST, scope: Scope, fallback: bool) -> None:
         visit = self._visit
@@ -184,54 +180,21 @@ class SemanticModel:
             if type(node.value) in _STRING_TYPES:
                 self._add_string_span(node)
             return
-        bucket = self.nodes_by_type.get(kind)
-        if bucket is None:
-            self.nodes_by_type[kind] = [node]
-        else:
-            bucket.append(node)
-        special = _SPECIAL_VISITS.get(kind)
-        if special is not None and special(self, node, scope, fallback):
-            return
+        self.nodes_by_type[kind].append(node)
+        _VISITS[kind](self, node, scope, fallback)
+
+    # Special visits by node type, each visiting the node's children.
+    def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> None:
+        self._add_string_span(node)
         self._visit_children(node, scope, fallback)
 
-    # Special visits by node type; True when the node's children are done.
-    def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> bool:
-        self._add_string_span(node)
-        return False
-
-    def _visit_function_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
-        self._visit_function(node, scope, fallback)
-        return True
-
-    def _visit_class_node(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> bool:
-        self._visit_class(node, scope, fallback)
-        return True
-
-    def _visit_lambda_node(self, node: ast.Lambda, scope: Scope, fallback: bool) -> bool:
-        self._visit_lambda(node, scope, fallback)
-        return True
-
-    def _visit_comprehension_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
-        self._visit_comprehension(node, scope, fallback)
-        return True
-
-    def _visit_import_node(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
-        self._visit_import(node, scope, fallback)
-        return True
-
-    def _visit_try_node(self, node: ast.Try, scope: Scope, fallback: bool) -> bool:
-        self._visit_try(node, scope, fallback)
-        return True
-
-    def _visit_global(self, node: ast.Global, scope: Scope, fallback: bool) -> bool:
+    def _visit_global(self, node: ast.Global, scope: Scope, fallback: bool) -> None:
         scope.declared_global.update(node.names)
-        return True
 
-    def _visit_nonlocal(self, node: ast.Nonlocal, scope: Scope, fallback: bool) -> bool:
+    def _visit_nonlocal(self, node: ast.Nonlocal, scope: Scope, fallback: bool) -> None:
         scope.declared_nonlocal.update(node.names)
-        return True
 
-    def _visit_assign(self, node: ast.Assign, scope: Scope, fallback: bool) -> bool:
+    def _visit_assign(self, node: ast.Assign, scope: Scope, fallback: bool) -> None:
         value, targets = node.value, node.targets
         self._visit(value, node, scope, fallback)
         position = (node.end_lineno, node.end_col_offset)
@@ -239,125 +202,109 @@ class SemanticModel:
             self._visit_target(target, node, scope, position, fallback)
         if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
             scope.bindings[targets[0].id][-1].alias_of = value
-        return True
 
-    def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.value is not None:
             self._visit(node.value, node, scope, fallback)
         if type(node) is ast.AnnAssign:
             self._visit(node.annotation, node, scope, fallback)
         self._visit_target(node.target, node, scope, _position(node, end=True), fallback)
-        return True
 
-    def _visit_named_expr(self, node: ast.NamedExpr, scope: Scope, fallback: bool) -> bool:
+    def _visit_named_expr(self, node: ast.NamedExpr, scope: Scope, fallback: bool) -> None:
         self._visit(node.value, node, scope, fallback)
         owner = scope
         while owner.kind == "comprehension" and owner.parent is not None:
             owner = owner.parent  # PEP 572: binds in the enclosing scope
         self._visit_target(node.target, node, owner, _position(node, end=True), fallback)
-        return True
 
-    def _visit_for(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_for(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         self._visit(node.iter, node, scope, fallback)
         self._visit_target(node.target, node, scope, _position(node.target), fallback, kind="loop")
         self._visit_body(node.body, node, scope, fallback)
         self._visit_body(node.orelse, node, scope, fallback)
-        return True
 
-    def _visit_except_handler(self, node: ast.ExceptHandler, scope: Scope, fallback: bool) -> bool:
+    def _visit_except_handler(self, node: ast.ExceptHandler, scope: Scope, fallback: bool) -> None:
         if node.type is not None:
             self._visit(node.type, node, scope, fallback)
         if node.name:
             scope.add(Binding(node.name, "except", _position(node), node))
         self._visit_body(node.body, node, scope, fallback)
-        return True
 
     # The most frequent expression nodes, without `_visit_children`'s
     # field-by-field search: the walk's time is per node.
-    def _visit_call(self, node: ast.Call, scope: Scope, fallback: bool) -> bool:
+    def _visit_call(self, node: ast.Call, scope: Scope, fallback: bool) -> None:
         visit = self._visit
         visit(node.func, node, scope, fallback)
         for argument in node.args:
             visit(argument, node, scope, fallback)
         for keyword in node.keywords:
             visit(keyword, node, scope, fallback)
-        return True
 
-    def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         """Attribute, keyword, Expr, Starred, Await: one `value` child."""
         self._visit(node.value, node, scope, fallback)
-        return True
 
-    def _visit_bin_op(self, node: ast.BinOp, scope: Scope, fallback: bool) -> bool:
+    def _visit_bin_op(self, node: ast.BinOp, scope: Scope, fallback: bool) -> None:
         self._visit(node.left, node, scope, fallback)
         self._visit(node.right, node, scope, fallback)
-        return True
 
-    def _visit_compare(self, node: ast.Compare, scope: Scope, fallback: bool) -> bool:
+    def _visit_compare(self, node: ast.Compare, scope: Scope, fallback: bool) -> None:
         visit = self._visit
         visit(node.left, node, scope, fallback)
         for comparator in node.comparators:
             visit(comparator, node, scope, fallback)
-        return True
 
-    def _visit_subscript(self, node: ast.Subscript, scope: Scope, fallback: bool) -> bool:
+    def _visit_subscript(self, node: ast.Subscript, scope: Scope, fallback: bool) -> None:
         self._visit(node.value, node, scope, fallback)
         self._visit(node.slice, node, scope, fallback)
-        return True
 
-    def _visit_optional_value(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_optional_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         """Return, Yield: a `value` child or None."""
         if node.value is not None:
             self._visit(node.value, node, scope, fallback)
-        return True
 
-    def _visit_formatted_value(self, node: ast.FormattedValue, scope: Scope, fallback: bool) -> bool:
+    def _visit_formatted_value(self, node: ast.FormattedValue, scope: Scope, fallback: bool) -> None:
         self._visit(node.value, node, scope, fallback)
         if node.format_spec is not None:
             self._visit(node.format_spec, node, scope, fallback)
-        return True
 
-    def _visit_if(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_if(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         """If, While: as `_visit_children` would, it skips their bodies' Pass, Break and Continue."""
         visit = self._visit
         visit(node.test, node, scope, fallback)
         for statement in (*node.body, *node.orelse):
             if type(statement) not in _LEAF_TYPES:
                 visit(statement, node, scope, fallback)
-        return True
 
-    def _visit_if_exp(self, node: ast.IfExp, scope: Scope, fallback: bool) -> bool:
+    def _visit_if_exp(self, node: ast.IfExp, scope: Scope, fallback: bool) -> None:
         visit = self._visit
         visit(node.test, node, scope, fallback)
         visit(node.body, node, scope, fallback)
         visit(node.orelse, node, scope, fallback)
-        return True
 
-    def _visit_elements(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_elements(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         """Tuple, List, Set."""
         visit = self._visit
         for element in node.elts:
             visit(element, node, scope, fallback)
-        return True
 
-    def _visit_alias(self, node: ast.alias, scope: Scope, fallback: bool) -> bool:
-        return True
+    def _visit_alias(self, node: ast.alias, scope: Scope, fallback: bool) -> None:
+        """No child nodes."""
 
-    def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.name:
             scope.add(Binding(node.name, "match", _position(node), node))
-        return False
+        self._visit_children(node, scope, fallback)
 
-    def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> bool:
+    def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.rest:
             scope.add(Binding(node.rest, "match", _position(node), node))
-        return False
+        self._visit_children(node, scope, fallback)
 
-    def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> bool:
+    def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> None:
         self._visit(node.context_expr, node, scope, fallback)
         if node.optional_vars is not None:
             self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
-        return True
 
     def _visit_target(
         self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int], fallback: bool, kind: str = "assign"
@@ -829,19 +776,19 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return fields
 
 
-_SPECIAL_VISITS = {
+_VISITS = {
     ast.JoinedStr: SemanticModel._visit_joined_str,
-    ast.FunctionDef: SemanticModel._visit_function_node,
-    ast.AsyncFunctionDef: SemanticModel._visit_function_node,
-    ast.ClassDef: SemanticModel._visit_class_node,
-    ast.Lambda: SemanticModel._visit_lambda_node,
-    ast.ListComp: SemanticModel._visit_comprehension_node,
-    ast.SetComp: SemanticModel._visit_comprehension_node,
-    ast.GeneratorExp: SemanticModel._visit_comprehension_node,
-    ast.DictComp: SemanticModel._visit_comprehension_node,
-    ast.Import: SemanticModel._visit_import_node,
-    ast.ImportFrom: SemanticModel._visit_import_node,
-    ast.Try: SemanticModel._visit_try_node,
+    ast.FunctionDef: SemanticModel._visit_function,
+    ast.AsyncFunctionDef: SemanticModel._visit_function,
+    ast.ClassDef: SemanticModel._visit_class,
+    ast.Lambda: SemanticModel._visit_lambda,
+    ast.ListComp: SemanticModel._visit_comprehension,
+    ast.SetComp: SemanticModel._visit_comprehension,
+    ast.GeneratorExp: SemanticModel._visit_comprehension,
+    ast.DictComp: SemanticModel._visit_comprehension,
+    ast.Import: SemanticModel._visit_import,
+    ast.ImportFrom: SemanticModel._visit_import,
+    ast.Try: SemanticModel._visit_try,
     ast.Global: SemanticModel._visit_global,
     ast.Nonlocal: SemanticModel._visit_nonlocal,
     ast.Assign: SemanticModel._visit_assign,
@@ -873,8 +820,12 @@ _SPECIAL_VISITS = {
     ast.withitem: SemanticModel._visit_withitem,
 }
 if sys.version_info >= (3, 11):
-    _SPECIAL_VISITS[ast.TryStar] = SemanticModel._visit_try_node
+    _VISITS[ast.TryStar] = SemanticModel._visit_try
 if sys.version_info >= (3, 10):
-    _SPECIAL_VISITS[ast.MatchAs] = SemanticModel._visit_match_capture
-    _SPECIAL_VISITS[ast.MatchStar] = SemanticModel._visit_match_capture
-    _SPECIAL_VISITS[ast.MatchMapping] = SemanticModel._visit_match_mapping
+    _VISITS[ast.MatchAs] = SemanticModel._visit_match_capture
+    _VISITS[ast.MatchStar] = SemanticModel._visit_match_capture
+    _VISITS[ast.MatchMapping] = SemanticModel._visit_match_mapping
+# Every other node type: its children, field by field (a table hit for any node
+# costs less than a miss and a test).
+_VISITS.update((cls, SemanticModel._visit_children) for cls in vars(ast).values()
+               if isinstance(cls, type) and issubclass(cls, ast.AST) and cls not in _VISITS)
