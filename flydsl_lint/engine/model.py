@@ -115,7 +115,7 @@ class SemanticModel:
         # look-up, and a key keeps its node alive, so a freed node's address,
         # reused by a new node, can never hit a stale entry.
         self._scope_of_node: dict[ast.AST, Scope] = {}  # Name/func node -> scope
-        self._loads: dict[str, list[ast.Name]] = {}  # name -> its loads, in source order
+        self._loads: defaultdict[str, list[ast.Name]] = defaultdict(list)  # name -> its loads, in source order
         # node -> parent node, kept beside the tree so the tree stays acyclic
         # (freed by reference counting; see `release`).
         self._parents: dict[ast.AST, ast.AST | None] = {}
@@ -168,11 +168,7 @@ class SemanticModel:
         if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
             if type(node.ctx) is _Load:
                 self._scope_of_node[node] = scope
-                loads = self._loads.get(node.id)
-                if loads is None:
-                    self._loads[node.id] = [node]
-                else:
-                    loads.append(node)
+                self._loads[node.id].append(node)
             else:
                 self._bind_target(node, scope, (node.lineno, node.col_offset), fallback)
             return
