@@ -330,15 +330,19 @@ class SemanticModel:
 
     def _visit_arguments(self, args: ast.arguments, owner: ast.AST, outer: Scope, inner: Scope, fallback: bool) -> None:
         self._record(args, owner)
-        for default in list(args.defaults) + [d for d in args.kw_defaults if d is not None]:
-            self._visit(default, args, outer, fallback)
-        every = list(args.posonlyargs) + list(args.args) + list(args.kwonlyargs)
-        every += [a for a in (args.vararg, args.kwarg) if a is not None]
-        for arg in every:
-            self._record(arg, args)
-            if arg.annotation is not None:
-                self._visit(arg.annotation, arg, outer, fallback)
-            inner.add(Binding(arg.arg, "param", (owner.lineno, owner.col_offset), arg))
+        visit = self._visit
+        for default in args.defaults:
+            visit(default, args, outer, fallback)
+        for default in args.kw_defaults:
+            if default is not None:
+                visit(default, args, outer, fallback)
+        position = (owner.lineno, owner.col_offset)
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                self._record(arg, args)
+                if arg.annotation is not None:
+                    visit(arg.annotation, arg, outer, fallback)
+                inner.add(Binding(arg.arg, "param", position, arg))
 
     def _visit_function(self, node: ast.FunctionDef, scope: Scope, fallback: bool) -> None:
         for decorator in node.decorator_list:
