@@ -83,7 +83,7 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
 # by type would cost the walk more than any rule asks of it (names are reached
 # through `loads_of` and bindings, constants through their parents).
 UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
-_Name, _Load, _Constant = ast.Name, ast.Load, ast.Constant  # the walk's hottest tests, without `ast.` look-ups
+_Name, _Constant = ast.Name, ast.Constant  # the walk's hottest tests, without `ast.` look-ups
 _STRING_TYPES = (str, bytes)
 # Memo look-ups miss on every node's first question: `get` with this default
 # costs less than a caught KeyError.
@@ -166,11 +166,10 @@ class SemanticModel:
         self._parents[node] = parent  # inline `_record`
         kind = type(node)
         if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
-            if type(node.ctx) is _Load:
-                self._scope_of_node[node] = scope
-                self._loads[node.id].append(node)
-            else:
-                self._bind_target(node, scope, (node.lineno, node.col_offset), fallback)
+            # A load, without reading `ctx`: stored and deleted names are
+            # reached through `_visit_target` and `_visit_deleted` instead.
+            self._scope_of_node[node] = scope
+            self._loads[node.id].append(node)
             return
         if kind is _Constant:
             if type(node.value) in _STRING_TYPES:
@@ -318,8 +317,22 @@ class SemanticModel:
         else:  # attribute or subscript targets read their base
             self._visit_children(target, scope, fallback)
 
-    def _bind_target(self, node: ast.Name, scope: Scope, position: tuple[int, int], fallback: bool) -> None:
-        scope.add(Binding(node.id, "assign", position, node, fallback=fallback))
+    def _visit_delete(self, node: ast.Delete, scope: Scope, fallback: bool) -> None:
+        for target in node.targets:
+            self._visit_deleted(target, node, scope, fallback)
+
+    def _visit_deleted(self, target: ast.AST, parent: ast.AST, scope: Scope, fallback: bool) -> None:
+        """`del x` binds x, as an assignment does; a deleted item or attribute reads its base."""
+        kind = type(target)
+        if kind is _Name:
+            self._parents[target] = parent
+            scope.add(Binding(target.id, "assign", (target.lineno, target.col_offset), target, fallback=fallback))
+        elif kind is ast.Tuple or kind is ast.List:
+            self._record(target, parent)
+            for element in target.elts:
+                self._visit_deleted(element, target, scope, fallback)
+        else:
+            self._visit(target, parent, scope, fallback)
 
     def _add_string_span(self, node: ast.AST) -> None:
         big = 1 << 30
@@ -818,6 +831,7 @@ _VISITS = {
     ast.List: SemanticModel._visit_elements,
     ast.Set: SemanticModel._visit_elements,
     ast.withitem: SemanticModel._visit_withitem,
+    ast.Delete: SemanticModel._visit_delete,
 }
 if sys.version_info >= (3, 11):
     _VISITS[ast.TryStar] = SemanticModel._visit_try
