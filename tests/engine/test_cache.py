@@ -349,3 +349,29 @@ def test_files_of_a_failed_worker_are_checked_by_the_parent(tmp_path, monkeypatc
     monkeypatch.setattr(runner._Job, "run", dies_in_a_child)
     parallel = run(_paths(project), settings, use_cache=False, jobs=2)
     assert _summary(parallel) == _summary(serial)
+
+
+def test_only_a_batch_run_keeps_freed_memory(tmp_path, monkeypatch):
+    from flydsl_lint.engine import runner
+
+    asked = []
+    monkeypatch.setattr(runner, "keep_freed_memory", lambda: asked.append(True))
+    project = _corpus(tmp_path / "proj", files=3)
+    run(_paths(project), _settings(project), use_cache=False, jobs=1)
+    assert asked == []  # a few small files: not worth it
+    monkeypatch.setattr(runner, "PARALLEL_MIN_BYTES", 1)
+    run(_paths(project), _settings(project), use_cache=False, jobs=1)
+    assert asked == [True]
+
+
+def test_keep_freed_memory_asks_glibc_only(monkeypatch):
+    import ctypes
+    import platform
+
+    from flydsl_lint.engine import runner
+
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert runner.keep_freed_memory() is True  # mallopt accepted M_TRIM_THRESHOLD
+    monkeypatch.setattr(sys, "platform", "darwin")
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a: pytest.fail("no C library is loaded off Linux"))
+    assert runner.keep_freed_memory() is False
