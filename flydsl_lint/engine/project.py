@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .segments import read_outline
+from .segments import Outline, read_outline
 
 TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
 if TYPE_CHECKING:
@@ -211,11 +211,17 @@ class ProjectIndex:
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles
-        source = self._source(module)
-        module_outline = read_outline(source[0]) if source is not None else None  # function bodies unparsed
+        module_outline = self.outline(module)
         if module_outline is not None:
-            self._summaries[module] = summarize(module, source[1], module_outline.statements)
+            self._summaries[module] = summarize(module, module_outline[1], module_outline[0].statements)
         return self._summaries[module]
+
+    def outline(self, module: str) -> tuple[Outline, bool] | None:
+        """A project module's outline (function bodies unparsed) and whether it
+        is a package; None if absent or unparsable. Not kept, as `parse`."""
+        source = self._source(module)
+        module_outline = read_outline(source[0]) if source is not None else None
+        return (module_outline, source[1]) if module_outline is not None else None
 
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:
         """A project module's tree and whether it is a package; None if absent or unparsable.

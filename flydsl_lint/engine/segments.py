@@ -89,6 +89,8 @@ def top_level_segments(data: bytes) -> list[Segment] | None:
     code = _STRING_OR_COMMENT.sub(_blank, data)
     if b"'" in code or b'"' in code:
         return None  # a literal the scan could not close
+    if b"\f" in code:
+        return None  # a form feed resets the tokenizer's column: `\f@jit` may start a statement
     starts = []
     depth = 0  # bracket nesting at `previous`
     previous = 0

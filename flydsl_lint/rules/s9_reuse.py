@@ -284,26 +284,26 @@ class JitCallInLoop(Rule):
         if name is None:
             return False
         module, _, leaf = name.rpartition(".")
-        return self._project_kinds(module).get(leaf) == "jit"
+        return leaf in self._project_launchers(module)
 
-    def _project_kinds(self, module: str) -> dict[str, str | None]:
+    def _project_launchers(self, module: str) -> frozenset[str]:
+        """The jit launchers among project module `module`'s top-level defs (the last def of each name)."""
         project = self.model.project
 
-        def kinds(name: str) -> dict[str, str | None]:
-            found: dict[str, str | None] = {}
+        def launchers(name: str) -> frozenset[str]:
+            # Only a decorated def can be jit: when the outline (bodies unparsed) shows no
+            # top-level def whose last definition is decorated, the module has no launcher.
+            outlined = project.outline(name)
+            if outlined is None or None not in outlined[0].defs.values():
+                return frozenset()
             parsed = project.parse(name)
             if parsed is None:
-                return found
+                return frozenset()
             tree, is_package = parsed
-            # Only decorated defs can be jit: a module without any needs no model.
-            decorated = any(isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.decorator_list for s in tree.body)
-            model = SemanticModel(tree, name, is_package, project) if decorated else None
-            for statement in tree.body:
-                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    kind = model.function_kind(statement) if model is not None else None
-                    found[statement.name] = kind if kind != "jit" or _launches(statement) else "jit-helper"
-            if model is not None:
-                model.release()  # frees the tree by reference counting (the run has no cyclic GC)
+            model = SemanticModel(tree, name, is_package, project)
+            last = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            found = frozenset(n for n, s in last.items() if model.function_kind(s) == "jit" and _launches(s))
+            model.release()  # frees the tree by reference counting (the run has no cyclic GC)
             return found
 
-        return project.derived("FLY903 function kinds", module, kinds)
+        return project.derived("FLY903 launchers", module, launchers)

@@ -151,6 +151,7 @@ def test_a_byte_order_mark_is_no_code():
 @pytest.mark.parametrize("data", [
     b"# -*- coding: latin-1 -*-\nx = '\xe9'\n",  # the segments would be decoded as UTF-8
     b"x = 1\ns = '''never closed\ndef f():\n    pass\n",  # an open string: nothing can be trusted
+    b"x = 1\n\f@jit\ndef f():\n    pass\n",  # a form feed: the line is at column 0 for the tokenizer
 ])
 def test_sources_the_scan_cannot_read_are_declined(data):
     assert top_level_segments(data) is None
@@ -166,5 +167,6 @@ def test_read_outline_parses_whole_what_the_scan_declines():
     found = read_outline(data)
     assert [ast.dump(s) for s in found.statements] == [ast.dump(s) for s in ast.parse(data).body]
     assert found.function("f") is None and found.function("g").name == "g"
+    assert read_outline(b"\f@jit\ndef f():\n    pass\n").defs == {"f": None}  # decorated, as the parse reads it
     assert read_outline(b"x = (\n") is None  # neither read by the scan nor parsable
     assert read_outline(b"def broken(:\n").function("broken") is None  # a def is parsed when asked for

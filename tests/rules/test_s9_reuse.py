@@ -26,3 +26,32 @@ def test_log2e_advice_follows_the_project(tmp_path):
     assert "import `LOG2E` from `kernels.common.kernels_common`" in with_shared[0].message
     without = lint_text("LOG2E = 1.4426950408889634\n", tmp_path, select=("FLY901",))
     assert "define it once in the shared module" in without[0].message
+
+
+def test_project_launchers_are_the_last_decorated_top_level_defs(tmp_path):
+    # Modules without a decorated top-level def are answered from their outline, the
+    # others from their tree: both ways, the last def of a name decides.
+    package = tmp_path / "kernels"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "plain.py").write_text(
+        "import flydsl.compiler as flyc\n\n"
+        "def launch(a):\n    kern(a).launch()\n\n"
+        "def build():\n    @flyc.jit\n    def inner(a):\n        kern(a).launch()\n    return inner\n")
+    (package / "redefined.py").write_text(
+        "import flydsl.compiler as flyc\n\n"
+        "@flyc.jit\ndef launch(a):\n    kern(a).launch()\n\n"
+        "def launch(a):\n    pass\n\n"
+        "def run(a):\n    pass\n\n"
+        "@flyc.jit\ndef run(a):\n    kern(a).launch()\n")
+    text = (
+        "from kernels import plain, redefined\n\n"
+        "def bench(a, n):\n"
+        "    for _ in range(n):\n"
+        "        plain.launch(a)\n"
+        "        plain.build(a)\n"
+        "        redefined.launch(a)\n"
+        "        redefined.run(a)\n"
+    )
+    found = lint_text(text, tmp_path, select=("FLY903",), root=tmp_path)
+    assert [(d.start.row, d.code) for d in found] == [(8, "FLY903")]
