@@ -30,6 +30,16 @@ def fix_text(text: str, tmp_path: Path, unsafe: bool = False, name: str = "kerne
     return fix_source(SourceFile(str(tmp_path / name), text), Checker(settings), unsafe=unsafe).new_text
 
 
+def write_package(root: Path, modules: dict[str, str], name: str = "kernels") -> Path:
+    """A package `name` under `root` holding `modules` (file stem -> source); its folder."""
+    package = root / name
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for stem, source in modules.items():
+        (package / f"{stem}.py").write_text(source)
+    return package
+
+
 @pytest.fixture
 def lint(tmp_path):
     return lambda text, **kw: lint_text(text, tmp_path, **kw)

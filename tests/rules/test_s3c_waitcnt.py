@@ -5,24 +5,20 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from tests.conftest import lint_text
+from tests.conftest import lint_text, write_package
 
 GFX950 = {"target_arch": ("gfx950",)}
 
 
 def _project(tmp_path: Path) -> None:
-    package = tmp_path / "kernels"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "sync.py").write_text(
-        "from flydsl.expr import rocdl\n\n"
-        "def wait_on(bits):\n    rocdl.s_waitcnt(bits)\n\n"
-        "def encode(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
-        "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n"
-    )
-    # Neither calls s_waitcnt nor names a counter: its packer is a shim only by its use.
-    (package / "bits.py").write_text("def pack(low, high):\n    return low | (high << 8)\n\n"
-                                     "def tile(m, n):\n    return m * n\n")
+    write_package(tmp_path, {
+        "sync": ("from flydsl.expr import rocdl\n\n"
+                 "def wait_on(bits):\n    rocdl.s_waitcnt(bits)\n\n"
+                 "def encode(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+                 "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n"),
+        # Neither calls s_waitcnt nor names a counter: its packer is a shim only by its use.
+        "bits": "def pack(low, high):\n    return low | (high << 8)\n\ndef tile(m, n):\n    return m * n\n",
+    })
 
 
 def test_project_wrapper_and_named_counter_encoder_are_flagged(tmp_path):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.conftest import lint_text
+from tests.conftest import lint_text, write_package
 
 CALL = "(T.vec(4, T.f32), [a, b, c, 0, 0, 0])\n"
 
@@ -12,11 +12,8 @@ def _rows(text: str, tmp_path, **overrides) -> list[tuple[int, str]]:
 
 
 def test_flydsl_names_are_final_but_aliases_and_re_exports_are_followed(tmp_path):
-    package = tmp_path / "kernels"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
     # A project module handing an intrinsic out under a name the linter follows (`load`).
-    (package / "mma_ops.py").write_text("from flydsl.expr.rocdl import mfma_f32_16x16x16f16 as load\n")
+    write_package(tmp_path, {"mma_ops": "from flydsl.expr.rocdl import mfma_f32_16x16x16f16 as load\n"})
     text = (
         "from flydsl.expr.typing import T\n"
         "from flydsl.expr.rocdl import load, mfma_f32_16x16x16f16\n"  # FlyDSL's `load`: final, not an intrinsic

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import lint_text
+from tests.conftest import lint_text, write_package
 
 PROJECT = Path(__file__).resolve().parents[1] / "fixtures" / "s9_project"
 
@@ -31,19 +31,16 @@ def test_log2e_advice_follows_the_project(tmp_path):
 def test_project_launchers_are_the_last_decorated_top_level_defs(tmp_path):
     # Modules without a decorated top-level def are answered from their outline, the
     # others from their tree: both ways, the last def of a name decides.
-    package = tmp_path / "kernels"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "plain.py").write_text(
-        "import flydsl.compiler as flyc\n\n"
-        "def launch(a):\n    kern(a).launch()\n\n"
-        "def build():\n    @flyc.jit\n    def inner(a):\n        kern(a).launch()\n    return inner\n")
-    (package / "redefined.py").write_text(
-        "import flydsl.compiler as flyc\n\n"
-        "@flyc.jit\ndef launch(a):\n    kern(a).launch()\n\n"
-        "def launch(a):\n    pass\n\n"
-        "def run(a):\n    pass\n\n"
-        "@flyc.jit\ndef run(a):\n    kern(a).launch()\n")
+    write_package(tmp_path, {
+        "plain": ("import flydsl.compiler as flyc\n\n"
+                  "def launch(a):\n    kern(a).launch()\n\n"
+                  "def build():\n    @flyc.jit\n    def inner(a):\n        kern(a).launch()\n    return inner\n"),
+        "redefined": ("import flydsl.compiler as flyc\n\n"
+                      "@flyc.jit\ndef launch(a):\n    kern(a).launch()\n\n"
+                      "def launch(a):\n    pass\n\n"
+                      "def run(a):\n    pass\n\n"
+                      "@flyc.jit\ndef run(a):\n    kern(a).launch()\n"),
+    })
     text = (
         "from kernels import plain, redefined\n\n"
         "def bench(a, n):\n"
