@@ -43,8 +43,6 @@ _DEFAULT_LAYOUTS = ("gfx9", "gfx11")
 _TUNED = ("; scheduler-sensitive tuned kernel: an op-identical swap can still shift the schedule, "
           "migrate in a bounded step with a median-based perf check (never auto-fixed)")
 _CONSTANT_NAME = re.compile(r"^_*[A-Z0-9_]*(VMCNT|LGKMCNT|EXPCNT)[A-Z0-9_]*$")
-# Line boundaries of str.splitlines() that do not end a source row.
-_SPLITLINES_ONLY = "\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 # Bit-encoding vocabulary: such a name is a field mask/shift/base, never a count.
 _ENCODING_NAME = re.compile(r"(MASK|SHIFT|BASE|ONLY|BITS?)(_|$)")
 
@@ -685,10 +683,7 @@ class WaitcntShimDefinition(_WaitcntRule):
         if shim is None:
             return
         start = Position(node.lineno, self.context.source.char_col(node.lineno, node.col_offset))
-        text = self.context.source.text
-        # The row as str.splitlines() counts rows; the file's lines where it has no other line breaks.
-        splits_elsewhere = any(separator in text for separator in _SPLITLINES_ONLY)
-        header = (text.splitlines() if splits_elsewhere else self.context.source.lines)[node.lineno - 1]
+        header = self.context.source.lines[node.lineno - 1]  # rows as the parser counts them
         column = header.find(node.name, node.col_offset)
         end = Position(node.lineno, self.context.source.char_col(node.lineno, column + len(node.name)) if column >= 0 else start.col)
         self.report(start=start, end=end, shim=node.name, kind=shim.kind)

@@ -84,3 +84,13 @@ def test_project_defs_are_parsed_only_when_their_text_allows_a_shim(tmp_path, mo
     found = lint_text(text, tmp_path, select=("FLY362",), **GFX950)
     assert [(d.start.row, d.code) for d in found] == [(4, "FLY362")]
     assert parsed == ["def drain"]  # `scale` names no counter, packs no bits, calls no s_waitcnt
+
+
+def test_shim_definition_spans_its_name_on_rows_counted_as_the_parser_does(tmp_path):
+    # A form feed breaks a line for str.splitlines(), not for Python's tokenizer: the
+    # name's end column comes from the def's own row, whatever precedes it.
+    shim = ("def _encode_waitcnt(vmcnt=63, expcnt=7, lgkmcnt=63):\n"
+            "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n")
+    for prefix, row in (("", 1), ("x = 1  # page\f break\n", 2), ("x = 1\n\f\n", 3)):
+        found = lint_text(prefix + shim, tmp_path, select=("FLY363",))
+        assert [(d.start.row, d.start.col, d.end.row, d.end.col) for d in found] == [(row, 0, row, 19)]
