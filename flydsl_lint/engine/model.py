@@ -167,7 +167,7 @@ class SemanticModel:
         kind = type(node)
         if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
             # A load, without reading `ctx`: stored and deleted names are
-            # reached through `_visit_target` and `_visit_deleted` instead.
+            # reached through `_visit_target` instead.
             self._scope_of_node[node] = scope
             self._loads[node.id].append(node)
             return
@@ -302,11 +302,16 @@ class SemanticModel:
             self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
 
     def _visit_target(
-        self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int], fallback: bool, kind: str = "assign"
+        self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int] | None, fallback: bool,
+        kind: str = "assign",
     ) -> None:
+        """Bind the names `target` assigns (`position`: where the bindings take
+        effect; None: at each name, as `del` binds); attribute and subscript
+        targets read their base."""
         if type(target) is _Name:  # most targets: bound without `_record`'s listing test
             self._parents[target] = parent
-            scope.add(Binding(target.id, kind, position, target, fallback=fallback))
+            at = position if position is not None else (target.lineno, target.col_offset)
+            scope.add(Binding(target.id, kind, at, target, fallback=fallback))
             return
         self._record(target, parent)
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -314,25 +319,12 @@ class SemanticModel:
                 self._visit_target(element, target, scope, position, fallback, kind)
         elif isinstance(target, ast.Starred):
             self._visit_target(target.value, target, scope, position, fallback, kind)
-        else:  # attribute or subscript targets read their base
+        else:
             self._visit_children(target, scope, fallback)
 
     def _visit_delete(self, node: ast.Delete, scope: Scope, fallback: bool) -> None:
         for target in node.targets:
-            self._visit_deleted(target, node, scope, fallback)
-
-    def _visit_deleted(self, target: ast.AST, parent: ast.AST, scope: Scope, fallback: bool) -> None:
-        """`del x` binds x, as an assignment does; a deleted item or attribute reads its base."""
-        kind = type(target)
-        if kind is _Name:
-            self._parents[target] = parent
-            scope.add(Binding(target.id, "assign", (target.lineno, target.col_offset), target, fallback=fallback))
-        elif kind is ast.Tuple or kind is ast.List:
-            self._record(target, parent)
-            for element in target.elts:
-                self._visit_deleted(element, target, scope, fallback)
-        else:
-            self._visit(target, parent, scope, fallback)
+            self._visit_target(target, node, scope, None, fallback)
 
     def _add_string_span(self, node: ast.AST) -> None:
         big = 1 << 30
