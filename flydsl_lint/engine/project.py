@@ -211,9 +211,10 @@ class ProjectIndex:
         if module in self._summaries:
             return self._summaries[module]
         self._summaries[module] = None  # guards against import cycles
-        module_outline = self.outline(module)
-        if module_outline is not None:
-            self._summaries[module] = summarize(module, module_outline[1], module_outline[0].statements)
+        outlined = self.outline(module)
+        if outlined is not None:
+            module_outline, is_package = outlined
+            self._summaries[module] = summarize(module, is_package, module_outline.statements)
         return self._summaries[module]
 
     def outline(self, module: str) -> tuple[Outline, bool] | None:
