@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
@@ -24,18 +23,18 @@ from .source import Comment, SourceError, SourceFile, find_comments
 from .versions import Version
 
 
-@dataclass
 class Context:
     """What a rule sees: the file, its model, the settings, and a sink."""
 
-    source: SourceFile
-    model: SemanticModel
-    settings: Settings
-    metadata: dict[str, RuleMeta]
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    # Per-file memo shared by the rules of one check (e.g. a helper's classification
-    # asked for by several rules); keys are namespaced by the rule module.
-    memo: dict = field(default_factory=dict)
+    def __init__(self, source: SourceFile, model: SemanticModel, settings: Settings, metadata: dict[str, RuleMeta]) -> None:
+        self.source = source
+        self.model = model
+        self.settings = settings
+        self.metadata = metadata
+        self.diagnostics: list[Diagnostic] = []
+        # Per-file memo shared by the rules of one check (e.g. a helper's classification
+        # asked for by several rules); keys are namespaced by the rule module.
+        self.memo: dict = {}
 
     def add(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)

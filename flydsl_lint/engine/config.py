@@ -7,8 +7,8 @@ import functools
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 from .versions import Version, installed_flydsl_version
 
@@ -27,9 +27,8 @@ class ConfigError(Exception):
     """A bad setting; the message names the file and the key."""
 
 
-@dataclass(frozen=True)
-class Settings:
-    root: Path = field(default_factory=Path.cwd)
+class Settings(NamedTuple):
+    root: Path  # the configuration file's folder (else where the run starts); patterns are relative to it
     config_file: Path | None = None
     select: tuple[str, ...] = ("FLY",)
     ignore: tuple[str, ...] = ()
@@ -272,9 +271,9 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
         parsed = _parse_table(table, where)
         root = path.resolve().parent
     settings = Settings(root=root, config_file=path, **parsed)
-    settings = replace(settings, **{k: v for k, v in overrides.items() if v is not None})
+    settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
     if settings.target_version is None:
         installed = installed_flydsl_version()
         if installed is not None:
-            settings = replace(settings, target_version=installed, target_version_source="installed flydsl")
+            settings = settings._replace(target_version=installed, target_version_source="installed flydsl")
     return settings

@@ -1,9 +1,15 @@
-"""The data every front end consumes: positions, edits, fixes and diagnostics."""
+"""The data every front end consumes: positions, edits, fixes and diagnostics.
+
+The engine's records are NamedTuples when immutable and plain classes with
+`__slots__` otherwise, never dataclasses: on a check's start-up path, importing
+`dataclasses` (it imports `inspect`) and generating their methods cost a
+third of a one-file run's instructions (bench/, 2026-12-01).
+"""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 class Applicability(str, enum.Enum):
@@ -19,16 +25,14 @@ class Applicability(str, enum.Enum):
         return aliases.get(text) or cls(text)
 
 
-@dataclass(frozen=True, order=True)
-class Position:
+class Position(NamedTuple):
     """1-based row, 0-based column counted in characters (not UTF-8 bytes)."""
 
     row: int
     col: int
 
 
-@dataclass(frozen=True, order=True)
-class Edit:
+class Edit(NamedTuple):
     start: Position
     end: Position
     content: str
@@ -39,8 +43,7 @@ class Edit:
         return self.start < other.end and other.start < self.end
 
 
-@dataclass(frozen=True)
-class Fix:
+class Fix(NamedTuple):
     edits: tuple[Edit, ...]
     applicability: Applicability
     message: str = ""
@@ -56,17 +59,35 @@ def fix_applies(fix: Fix | None, unsafe: bool) -> bool:
     return fix.applicability is Applicability.SAFE or (unsafe and fix.applicability is Applicability.UNSAFE)
 
 
-@dataclass
 class Diagnostic:
-    code: str
-    message: str
-    path: str
-    start: Position
-    end: Position
-    fix: Fix | None = None
-    # Where a `# noqa` for this diagnostic must stand (the first line of the node).
-    noqa_row: int = 0
-    suppressed: bool = field(default=False, compare=False)
+    """One finding; equal to another when all but `suppressed` are."""
+
+    __slots__ = ("code", "message", "path", "start", "end", "fix", "noqa_row", "suppressed")
+
+    def __init__(self, code: str, message: str, path: str, start: Position, end: Position,
+                 fix: Fix | None = None, noqa_row: int = 0, suppressed: bool = False) -> None:
+        self.code = code
+        self.message = message
+        self.path = path
+        self.start = start
+        self.end = end
+        self.fix = fix
+        self.noqa_row = noqa_row  # where a `# noqa` for this diagnostic must stand (the node's first line)
+        self.suppressed = suppressed
 
     def sort_key(self) -> tuple:
         return (self.path, self.start.row, self.start.col, self.code)
+
+    def _compared(self) -> tuple:
+        return (self.code, self.message, self.path, self.start, self.end, self.fix, self.noqa_row)
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Diagnostic:
+            return NotImplemented
+        return self._compared() == other._compared()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]  # mutable (`fix` and `message` change after the check)
+
+    def __repr__(self) -> str:
+        return (f"Diagnostic({self.code!r}, {self.message!r}, {self.path!r}, {self.start!r}, {self.end!r}, "
+                f"fix={self.fix!r}, noqa_row={self.noqa_row!r}, suppressed={self.suppressed!r})")

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import Settings
 
 
-@dataclass(frozen=True)
-class MissingPath:
+class MissingPath(NamedTuple):
     path: str
 
 

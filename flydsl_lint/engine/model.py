@@ -12,7 +12,6 @@ import builtins
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 
 from .project import FOLLOWED_NAMES, ProjectIndex, absolute_module
 
@@ -34,30 +33,39 @@ DIALECT_PARAMETERS = {
 }
 
 
-@dataclass(eq=False, slots=True)
 class Binding:
-    name: str
-    kind: str  # import | assign | param | def | class | loop | with | except | comprehension | match | global
-    position: tuple[int, int]  # where the binding takes effect
-    node: ast.AST
-    target: str | None = None  # qualified name an import binds
-    alias_of: ast.expr | None = None  # `x = fx.max`: the expression x aliases
-    fallback: bool = False  # bound in an `except ImportError` handler
-    used: int = 0
-    scope: "Scope | None" = None
+    """A name bound in a scope; compared and hashed by identity."""
+
+    __slots__ = ("name", "kind", "position", "node", "target", "alias_of", "fallback", "used", "scope")
+
+    def __init__(self, name: str, kind: str, position: tuple[int, int], node: ast.AST,
+                 target: str | None = None, fallback: bool = False) -> None:
+        self.name = name
+        self.kind = kind  # import | assign | param | def | class | loop | with | except | comprehension | match | global
+        self.position = position  # where the binding takes effect
+        self.node = node
+        self.target = target  # qualified name an import binds
+        self.alias_of: ast.expr | None = None  # `x = fx.max`: the expression x aliases
+        self.fallback = fallback  # bound in an `except ImportError` handler
+        self.used = 0
+        self.scope: Scope | None = None  # set by Scope.add
 
 
-@dataclass(eq=False, slots=True)
 class Scope:
-    kind: str  # module | function | class | lambda | comprehension
-    node: ast.AST
-    parent: "Scope | None"
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
-    declared_global: set[str] = field(default_factory=set)
-    declared_nonlocal: set[str] = field(default_factory=set)
-    # Reads of names this scope does not bind resolve alike wherever they stand:
-    # name -> the enclosing binding (or None), found once.
-    outer: dict[str, "Binding | None"] = field(default_factory=dict)
+    """A module, function, class, lambda or comprehension scope; compared and hashed by identity."""
+
+    __slots__ = ("kind", "node", "parent", "bindings", "declared_global", "declared_nonlocal", "outer")
+
+    def __init__(self, kind: str, node: ast.AST, parent: Scope | None) -> None:
+        self.kind = kind  # module | function | class | lambda | comprehension
+        self.node = node
+        self.parent = parent
+        self.bindings: dict[str, list[Binding]] = {}
+        self.declared_global: set[str] = set()
+        self.declared_nonlocal: set[str] = set()
+        # Reads of names this scope does not bind resolve alike wherever they stand:
+        # name -> the enclosing binding (or None), found once.
+        self.outer: dict[str, Binding | None] = {}
 
     def add(self, binding: Binding) -> None:
         binding.scope = self

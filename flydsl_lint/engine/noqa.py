@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
 
 from .source import Comment
 
@@ -31,16 +30,19 @@ _MALFORMED_FILE_NOQA = re.compile(r"\s*(?::|[A-Z]+[0-9]+\b)", re.IGNORECASE)
 _FLAKE8_FILE_NOQA_RE = re.compile(r"\s*# flake8[:=]\s*noqa", re.IGNORECASE)
 
 
-@dataclass
 class NoqaDirective:
-    row: int
-    col: int  # where `# noqa` starts
-    end_col: int
-    codes: tuple[str, ...] | None  # None: bare `# noqa` (every code)
-    reason: str
-    rest: str = ""  # the text after the codes, as written (the reason with its lead)
-    file_level: bool = False  # `# flydsl-lint: noqa...`: the whole file
-    used: set[str] = field(default_factory=set)
+    __slots__ = ("row", "col", "end_col", "codes", "reason", "rest", "file_level", "used")
+
+    def __init__(self, row: int, col: int, end_col: int, codes: tuple[str, ...] | None, reason: str,
+                 rest: str = "", file_level: bool = False) -> None:
+        self.row = row
+        self.col = col  # where `# noqa` starts
+        self.end_col = end_col
+        self.codes = codes  # None: bare `# noqa` (every code)
+        self.reason = reason
+        self.rest = rest  # the text after the codes, as written (the reason with its lead)
+        self.file_level = file_level  # `# flydsl-lint: noqa...`: the whole file
+        self.used: set[str] = set()  # the codes it suppressed
 
     @property
     def head(self) -> str:

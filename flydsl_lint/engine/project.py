@@ -11,16 +11,12 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from .segments import Outline, read_outline
 
-TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
-if TYPE_CHECKING:
-    from typing import TypeVar
-
-    T = TypeVar("T")
+T = TypeVar("T")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -49,15 +45,17 @@ def followed(*qualified_names: str) -> frozenset[str]:
     return frozenset(qualified_names)
 
 
-@dataclass
 class ModuleSummary:
     """What a module binds at top level, as far as the linter needs."""
 
-    name: str
-    is_package: bool
-    defined: set[str] = field(default_factory=set)  # def / class / assignment
-    imported: dict[str, str] = field(default_factory=dict)  # local name -> qualified name
-    star_modules: list[str] = field(default_factory=list)
+    __slots__ = ("name", "is_package", "defined", "imported", "star_modules")
+
+    def __init__(self, name: str, is_package: bool) -> None:
+        self.name = name
+        self.is_package = is_package
+        self.defined: set[str] = set()  # def / class / assignment
+        self.imported: dict[str, str] = {}  # local name -> qualified name
+        self.star_modules: list[str] = []
 
 
 def absolute_module(current: str, is_package: bool, level: int, module: str | None) -> str | None:

@@ -6,17 +6,15 @@ import ast
 import marshal
 import re
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
-TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
 if TYPE_CHECKING:
-    from typing import ClassVar
-
     from .checker import Context
 
 _CODE_RE = re.compile(r"^FLY\d{3}$")
@@ -28,8 +26,7 @@ _REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
 _OPTIONAL = ("fix-since", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite")
 
 
-@dataclass(frozen=True)
-class RuleMeta:
+class RuleMeta(NamedTuple):
     code: str
     name: str
     section: str
@@ -114,8 +111,10 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
     return metas
 
 
-@dataclass(frozen=True)
-class Invalid:
+_NO_SETTINGS: Mapping[str, object] = MappingProxyType({})  # a default no case can change for the others
+
+
+class Invalid(NamedTuple):
     """A snippet the rule must flag; `fixed` is the source after its fix."""
 
     source: str
@@ -124,14 +123,13 @@ class Invalid:
     suggested: str | None = None
     count: int = 1
     unsafe: bool = False  # the expected fix needs --unsafe-fixes
-    settings: dict = field(default_factory=dict)
+    settings: Mapping[str, object] = _NO_SETTINGS  # Settings fields for this case
     path: str = "kernel.py"  # where the snippet lives, relative to the project root
 
 
-@dataclass(frozen=True)
-class Valid:
+class Valid(NamedTuple):
     source: str
-    settings: dict = field(default_factory=dict)
+    settings: Mapping[str, object] = _NO_SETTINGS  # Settings fields for this case
     path: str = "kernel.py"  # where the snippet lives, relative to the project root
 
 

@@ -15,8 +15,8 @@ import gc
 import os
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .config import Settings
 from .diagnostics import Diagnostic, fix_applies
@@ -27,18 +27,23 @@ from .source import SourceError, SourceFile, read_data
 PARALLEL_MIN_BYTES = 256 * 1024
 
 
-@dataclass
 class FileResult:
-    path: str
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    error: str | None = None  # one line: "<path>: <reason>"
-    fixed: Counter = field(default_factory=Counter)
-    diff: str = ""
+    __slots__ = ("path", "diagnostics", "error", "fixed", "diff")
+
+    def __init__(self, path: str, diagnostics: list[Diagnostic] | None = None, error: str | None = None,
+                 fixed: Counter | None = None, diff: str = "") -> None:
+        self.path = path
+        self.diagnostics = diagnostics if diagnostics is not None else []
+        self.error = error  # one line: "<path>: <reason>"
+        self.fixed = fixed if fixed is not None else Counter()
+        self.diff = diff
 
 
-@dataclass
 class RunResult:
-    files: list[FileResult] = field(default_factory=list)
+    __slots__ = ("files",)
+
+    def __init__(self, files: list[FileResult] | None = None) -> None:
+        self.files = files if files is not None else []
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -56,8 +61,7 @@ class RunResult:
         return total
 
 
-@dataclass(frozen=True)
-class Mode:
+class Mode(NamedTuple):
     fix: bool = False
     unsafe_fixes: bool = False
     diff: bool = False  # compute fixes, show them, write nothing

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 # Comments and string literals as the tokenizer reads them (prefixes aside,
 # which never change where a literal ends); triple quotes are tried first.
@@ -55,8 +55,7 @@ def _blank(match: re.Match) -> bytes:
     return b"_" + b" " * (size - 1)
 
 
-@dataclass
-class Segment:
+class Segment(NamedTuple):
     row: int  # the statement's first line (1-based)
     text: bytes
     kind: str  # "def" | "class" | "decorator" | "statement"
@@ -127,15 +126,18 @@ def _continued(code: bytes, line_start: int) -> bool:
     return last >= 0 and code[last] == 0x5C  # "\\"
 
 
-@dataclass
 class Outline:
     """A module's top-level statements in order, parsed except defs and
     classes, which stand in as nodes carrying only their name."""
 
-    statements: list[ast.stmt]
-    # The last top-level def of each name (its segment, or its node when it
-    # was parsed with other statements), None when decorated.
-    defs: dict[str, Segment | ast.FunctionDef | ast.AsyncFunctionDef | None] = field(default_factory=dict)
+    __slots__ = ("statements", "defs")
+
+    def __init__(self, statements: list[ast.stmt],
+                 defs: dict[str, Segment | ast.FunctionDef | ast.AsyncFunctionDef | None] | None = None) -> None:
+        self.statements = statements
+        # The last top-level def of each name (its segment, or its node when it
+        # was parsed with other statements), None when decorated.
+        self.defs = defs if defs is not None else {}
 
     def function(self, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         """The module's undecorated top-level def `name`, parsed on each ask

@@ -8,9 +8,9 @@ import io
 import itertools
 import re
 import tokenize
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import NamedTuple
 
 
 class SourceError(Exception):
@@ -25,14 +25,17 @@ class SourceError(Exception):
 _NEWLINE_RE = re.compile(r"\r\n|\r|\n")
 
 
-@dataclass
 class SourceFile:
-    path: str
-    text: str
-    encoding: str = "utf-8"
-    bom: bool = False
-    newline: str = "\n"
-    _tree: ast.Module | None = field(default=None, repr=False)
+    """One file's text and what is derived from it (no `__slots__`: the
+    derived values are cached properties, kept in the instance's dict)."""
+
+    def __init__(self, path: str, text: str, encoding: str = "utf-8", bom: bool = False, newline: str = "\n") -> None:
+        self.path = path
+        self.text = text
+        self.encoding = encoding
+        self.bom = bom
+        self.newline = newline
+        self._tree: ast.Module | None = None  # see `tree`
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> "SourceFile":
@@ -114,10 +117,7 @@ class SourceFile:
         return self.text[start:end]
 
 
-# Slotted, not frozen: a frozen dataclass sets each field through object.__setattr__,
-# which costs more than the rest of finding a comment (files have thousands).
-@dataclass(slots=True)
-class Comment:
+class Comment(NamedTuple):
     row: int
     col: int
     text: str  # from the `#` to the end of the line

@@ -5,14 +5,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 _VERSION_RE = re.compile(r"^(\d+(?:\.\d+)+)")
 
 
-@dataclass(frozen=True, order=True)
-class Version:
+class Version(NamedTuple):
     """A release number compared as an int tuple (FlyDSL has 0.3.4.1)."""
 
     parts: tuple[int, ...]

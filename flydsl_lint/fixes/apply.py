@@ -8,7 +8,6 @@ import os
 import stat
 import tempfile
 from collections import Counter
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.checker import Checker
@@ -19,12 +18,14 @@ from ..engine.source import SourceError, SourceFile
 MAX_PASSES = 10
 
 
-@dataclass
 class FixResult:
-    source: SourceFile
-    new_text: str
-    applied: Counter = field(default_factory=Counter)  # code -> fixes applied
-    remaining: list[Diagnostic] = field(default_factory=list)
+    __slots__ = ("source", "new_text", "applied", "remaining")
+
+    def __init__(self, source: SourceFile, new_text: str, applied: Counter, remaining: list[Diagnostic]) -> None:
+        self.source = source
+        self.new_text = new_text
+        self.applied = applied  # code -> fixes applied
+        self.remaining = remaining
 
     @property
     def changed(self) -> bool:

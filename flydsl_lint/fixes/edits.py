@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
+from typing import TYPE_CHECKING
 
 from ..engine.diagnostics import Edit, Position
 
-TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
 if TYPE_CHECKING:
     from ..engine.registry import Rule
 

@@ -13,7 +13,6 @@ untouched; files are replaced atomically.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.diagnostics import Diagnostic, Edit, Position
@@ -24,11 +23,13 @@ from ..engine.source import SourceError, SourceFile, find_comments
 DEFAULT_REASON = "TODO: migrate"
 
 
-@dataclass
 class AddNoqaResult:
-    added: int = 0  # codes added to directives
-    files: list[str] = field(default_factory=list)  # files written
-    errors: list[str] = field(default_factory=list)
+    __slots__ = ("added", "files", "errors")
+
+    def __init__(self) -> None:
+        self.added = 0  # codes added to directives
+        self.files: list[str] = []  # files written
+        self.errors: list[str] = []
 
 
 def _commentable(source: SourceFile, model: SemanticModel, comment_rows: set[int], row: int) -> bool:

@@ -224,13 +224,11 @@ def _check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"flydsl-lint: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    from dataclasses import replace
-
     # These add to what the configuration lists, as --ignore adds to `ignore`.
-    settings = replace(settings, ignore=settings.ignore + (args.ignore or ()),
-                       extend_fixable=settings.extend_fixable + (args.extend_fixable or ()),
-                       unfixable=settings.unfixable + (args.unfixable or ()),
-                       extend_exclude=settings.extend_exclude + (args.extend_exclude or ()))
+    settings = settings._replace(ignore=settings.ignore + (args.ignore or ()),
+                                 extend_fixable=settings.extend_fixable + (args.extend_fixable or ()),
+                                 unfixable=settings.unfixable + (args.unfixable or ()),
+                                 extend_exclude=settings.extend_exclude + (args.extend_exclude or ()))
     if args.output_file is not None and args.output_file.is_dir():  # before any fix is written
         print(f"flydsl-lint: error: {args.output_file}: is a folder; --output-file wants a file", file=sys.stderr)
         return EXIT_ERROR
@@ -306,19 +304,20 @@ def _show_files(paths: list[str], settings) -> int:
 def _show_settings(path: Path, settings) -> int:
     """The resolved settings, one `key = value` line each (values as JSON), as `ruff check --show-settings`."""
     import json
-    from dataclasses import fields
 
     from ..engine.registry import all_rules
+    from ..engine.versions import Version
 
     if not path.exists():
         _report_missing(path)
         return EXIT_ERROR
     print(f"# settings for {path.resolve()}")
-    for setting in fields(settings):
-        value = getattr(settings, setting.name)
-        if setting.name == "per_file_ignores":
+    for name, value in zip(settings._fields, settings):
+        if name == "per_file_ignores":
             value = dict(value)  # the TOML table it was read from
-        print(f"{setting.name.replace('_', '-')} = {json.dumps(value, default=str)}")
+        elif isinstance(value, Version):
+            value = str(value)  # as written in the configuration, not as its parts
+        print(f"{name.replace('_', '-')} = {json.dumps(value, default=str)}")
     enabled = [code for code in all_rules() if settings.is_selected(code)]
     print(f"enabled-rules = {json.dumps(enabled)}")
     if path.is_file():

@@ -47,10 +47,8 @@ class FlyDSLChecker:
                 settings = load_settings(config, Path(self.filename).resolve().parent)
             except ConfigError:
                 settings = load_settings(None, Path.cwd())  # flake8 reports its own config; ours falls back
-            from dataclasses import replace
-
-            self._checkers[key] = Checker(replace(settings, select=("FLY",), ignore=(), per_file_ignores=(),
-                                                  ignore_noqa=self._disable_noqa))
+            self._checkers[key] = Checker(settings._replace(select=("FLY",), ignore=(), per_file_ignores=(),
+                                                            ignore_noqa=self._disable_noqa))
         return self._checkers[key]
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:

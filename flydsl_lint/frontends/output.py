@@ -6,14 +6,11 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable
+from typing import TextIO
 
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, fix_applies
 from ..engine.registry import load_metadata
 from ..engine.runner import RunResult
-
-TYPE_CHECKING = False  # typing's flag without importing typing at run time (type checkers read the name)
-if TYPE_CHECKING:
-    from typing import TextIO
 
 DOCS_PATH = "docs/rules/{code}.md"
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
@@ -172,15 +171,17 @@ def bind_arguments(function: ast.FunctionDef, call: ast.Call, value_of) -> dict[
     return values
 
 
-@dataclass
 class Shim:
     """A per-kernel waitcnt helper: an encoder returns a bitfield, a wrapper emits it."""
 
-    function: ast.FunctionDef
-    kind: str  # "encoder" | "wrapper"
-    result: ast.expr  # the encoder's return value / the wrapper's s_waitcnt argument
-    pure: bool  # a wrapper doing nothing but the wait (its call can be replaced)
-    constants: dict | None = None  # module constants of a shim defined in another module
+    __slots__ = ("function", "kind", "result", "pure", "constants")
+
+    def __init__(self, function: ast.FunctionDef, kind: str, result: ast.expr, pure: bool) -> None:
+        self.function = function
+        self.kind = kind  # "encoder" | "wrapper"
+        self.result = result  # the encoder's return value / the wrapper's s_waitcnt argument
+        self.pure = pure  # a wrapper doing nothing but the wait (its call can be replaced)
+        self.constants: dict | None = None  # module constants of a shim defined in another module
 
     def evaluate(self, call: ast.Call, value_of, lookup) -> int | None:
         values = bind_arguments(self.function, call, value_of)

@@ -7,7 +7,6 @@ import os
 import subprocess
 import sys
 import textwrap
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -95,9 +94,9 @@ def test_settings_change_invalidates(tmp_path, monkeypatch):
     project = _project(tmp_path)
     settings = _settings(project)
     everything = run(_paths(project), settings)
-    narrowed = run(_paths(project), replace(settings, ignore=("FLY1",)))
+    narrowed = run(_paths(project), settings._replace(ignore=("FLY1",)))
     assert {d.code[:4] for d in everything.diagnostics} > {d.code[:4] for d in narrowed.diagnostics}
-    older_target = run(_paths(project), replace(settings, target_version=settings.target_version.parse("0.1.0")))
+    older_target = run(_paths(project), settings._replace(target_version=settings.target_version.parse("0.1.0")))
     assert any("fix needs FlyDSL" in d.message for d in older_target.diagnostics)
     # and the first settings still hit their own entries
     monkeypatch.setattr(checker_module, "Checker", _NoChecker)
@@ -265,7 +264,7 @@ def test_fix_after_a_cached_check_still_fixes(tmp_path):
 
 def test_read_only_cache_folder_is_tolerated(tmp_path):
     project = _project(tmp_path)
-    settings = replace(_settings(project), cache_dir=str(tmp_path / "file-not-folder"))
+    settings = _settings(project)._replace(cache_dir=str(tmp_path / "file-not-folder"))
     (tmp_path / "file-not-folder").write_text("")
     assert _summary(run(_paths(project), settings)) == _summary(run(_paths(project), settings, use_cache=False))
 

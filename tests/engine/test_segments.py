@@ -75,6 +75,11 @@ def spaced():
 _CODE = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
+def _summary(statements) -> tuple:
+    summary = summarize("m", False, statements)
+    return summary.defined, summary.imported, summary.star_modules
+
+
 def _real_statements(data: bytes) -> list[str]:
     return [ast.dump(s, include_attributes=True) for s in ast.parse(data).body]
 
@@ -110,8 +115,7 @@ def _check(data: bytes) -> None:
     assert rebuilt == _real_statements(data)
     found = outline(data)
     assert found is not None
-    real_summary = summarize("m", False, tree.body)
-    assert summarize("m", False, found.statements) == real_summary
+    assert _summary(found.statements) == _summary(tree.body)
     last_defs = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for name, real in last_defs.items():
         got = found.function(name)

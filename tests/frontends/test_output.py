@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import dataclasses
+import copy
 import io
 import json
 import xml.etree.ElementTree as ET
@@ -214,12 +214,18 @@ def test_gitlab_fingerprint_survives_lines_shifting_above(result, tmp_path, monk
     assert [i["fingerprint"] for i in after] == [i["fingerprint"] for i in before]
 
 
+def _changed(diagnostic, **changes):
+    changed = copy.copy(diagnostic)
+    for name, value in changes.items():
+        setattr(changed, name, value)
+    return changed
+
+
 def test_gitlab_fingerprint_depends_on_path_and_message(result, tmp_path, monkeypatch):
     monkeypatch.setenv("CI_PROJECT_DIR", str(tmp_path))
     first = result.diagnostics[0]
     (tmp_path / "other.py").write_text(KERNEL)
-    variants = [first, dataclasses.replace(first, message="another message"),
-                dataclasses.replace(first, path=str(tmp_path / "other.py"))]
+    variants = [first, _changed(first, message="another message"), _changed(first, path=str(tmp_path / "other.py"))]
     issues = _gitlab(RunResult([FileResult(d.path, [d]) for d in variants]))
     assert len({issue["fingerprint"] for issue in issues}) == 3
 
@@ -270,7 +276,7 @@ def test_rdjson_suggests_an_unsafe_fix_only_with_unsafe_fixes(result):
 
 def test_rdjson_never_suggests_a_display_only_rewrite(result):
     first = result.diagnostics[0]
-    display = dataclasses.replace(first, fix=dataclasses.replace(first.fix, applicability=Applicability.DISPLAY))
+    display = _changed(first, fix=first.fix._replace(applicability=Applicability.DISPLAY))
     item = json.loads(render(RunResult([FileResult(first.path, [display])]), "rdjson", unsafe_fixes=True))["diagnostics"][0]
     assert "suggestions" not in item
 
