@@ -134,6 +134,7 @@ class SemanticModel:
         self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
         self._function_kinds: dict[ast.AST, str | None] = {}
         self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
+        self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
         self._imports: list[Binding] = []  # every import binding, any scope
         self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
         self._build()
@@ -481,6 +482,16 @@ class SemanticModel:
         if kind in UNLISTED_TYPES:
             raise ValueError(f"the model does not list {kind.__name__} nodes; use loads_of() or bindings")
         return self.nodes_by_type.get(kind, [])
+
+    def attributes_by_name(self) -> dict[str, list[ast.Attribute]]:
+        """Attribute nodes grouped by `.attr`, each group in source order: rules
+        that look for a few attribute names skip the rest. Grouped on first request."""
+        if self._attributes_by_name is None:
+            groups: defaultdict[str, list[ast.Attribute]] = defaultdict(list)
+            for node in self.nodes(ast.Attribute):
+                groups[node.attr].append(node)
+            self._attributes_by_name = dict(groups)
+        return self._attributes_by_name
 
     def loaded_names(self) -> Iterable[str]:
         """Every name read somewhere in the module (`x` of a load of `x`)."""

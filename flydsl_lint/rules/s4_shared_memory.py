@@ -161,10 +161,11 @@ class SmemManualBookkeeping(Rule):
             self.report(node, what=f"`.{func.attr}()`")
 
     def check_file(self) -> None:
-        # A scan rather than `visit_Attribute`: one handler call per attribute
-        # of the file would cost more than the few bookkeeping fields it finds.
-        for node in self.model.nodes(ast.Attribute):
-            if node.attr in _BOOKKEEPING_FIELDS:
+        # The fields by name rather than `visit_Attribute`: one handler call per
+        # attribute of the file would cost more than the few fields it finds.
+        attributes = self.model.attributes_by_name()
+        for field in _BOOKKEEPING_FIELDS:
+            for node in attributes.get(field, ()):
                 self._check_field(node)
 
     def _check_field(self, node: ast.Attribute) -> None:
@@ -281,7 +282,7 @@ class SmemViewAfterLoop(Rule):
         loop = _enclosing_region_loop(self, uses[0][1])
         if loop is None:
             return
-        cleared = [a for a in self.model.nodes(ast.Attribute) if a.attr == "_view_cache" and isinstance(a.ctx, ast.Store)
+        cleared = [a for a in self.model.attributes_by_name().get("_view_cache", ()) if isinstance(a.ctx, ast.Store)
                    and isinstance(a.value, ast.Name) and a.value.id == target.id and a.lineno > loop.end_lineno]
         for _name, call in uses[1:]:
             if not _inside(loop, call) and call.lineno > loop.end_lineno:

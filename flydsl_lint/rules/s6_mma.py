@@ -122,8 +122,12 @@ class _MmaRule(Rule):
             model = self.model
             imported = {b.name for b in model.import_bindings()
                         if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
-            candidates = [node for node in model.nodes(ast.Attribute)
-                          if node.attr.startswith(_LEAF_PREFIXES) or node.attr in FOLLOWED_NAMES and self._renamable(node)]
+            candidates = []
+            for attr, nodes in model.attributes_by_name().items():
+                if attr.startswith(_LEAF_PREFIXES):
+                    candidates += nodes
+                elif attr in FOLLOWED_NAMES:
+                    candidates += [node for node in nodes if self._renamable(node)]
             for name in model.loaded_names():
                 if name in imported or name.startswith(_LEAF_PREFIXES):
                     candidates += model.loads_of(name)
