@@ -74,23 +74,30 @@ def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
     return memo[key]
 
 
-_SOURCE_TYPES = (ast.Call, ast.Name, ast.Attribute)  # the nodes a run-time value can come from
+_SOURCE_TYPES = frozenset({ast.Call, ast.Name, ast.Attribute})  # the nodes a run-time value can come from
+# Fields that never lead to a source (contexts, operators, names, flags): the walk skips them.
+_SOURCELESS_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "kind", "conversion", "is_async"})
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields the walk reads
 
 
 def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
     """The Call, Name and Attribute nodes of `node`, in `ast.walk` order (breadth
     first): its walk without the generators of `ast.iter_child_nodes`, which
-    cost more than the nodes' checks."""
+    cost more than the nodes' checks, nor the fields that hold no source."""
     pending = deque([node])
     while pending:
         current = pending.popleft()
-        for field in current._fields:
+        kind = type(current)
+        fields = _WALKED_FIELDS.get(kind)
+        if fields is None:
+            fields = _WALKED_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SOURCELESS_FIELDS)
+        for field in fields:
             child = getattr(current, field, None)
             if isinstance(child, ast.AST):
                 pending.append(child)
-            elif isinstance(child, list):
-                pending.extend(item for item in child if isinstance(item, ast.AST))
-        if isinstance(current, _SOURCE_TYPES):
+            elif type(child) is list:
+                pending.extend([item for item in child if isinstance(item, ast.AST)])
+        if kind in _SOURCE_TYPES:
             yield current
 
 
