@@ -29,15 +29,13 @@ _TYPE_PRESERVING_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.B
                         ast.LShift, ast.RShift)
 
 
+# Each constructor's qualified name -> its type: `flydsl.expr.Int32` -> `Int32`.
+_TYPED_SCALAR_NAMES = {f"{module}.{leaf}": leaf for module in _TYPED_MODULES for leaf in TYPED_SCALARS}
+
+
 def typed_scalar(model: SemanticModel, call: ast.AST) -> str | None:
     """`Int32` for a call of fx.Int32 (any alias), else None."""
-    if not isinstance(call, ast.Call):
-        return None
-    name = model.resolve(call.func)
-    if not name:
-        return None
-    module, _, leaf = name.rpartition(".")
-    return leaf if leaf in TYPED_SCALARS and module in _TYPED_MODULES else None
+    return _TYPED_SCALAR_NAMES.get(model.resolve(call.func)) if isinstance(call, ast.Call) else None
 
 
 def single_positional(call: ast.Call) -> ast.expr | None:
@@ -71,7 +69,7 @@ def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
             annotation = getattr(binding.node, "annotation", None)
             if annotation is None:
                 return None
-            return typed_scalar(model, ast.Call(func=annotation, args=[], keywords=[]))
+            return _TYPED_SCALAR_NAMES.get(model.resolve(annotation))
         statement = model.parent(binding.node)
         if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
             return known_scalar_type(model, statement.value)
