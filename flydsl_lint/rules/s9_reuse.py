@@ -179,6 +179,12 @@ def _launches(function: ast.AST) -> bool:
                for n in ast.walk(function))
 
 
+# Where `_in_loop`'s walk up stops, by exact node type (a set look-up per step, not isinstance chains).
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+_LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
+
+
 @register
 class JitCallInLoop(Rule):
     """Calling a `@flyc.jit` wrapper re-runs its per-call dispatch (DLPack,
@@ -246,34 +252,32 @@ class JitCallInLoop(Rule):
             self._walks = {}
         walked = []
         found: bool | None = None  # None: the walk goes on
-        child = node
-        for ancestor in self.model.ancestors(node):
-            known = self._walks.get(child)
-            if known is not None:
-                found = known
+        child, ancestor = node, self.model.parent(node)
+        while ancestor is not None:
+            found = self._walks.get(child)
+            if found is not None:
                 break
             walked.append(child)
             found = self._loop_step(ancestor, child)
             if found is not None:
                 break
-            child = ancestor
+            child, ancestor = ancestor, self.model.parent(ancestor)
         for passed in walked:
             self._walks[passed] = bool(found)
         return bool(found)
 
     def _loop_step(self, ancestor: ast.AST, child: ast.AST) -> bool | None:
         """Whether `child` under `ancestor` is in a host loop; None: ask `ancestor`."""
-        if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        kind = type(ancestor)
+        if kind in _SCOPES:
             return False
-        if isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While)) and child is not getattr(ancestor, "iter", None) \
-                and child not in ancestor.orelse:
+        if kind in _LOOPS and child is not getattr(ancestor, "iter", None) and child not in ancestor.orelse:
             iterator = getattr(ancestor, "iter", None)
             if isinstance(iterator, ast.Call) and (self.model.resolve(iterator.func) or "").endswith("range_constexpr"):
                 return False  # unrolled while tracing: not a host loop
             return True
-        if isinstance(ancestor, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
-            if child is not ancestor.generators[0]:
-                return True
+        if kind in _COMPREHENSIONS and child is not ancestor.generators[0]:
+            return True
         return None
 
     def _is_jit(self, func: ast.expr) -> bool:
