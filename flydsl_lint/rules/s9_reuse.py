@@ -24,13 +24,14 @@ _LOG2E_NAMES = re.compile(r"^_*(log2_?e|LOG2_?E)$")
 
 
 def _is_log2e_value(model: SemanticModel, value: ast.expr) -> bool:
-    if isinstance(value, ast.Constant) and isinstance(value.value, float):
-        return abs(value.value - math.log2(math.e)) < 1e-6
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+    kind = type(value)  # one test per kind: this runs on every assignment
+    if kind is ast.Constant:
+        return isinstance(value.value, float) and abs(value.value - math.log2(math.e)) < 1e-6
+    if kind is ast.Call:
         # Only a name or an attribute resolves (to `math.e`): test that before resolving.
-        return (isinstance(value.args[0], (ast.Name, ast.Attribute)) and model.resolve(value.func) == "math.log2"
-                and model.resolve(value.args[0]) == "math.e")
-    if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div):  # 1 / math.log(2)
+        return (len(value.args) == 1 and not value.keywords and isinstance(value.args[0], (ast.Name, ast.Attribute))
+                and model.resolve(value.func) == "math.log2" and model.resolve(value.args[0]) == "math.e")
+    if kind is ast.BinOp and isinstance(value.op, ast.Div):  # 1 / math.log(2)
         left, right = value.left, value.right
         return (isinstance(left, ast.Constant) and left.value in (1, 1.0) and isinstance(right, ast.Call)
                 and model.resolve(right.func) == "math.log" and len(right.args) == 1
