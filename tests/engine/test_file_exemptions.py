@@ -51,9 +51,21 @@ def test_what_is_no_exemption(text):
     ("    # FLAKE8: NOQA: E501", True),  # flake8 skips the whole file even with codes
     ("#flake8: noqa", False),  # flake8's pattern wants the space
     ("x = 1  # flake8: noqa", False),  # only at the start of a line
+    ("\f# flake8: noqa", True),  # a form feed is whitespace
+    ("# fla\u212ae8: noqa", True),  # KELVIN SIGN matches `k` when the case is ignored
 ])
 def test_flake8_file_noqa_is_flake8s(line, skipped):
     assert skipped_by_flake8(["x = 1", line]) is skipped
+
+
+@pytest.mark.parametrize("text, skipped", [
+    ("x = 1\r# flake8: noqa\r", True),
+    ("x = 1\r\n  # FLAKE8=NOQA\r\n", True),
+    ("x = 1\n# flake8:\nnoqa\n", False),  # the directive is one line
+    ("x = 1\r# flake8:\rnoqa\r", False),
+])
+def test_flake8_file_noqa_on_each_line_ending(text, skipped):
+    assert skipped_by_flake8(SourceFile("k.py", text).lines) is skipped
 
 
 def test_exemption_suppresses_its_codes_only(lint):
