@@ -251,8 +251,11 @@ def _statement_kind(statement: ast.stmt) -> str:
 
 
 # What each "strong" statement kind contains: a call's `(`, or the keyword of an
-# import or compound statement (a keyword is always spelled in ASCII).
-_STRONG_KEYWORD = re.compile(r"\b(?:import|if|for|while|with|def|class|try)\b")
+# import or compound statement (a keyword is always spelled in ASCII). Words that
+# merely end in one (`entry`) match too: without a leading `\b` the search skips
+# to the keywords' first letters, several times faster, and a rare extra match
+# only costs the full look.
+_STRONG_KEYWORD = re.compile(r"(?:import|if|for|while|with|def|class|try)\b")
 
 
 def _parses(lines: list[str]) -> list[ast.stmt] | None:
@@ -271,8 +274,11 @@ def _parses(lines: list[str]) -> list[ast.stmt] | None:
 # Two names side by side (`the offset`) are a syntax error unless one is a
 # (soft) keyword. A window of lines without quotes has no strings, so such a
 # pair before a `#` means the window cannot parse: checked without parsing.
-_WORD = re.compile(r"(?<![\w.])[A-Za-z_]\w*")  # a name token (not an attribute, not inside a number)
 _KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"type", "match", "case", "_"}
+_NAME = rf"(?!(?:{'|'.join(sorted(_KEYWORDS))})(?!\w))[A-Za-z_]\w*"  # a name token that is no keyword
+# Two such names with only blanks between them; the first starts a token (it is
+# not an attribute, nor inside a number or a longer name).
+_NAME_PAIR = re.compile(rf"(?<![\w.]){_NAME}[ \t]+{_NAME}")
 _WORD_CHARS = re.compile(r"\w*")
 _NEVER_IN_CODE = frozenset("$?`")  # outside strings and comments
 _NO_STATEMENT_STARTS = tuple("=)]},;:|&^/%<>")
@@ -295,15 +301,8 @@ def _unstringed(line: str) -> str:
 def _never_parses(code: str) -> bool:
     """Code (see `_unstringed`) no program can contain: two non-keyword names
     separated only by blanks (`the offset`), or a character Python rejects."""
-    previous_end = -1  # end of the previous name when it is no keyword
-    for match in _WORD.finditer(code):
-        word = match.group()
-        if word in _KEYWORDS:
-            previous_end = -1
-            continue
-        if previous_end >= 0 and not code[previous_end:match.start()].strip(" \t"):
-            return True
-        previous_end = match.end()
+    if _NAME_PAIR.search(code):  # one search: a loop over the names costs several times more
+        return True
     if not code.isascii():
         for char in code:
             if ord(char) > 127 and not ("a" + char).isidentifier() and not (

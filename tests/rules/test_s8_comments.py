@@ -12,7 +12,7 @@ import pytest
 from flydsl_lint.engine.checker import Checker
 from flydsl_lint.engine.source import SourceError, SourceFile
 from flydsl_lint.fixes.apply import fix_source
-from flydsl_lint.rules.s8_comments import code_runs
+from flydsl_lint.rules.s8_comments import _never_parses, code_runs
 from tests.conftest import fix_text, lint_text, make_settings
 
 CORPUS = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src")) / "kernels"
@@ -70,6 +70,29 @@ def test_formula_comments_are_not_code():
     assert code_runs(["row = lane / 4, col = (lane % 4) * 16"]) == []
     assert code_runs(["lds_offset = (row / 2) * BYTES_PER_2ROWS + (row % 2) * 64 + col"]) == []
     assert code_runs(["if use_lds:", "    fx.copy(atom, src, dst)"]) == [(0, 1)]
+
+
+@pytest.mark.parametrize("code, never", [
+    ("the offset", True),
+    ("a\tb", True),
+    ("x is not None", False),  # keywords between the names
+    ("match x", False),  # a soft keyword
+    ("a.b c", False),  # `b` is an attribute, not a name token
+    ("1st place", False),  # `st` is inside a number
+    ("über alles", False),  # `ber` is inside a longer name; `über` itself is no ASCII name start
+    ("x\fy", False),  # a form feed is not a blank between tokens here
+    ("x = a + b", False),
+    ("x → y", True),  # a character Python rejects
+    ("cost $5", True),
+])
+def test_code_that_never_parses(code, never):
+    assert _never_parses(code) is never
+
+
+def test_code_without_a_call_is_found_by_its_keyword():
+    assert code_runs(["import os.path"]) == [(0, 0)]
+    assert code_runs(["for i in range_n: pass"]) == [(0, 0)]
+    assert code_runs(["geometry entry"]) == []  # ends in `try`: looked at, and prose
 
 
 def test_banner_fix_does_not_create_a_blank_run(tmp_path):
