@@ -96,6 +96,9 @@ _STRING_TYPES = (str, bytes)
 # Memo look-ups miss on every node's first question: `get` with this default
 # costs less than a caught KeyError.
 _UNSEEN = object()
+# A plain function's positional parameter -> index, parameter -> default, and
+# calls, each None where it unpacks (see `SemanticModel._call_signature`).
+_CallSignature = tuple[dict[str, int], dict[str, ast.expr], list[ast.Call | None]]
 
 
 class SemanticModel:
@@ -134,6 +137,7 @@ class SemanticModel:
         self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
         self._function_kinds: dict[ast.AST, str | None] = {}
         self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
+        self._call_signatures: dict[ast.AST | None, _CallSignature | None] = {}  # arguments node -> _call_signature()
         self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
         self._imports: list[Binding] = []  # every import binding, any scope
         self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
@@ -462,6 +466,7 @@ class SemanticModel:
         self._bindings_seen.clear()
         self._local_names.clear()
         self._function_kinds.clear()
+        self._call_signatures.clear()
         self._imports.clear()
         self._name_assignments = None
 
@@ -619,32 +624,48 @@ class SemanticModel:
         when each call in this module passes (or defaults to) the same resolvable
         name, the parameter is that name. Methods and unresolved calls give None.
         """
-        arguments = self.parent(binding.node)
-        function = self.parent(arguments) if isinstance(arguments, ast.arguments) else None
-        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        signature = self._call_signature(self.parent(binding.node))
+        if signature is None:
             return None
-        if self._scope_of_node[function].parent.kind == "class" or self.function_kind(function):
-            return None
-        positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
-        defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
-        defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults) if value)
-        index = positional.index(binding.name) if binding.name in positional else None
-        targets = set()
-        calls = self.calls_of(function)
+        positions, defaults, calls = signature
         if not calls:
             return self._dialect_parameter(binding)
+        name = binding.name
+        index = positions.get(name)
+        targets = set()
         for call in calls:
-            if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            if call is None:  # passes *args or **kwargs: what it passes is unknown
                 return None
             if index is not None and index < len(call.args):
                 passed = call.args[index]
             else:
-                passed = next((k.value for k in call.keywords if k.arg == binding.name), defaults.get(binding.name))
+                passed = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
             target = self.resolve(passed) if passed is not None else None
             if target is None:
                 return None
             targets.add(target)
         return targets.pop() if len(targets) == 1 else None
+
+    def _call_signature(self, arguments: ast.AST | None) -> _CallSignature | None:
+        """What `_passed_argument` needs of a plain function, found once for
+        all its parameters: each positional parameter's index, each default,
+        and its calls (None for a call that unpacks). None for a lambda, a
+        method or a traced function."""
+        signature = self._call_signatures.get(arguments, _UNSEEN)
+        if signature is not _UNSEEN:
+            return signature
+        function = self.parent(arguments) if isinstance(arguments, ast.arguments) else None
+        signature = None
+        if (isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and self._scope_of_node[function].parent.kind != "class" and not self.function_kind(function)):
+            positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
+            defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
+            defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults)
+                            if value)
+            calls = [None if _unpacks(call) else call for call in self.calls_of(function)]
+            signature = ({name: index for index, name in enumerate(positional)}, defaults, calls)
+        self._call_signatures[arguments] = signature
+        return signature
 
     def _dialect_parameter(self, binding: Binding) -> str | None:
         """A helper with no caller in this module, taking a keyword-only,
@@ -776,6 +797,11 @@ class SemanticModel:
     def import_bindings(self) -> list[Binding]:
         """Every import binding of the module, in any scope."""
         return self._imports
+
+
+def _unpacks(call: ast.Call) -> bool:
+    """Whether a call passes `*args` or `**kwargs`."""
+    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
 
 
 # Node types with no fields (expression contexts, operators): shared instances
