@@ -258,7 +258,29 @@ def _statement_kind(statement: ast.stmt) -> str:
 _STRONG_KEYWORD = re.compile(r"(?:import|if|for|while|with|def|class|try)\b")
 
 
+# A program never ends in one of these: an operator still missing its right
+# operand, an unclosed bracket, or a `:` with no body after it (not `*`:
+# `from m import *` ends in it).
+_DANGLING = frozenset("+-/%=<>&|^~@:([{")
+
+
+def _dangles(line: str) -> bool:
+    """Whether a window ending with `line` is a syntax error, seen without
+    parsing: the line has no quote and its code ends in a `_DANGLING` character
+    (`-----`), or in a `.` after neither a digit (`1.`) nor a `.` (`...`), as
+    sentences do. A string open at the line's start cannot close without a
+    quote: also an error."""
+    if "'" in line or '"' in line:
+        return False
+    code = line.split("#", 1)[0].rstrip(" \t\f")  # the comment and blanks after the last token
+    if not code:
+        return False
+    return code[-1] in _DANGLING or (code[-1] == "." and len(code) > 1 and code[-2] not in "0123456789.")
+
+
 def _parses(lines: list[str]) -> list[ast.stmt] | None:
+    if _dangles(lines[-1]):
+        return None  # checked in a few operations; a failing parse costs as much as a good one
     text = textwrap.dedent("\n".join(lines))
     if not text.strip() or text.startswith((" ", "\t")):
         return None

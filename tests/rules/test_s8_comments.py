@@ -12,7 +12,7 @@ import pytest
 from flydsl_lint.engine.checker import Checker
 from flydsl_lint.engine.source import SourceError, SourceFile
 from flydsl_lint.fixes.apply import fix_source
-from flydsl_lint.rules.s8_comments import _never_parses, code_runs
+from flydsl_lint.rules.s8_comments import _dangles, _never_parses, code_runs
 from tests.conftest import fix_text, lint_text, make_settings
 
 CORPUS = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src")) / "kernels"
@@ -87,6 +87,28 @@ def test_formula_comments_are_not_code():
 ])
 def test_code_that_never_parses(code, never):
     assert _never_parses(code) is never
+
+
+@pytest.mark.parametrize("window, dangles", [
+    (["-----------------"], True),
+    (["the loop is unrolled."], True),
+    (["x = (1 +", "     2)  # -"], False),  # the `-` is in a comment
+    (["if x:"], True),
+    (["x = f(a,"], False),  # a trailing comma is left to the parser
+    (["x = f(a"], False),
+    (["x = f("], True),
+    (['"""', "-----"], True),  # a string open at the line never closes
+    (["x = 1."], False),  # a float
+    (["x = ..."], False),
+    (["from m import *"], False),
+    (["s = 'a -'"], False),  # quoted: not looked at
+    (["a -\v"], False),  # ends in a character the check leaves to the parser
+])
+def test_dangling_windows_never_parse(window, dangles):
+    assert _dangles(window[-1]) is dangles
+    if dangles:
+        with pytest.raises(SyntaxError):
+            ast.parse("\n".join(window))
 
 
 def test_code_without_a_call_is_found_by_its_keyword():
