@@ -32,6 +32,10 @@ _PRAGMA_RE = re.compile(
     r"-\*-|!|SPDX|Copyright)",
     re.IGNORECASE,
 )
+# The pattern's first characters. Ignoring case, an ASCII character matches only
+# its own other case (non-ASCII `ſ`, `ı` or `K` may match more), so a comment
+# starting with any other ASCII character needs no match.
+_PRAGMA_STARTS = frozenset("nNtTpPfFiImMrRyYsScC-!")
 
 
 def full_line_comments(rule: Rule) -> list[Comment]:
@@ -445,8 +449,10 @@ class CommentedOutCode(Rule):
         current: list[Comment] = []
         for comment in full_line_comments(self):
             body = comment.text[1:]
-            skip = (_PRAGMA_RE.match(body) is not None or "://" in body or comment.text.startswith("#!")
-                    or body.lstrip().startswith((">>>", "...", "$ ")))
+            lead = body.lstrip()
+            first = lead[:1]
+            pragma = (first in _PRAGMA_STARTS or not first.isascii()) and _PRAGMA_RE.match(body) is not None
+            skip = pragma or "://" in body or comment.text.startswith("#!") or lead.startswith((">>>", "...", "$ "))
             if current and (comment.row != current[-1].row + 1 or comment.col != current[-1].col or skip):
                 blocks.append(current)
                 current = []

@@ -12,7 +12,7 @@ import pytest
 from flydsl_lint.engine.checker import Checker
 from flydsl_lint.engine.source import SourceError, SourceFile
 from flydsl_lint.fixes.apply import fix_source
-from flydsl_lint.rules.s8_comments import _dangles, _never_parses, code_runs
+from flydsl_lint.rules.s8_comments import _PRAGMA_RE, _PRAGMA_STARTS, _dangles, _never_parses, code_runs
 from tests.conftest import fix_text, lint_text, make_settings
 
 CORPUS = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src")) / "kernels"
@@ -115,6 +115,14 @@ def test_code_without_a_call_is_found_by_its_keyword():
     assert code_runs(["import os.path"]) == [(0, 0)]
     assert code_runs(["for i in range_n: pass"]) == [(0, 0)]
     assert code_runs(["geometry entry"]) == []  # ends in `try`: looked at, and prose
+
+
+def test_pragma_starts_are_every_ascii_character_a_pragma_can_start_with():
+    pragmas = ["noqa", "type: ignore", "pragma: no cover", "fmt: off", "isort: skip", "pylint: disable=x",
+               "mypy: strict", "pyright: basic", "ruff: noqa", "flake8: noqa", "nosec", "yapf: disable",
+               "-*- coding: utf-8 -*-", "!/usr/bin/env python", "SPDX-License-Identifier: MIT", "Copyright AMD"]
+    starts = {chr(c) for c in range(128) if any(_PRAGMA_RE.match(" " + chr(c) + p[1:]) for p in pragmas)}
+    assert starts == _PRAGMA_STARTS
 
 
 def test_banner_fix_does_not_create_a_blank_run(tmp_path):
