@@ -21,12 +21,14 @@ from typing import NamedTuple
 
 # Comments and string literals as the tokenizer reads them (prefixes aside,
 # which never change where a literal ends); triple quotes are tried first.
+# A literal's body is runs of plain characters, each run matched in one step,
+# between escapes (and, in a triple-quoted one, quotes that do not close it).
 _STRING_OR_COMMENT = re.compile(
     rb"#[^\r\n]*"
-    rb"|'''(?:\\.|[^\\])*?'''"
-    rb'|"""(?:\\.|[^\\])*?"""'
-    rb"|'(?:\\.|[^'\\\r\n])*'"
-    rb'|"(?:\\.|[^"\\\r\n])*"',
+    rb"|'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''"
+    rb'|"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""'
+    rb"|'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'"
+    rb'|"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
     re.S,
 )
 # A line start followed by code: the module's first byte, or one after a newline

@@ -148,6 +148,17 @@ def test_lines_that_only_look_like_statement_starts():
     assert found.function("spaced").lineno == TRICKY.splitlines().index("def spaced():") + 1
 
 
+@pytest.mark.parametrize("literal", [
+    b"'''it''s\ndef fake(): ''' ''''\n'''",  # quotes that do not close a triple-quoted literal
+    b"'''ends in a quote\\'''' + '''\\\\'''",  # an escaped closing quote, then an escaped backslash
+    b'"""say "hi" ""\ndef fake(): """ "x"',  # and one literal right after another
+    b"'don\\'t' \"\\\\\" '# no comment'",  # escapes in one-line literals; a hash inside one
+    b"'line \\\ndef fake(): '",  # a backslash continues a one-line literal
+])
+def test_literals_end_where_the_tokenizer_ends_them(literal):
+    _check(b"x = " + literal + b"\ndef f():\n    return x\n")
+
+
 def test_a_byte_order_mark_is_no_code():
     _check(b"\xef\xbb\xbf" + b"import os\ndef f():\n    return os\n")
 
