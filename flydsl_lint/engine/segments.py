@@ -35,6 +35,8 @@ _STRING_OR_COMMENT = re.compile(
 # (matched with its "\n", which lets the regex engine skip from newline to newline).
 _CODE_START = re.compile(rb"[^\s#]")
 _LINE_START = re.compile(rb"\n(?=[^\s#])")
+# Quotes as "#": one byte search finds where the next comment or literal can start.
+_QUOTES_AS_HASH = bytes.maketrans(b"'\"", b"##")
 # Every kind of bracket as a parenthesis: the nesting depth counts them alike.
 _AS_PARENTHESES = bytes.maketrans(b"[]{}", b"()()")
 # Lines at column 0 that continue the compound statement above them.
@@ -45,6 +47,27 @@ _HEADER = re.compile(rb"(?:async[ \t\f\\\r\n]+)?(def|class)[ \t\f\\\r\n]+(\w+)")
 # cannot stand at a line start inside brackets or after a continuation, so in
 # code with strings and comments blanked this is a nested def or class statement.
 _NESTED_HEADER = re.compile(rb"\n[ \t\f]+(?:async[ \t\f\\\r\n]+)?(?:def|class)[ \t\f\\\r\n]")
+
+
+def _blank_strings_and_comments(data: bytes) -> bytes:
+    """`data` with every comment and string literal blanked in place, as
+    `_STRING_OR_COMMENT.sub(_blank, data)` has it. Searching for the next `#`
+    or quote with `bytes.find` skips the code between literals much faster
+    than the regex engine's search, which tests each byte against a set."""
+    openings = data.translate(_QUOTES_AS_HASH)
+    pieces = []
+    copied = 0  # data[:copied] is in `pieces`
+    at = openings.find(b"#")
+    while at >= 0:
+        match = _STRING_OR_COMMENT.match(data, at)
+        if match is None:  # a quote that opens no literal stays, for the caller to see
+            at = openings.find(b"#", at + 1)
+            continue
+        pieces += data[copied:at], _blank(match)
+        copied = match.end()
+        at = openings.find(b"#", copied)
+    pieces.append(data[copied:])
+    return b"".join(pieces)
 
 
 def _blank(match: re.Match) -> bytes:
@@ -87,7 +110,7 @@ def top_level_segments(data: bytes) -> list[Segment] | None:
         if cookie and cookie.group(1).lower().replace(b"_", b"-") not in (b"utf-8", b"utf8"):
             return None
     # The code alone: every comment and string literal blanked in place.
-    code = _STRING_OR_COMMENT.sub(_blank, data)
+    code = _blank_strings_and_comments(data)
     if b"'" in code or b'"' in code:
         return None  # a literal the scan could not close
     if b"\f" in code:

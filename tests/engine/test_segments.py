@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.project import summarize
-from flydsl_lint.engine.segments import outline, read_outline, top_level_segments
+from flydsl_lint.engine.segments import (
+    _STRING_OR_COMMENT, _blank, _blank_strings_and_comments, outline, read_outline, top_level_segments,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 # Real modules of many styles: the standard library's top level, this project, the test fixtures.
@@ -85,6 +87,8 @@ def _real_statements(data: bytes) -> list[str]:
 
 
 def _check(data: bytes) -> None:
+    # The blanking skips from one `#` or quote to the next instead of searching with the regex.
+    assert _blank_strings_and_comments(data) == _STRING_OR_COMMENT.sub(_blank, data)
     tree = ast.parse(data)
     segments = top_level_segments(data)
     assert segments is not None
