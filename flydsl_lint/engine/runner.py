@@ -15,6 +15,7 @@ import gc
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
@@ -253,10 +254,12 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
     """Check `todo` in this process and `workers - 1` forked children.
 
     Every process takes the next file, largest files first, so the last to
-    finish has a small file; a child sends its results through a pipe when it
-    is done. No pool: the parent works instead of feeding workers, and nothing
-    is sent per file. Files a failed child took are checked here afterwards.
+    finish has a small file; a child pickles each result as it goes and sends
+    them through a pipe when it is done. No pool: the parent works instead of
+    feeding workers, and nothing is sent per file. Files a failed child took
+    are checked here afterwards.
     """
+    import io
     import pickle
     import signal
 
@@ -268,15 +271,14 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
     token_read, token_write = os.pipe()
     os.write(token_write, (0).to_bytes(8, "little"))
 
-    def work() -> list[tuple[int, FileResult]]:
-        done = []
+    def work(keep: Callable[[tuple[int, FileResult]], object]) -> None:
         while True:
             taken = int.from_bytes(os.read(token_read, 8), "little")
             os.write(token_write, (taken + 1).to_bytes(8, "little"))
             if taken >= len(order):
-                return done
+                return
             position, path = order[taken]
-            done.append((position, job.run(path)))
+            keep((position, job.run(path)))
 
     # Built once (rule imports, rules.toml) for every child to inherit. Not after the fork:
     # Ctrl-C during the parent's rule imports then ended the run by signal instead of exit 130.
@@ -291,23 +293,27 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
                 status = 1
                 try:
                     os.close(read_end)
-                    payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
+                    # Pickled file by file while the parent still works: a dump of
+                    # them all at the end kept the parent waiting for it.
+                    payload = io.BytesIO()
+                    work(pickle.Pickler(payload, protocol=pickle.HIGHEST_PROTOCOL).dump)
                     with os.fdopen(write_end, "wb") as pipe:
-                        pipe.write(payload)
+                        pipe.write(payload.getbuffer())
                     status = 0
                 finally:
                     os._exit(status)
             os.close(write_end)
             children.append((pid, read_end))
-        results = work()
+        results: list[tuple[int, FileResult]] = []
+        work(results.append)
         while children:
             pid, read_end = children[-1]
             with os.fdopen(read_end, "rb") as pipe:
                 payload = pipe.read()
             _, status = os.waitpid(pid, 0)
             children.pop()
-            if status == 0 and payload:
-                results += pickle.loads(payload)
+            if status == 0:
+                results += _unpickle_all(payload)
     finally:
         for pid, read_end in children:  # interrupted: stop the others
             for step in (lambda: os.kill(pid, signal.SIGTERM), lambda: os.waitpid(pid, 0), lambda: os.close(read_end)):
@@ -321,6 +327,20 @@ def _run_forked(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], worke
     checked = {position for position, _ in results}
     results += [(position, job.run(path)) for position, path in todo if position not in checked]
     return results
+
+
+def _unpickle_all(payload: bytes) -> list:
+    """The objects pickled one after another into `payload` by one Pickler."""
+    import io
+    import pickle
+
+    unpickler = pickle.Unpickler(io.BytesIO(payload))
+    found = []
+    while True:
+        try:
+            found.append(unpickler.load())
+        except EOFError:
+            return found
 
 
 def _run_parallel(job: _Job, todo: list[tuple[int, Path]], sizes: list[int], workers: int,
