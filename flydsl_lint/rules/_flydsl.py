@@ -55,12 +55,11 @@ def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
     if wrap:
         return wrap
     if isinstance(node, ast.BinOp) and isinstance(node.op, _TYPE_PRESERVING_OPS):
-        left, right = known_scalar_type(model, node.left), known_scalar_type(model, node.right)
-        if left and (right == left or _int_literal(node.right)):
-            return left
-        if right and _int_literal(node.left):
-            return right
-        return None
+        # The right operand is typed only when it must be: most operands are not known.
+        left = known_scalar_type(model, node.left)
+        if left:
+            return left if _int_literal(node.right) or known_scalar_type(model, node.right) == left else None
+        return known_scalar_type(model, node.right) if _int_literal(node.left) else None
     if isinstance(node, ast.Name):
         binding = model.binding_of(node)
         if binding is None or not model.is_single_binding(binding):

@@ -201,12 +201,15 @@ class RedundantRewrap(Rule):
     valid = [
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx + 1\n    return fx.Int32(tx)\n",
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    return fx.Int64(tx)\n",
+        "import flydsl.expr as fx\ndef k(n, tx: fx.Int32):\n    return fx.Int32(n + tx)\n",
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    idx = fx.Int32(tx)\n",
                 fixed="import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    idx = tx\n"),
         Invalid("import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return fx.Int32(tx) + 1\n",
                 fixed="import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return tx + 1\n"),
+        Invalid("import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return fx.Int32(4 * tx)\n",
+                fixed="import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return 4 * tx\n"),
         Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base) + fx.Int64(4)) * 2\n",
                 fixed="import flydsl.expr as fx\noff = (fx.Int64(base) + fx.Int64(4)) * 2\n"),
     ]
