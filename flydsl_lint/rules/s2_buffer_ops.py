@@ -8,8 +8,8 @@ from ..engine.project import followed
 from ..engine.registry import Invalid, Rule, leaves, register
 from ..fixes.edits import reference
 from ._memory import (
-    BUFFER_OPS, MEM_OPS, argument, assigned_values, byte_sized_name, is_true, keyword_value, local_function, names,
-    resolve, returned_values, walk_expression,
+    BUFFER_OPS, MEM_OPS, argument, assigned_values, binary_operations, byte_sized_name, is_true, keyword_value,
+    local_function, names, resolve, returned_values,
 )
 
 RESOURCE = followed(*names(BUFFER_OPS, "create_buffer_resource"))
@@ -260,8 +260,8 @@ class BufferOffsetUnit(Rule):
             right = offset.right
             if isinstance(right, ast.Constant) and type(right.value) is int and right.value > 1:
                 return True
-        for node in walk_expression(offset):
-            if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.LShift, ast.RShift)):
+        for node in binary_operations(offset):
+            if isinstance(node.op, (ast.Mult, ast.FloorDiv, ast.LShift, ast.RShift)):
                 if byte_sized_name(node.left) or byte_sized_name(node.right):
                     return True
         if follow and isinstance(offset, ast.Name):
