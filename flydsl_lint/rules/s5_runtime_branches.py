@@ -323,9 +323,10 @@ class NoneBeforeRuntimeBranch(Rule):
 
     @cached_property
     def _none_owners(self) -> set[ast.AST]:
-        """The nodes whose blocks hold a `name = None` statement."""
-        return {self.model.parent(stmt) for stmt in self.model.nodes(ast.Assign)
-                if isinstance(stmt.value, ast.Constant) and _assigns_none(stmt)}
+        """The nodes whose blocks hold a `name = None` statement (or a `name: T = None`,
+        which `visit_If` then passes over): from the model's list of name assignments."""
+        return {self.model.parent(stmt) for stmt, _, value in self.model.name_assignments()
+                if type(value) is ast.Constant and value.value is None}
 
     def visit_If(self, node: ast.If) -> None:
         parent = self.model.parent(node)
