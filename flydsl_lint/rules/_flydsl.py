@@ -77,3 +77,17 @@ def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
 
 def _int_literal(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+# Fields that hold no expression (contexts, operators, identifiers, flags).
+_TERMLESS_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "kind", "conversion", "is_async"})
+_TERM_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> term_fields()
+
+
+def term_fields(kind: type) -> tuple[str, ...]:
+    """The fields of an AST node type that can hold expressions, for walks that
+    read them directly: cheaper than the generators of `ast.iter_child_nodes`."""
+    fields = _TERM_FIELDS.get(kind)
+    if fields is None:
+        fields = _TERM_FIELDS[kind] = tuple(field for field in kind._fields if field not in _TERMLESS_FIELDS)
+    return fields

@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ..engine.model import SemanticModel
+from ._flydsl import term_fields
 
 # Where the legacy helpers live: the pre-0.3.0 FlyDSL module, the kernels
 # package's copy (vendored copies are mapped here by engine/project.py).
@@ -115,9 +116,6 @@ def byte_sized_name(node: ast.expr) -> bool:
 
 # Expressions whose inner nodes are not the enclosing expression's own terms.
 _OPAQUE_TYPES = frozenset({ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
-# Fields that hold no expression (contexts, operators, identifiers, flags): the walk skips them.
-_TERMLESS_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "kind", "conversion", "is_async"})
-_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields the walk reads
 
 
 def binary_operations(node: ast.expr) -> Iterator[ast.BinOp]:
@@ -132,10 +130,7 @@ def binary_operations(node: ast.expr) -> Iterator[ast.BinOp]:
             yield current
         elif kind in _OPAQUE_TYPES:
             continue
-        fields = _WALKED_FIELDS.get(kind)
-        if fields is None:
-            fields = _WALKED_FIELDS[kind] = tuple(f for f in kind._fields if f not in _TERMLESS_FIELDS)
-        for field in fields:
+        for field in term_fields(kind):
             child = getattr(current, field, None)
             if isinstance(child, ast.AST):
                 pending.append(child)

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from ..engine.project import FOLLOWED_NAMES, followed
 from ..engine.registry import Invalid, Rule, leaves, register
-from ._flydsl import EXPR, known_scalar_type, typed_scalar
+from ._flydsl import EXPR, known_scalar_type, term_fields, typed_scalar
 from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
@@ -75,9 +75,6 @@ def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
 
 
 _SOURCE_TYPES = frozenset({ast.Call, ast.Name, ast.Attribute})  # the nodes a run-time value can come from
-# Fields that never lead to a source (contexts, operators, names, flags): the walk skips them.
-_SOURCELESS_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "kind", "conversion", "is_async"})
-_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> its fields the walk reads
 
 
 def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
@@ -88,10 +85,7 @@ def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
     while pending:
         current = pending.popleft()
         kind = type(current)
-        fields = _WALKED_FIELDS.get(kind)
-        if fields is None:
-            fields = _WALKED_FIELDS[kind] = tuple(f for f in kind._fields if f not in _SOURCELESS_FIELDS)
-        for field in fields:
+        for field in term_fields(kind):
             child = getattr(current, field, None)
             if isinstance(child, ast.AST):
                 pending.append(child)
