@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 
 from ..engine.model import SemanticModel
-from ._flydsl import term_fields
+from ._flydsl import term_children
 
 # Where the legacy helpers live: the pre-0.3.0 FlyDSL module, the kernels
 # package's copy (vendored copies are mapped here by engine/project.py).
@@ -130,9 +130,4 @@ def binary_operations(node: ast.expr) -> Iterator[ast.BinOp]:
             yield current
         elif kind in _OPAQUE_TYPES:
             continue
-        for field in term_fields(kind):
-            child = getattr(current, field, None)
-            if isinstance(child, ast.AST):
-                pending.append(child)
-            elif type(child) is list:
-                pending.extend([item for item in child if isinstance(item, ast.AST)])
+        pending += term_children(current)

@@ -9,7 +9,7 @@ from functools import cached_property
 
 from ..engine.project import FOLLOWED_NAMES, followed
 from ..engine.registry import Invalid, Rule, leaves, register
-from ._flydsl import EXPR, known_scalar_type, term_fields, typed_scalar
+from ._flydsl import EXPR, known_scalar_type, term_children, typed_scalar
 from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
@@ -85,12 +85,7 @@ def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
     while pending:
         current = pending.popleft()
         kind = type(current)
-        for field in term_fields(kind):
-            child = getattr(current, field, None)
-            if isinstance(child, ast.AST):
-                pending.append(child)
-            elif type(child) is list:
-                pending.extend([item for item in child if isinstance(item, ast.AST)])
+        pending += term_children(current)
         if kind in _SOURCE_TYPES:
             yield current
 
