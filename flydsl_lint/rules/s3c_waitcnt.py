@@ -406,6 +406,7 @@ class _ForeignModule:
         # names a parameter after a counter.
         self._spells_shim = any(word in data for word in _SHIM_SPELLINGS)
         self._outline: Outline | None = None
+        self._def_names: set[bytes] | None = None  # see `_may_define`
         self.constants: dict[str, int] = {}
         self._imports: dict[str, str] = {}
         self._waitcnt_spellings: tuple[bytes, ...] = ()
@@ -417,7 +418,7 @@ class _ForeignModule:
         if (leaf, encoder_hint) in self._shims:
             return self._shims[(leaf, encoder_hint)]
         if self._outline is None:
-            if not _may_define(self._data, leaf):  # most asked names are classes or other modules' functions
+            if not self._may_define(leaf):  # most asked names are classes or other modules' functions
                 self._shims[(leaf, False)] = self._shims[(leaf, True)] = None
                 return None
             self._read()
@@ -428,6 +429,16 @@ class _ForeignModule:
                 shim.constants = self.constants
             self._shims[(leaf, hint)] = shim
         return self._shims[(leaf, encoder_hint)]
+
+    def _may_define(self, leaf: str) -> bool:
+        """Whether the source can hold a top-level `def <leaf>`: such a statement
+        starts a line, with only blanks or line continuations between `def` and
+        the name (a non-ASCII name is never ruled out)."""
+        if not leaf.isascii():
+            return True
+        if self._def_names is None:  # one scan of the source for every name asked
+            self._def_names = _line_start_def_names(self._data)
+        return leaf.encode() in self._def_names
 
     def _read(self) -> None:
         """The module's outline, imports and constants (the whole module is
@@ -475,16 +486,23 @@ _WAITCNT_LEAVES = tuple(word.encode() for word in leaves(S_WAITCNT))
 _SHIM_SPELLINGS = _WAITCNT_LEAVES + tuple(word.encode() for word in COUNTERS)
 
 
-def _may_define(data: bytes, leaf: str) -> bool:
-    """Whether the source can hold a top-level `def <leaf>`: such a statement
-    starts a line, with only blanks or line continuations between `def` and
-    the name (a non-ASCII name is never ruled out)."""
-    if not leaf.isascii():
-        return True
-    header = rb"(?:async[ \t\f\\\r\n]+)?def[ \t\f\\\r\n]+" + re.escape(leaf.encode()) + rb"(?![A-Za-z0-9_])"
-    # A line starts at 0 or after "\n" (as `(?m)^` has it); a leading "\n" lets
-    # the regex engine skip to newlines instead of trying every byte.
-    return re.match(header, data) is not None or re.search(rb"\n" + header, data) is not None
+# A def header at a line start; the name is the whole run of ASCII identifier
+# characters (an asked name is an identifier: it is that run or not there).
+_DEF_HEADER = rb"(?:async[ \t\f\\\r\n]+)?def[ \t\f\\\r\n]+([A-Za-z0-9_]+)"
+_FIRST_LINE_DEF = re.compile(_DEF_HEADER)
+# A line starts at 0 or after "\n" (as `(?m)^` has it); a leading "\n" lets the
+# regex engine skip to newlines instead of trying every byte. The header is a
+# lookahead, so a header spanning lines cannot hide a def starting inside it.
+_NEXT_LINE_DEF = re.compile(rb"\n(?=" + _DEF_HEADER + rb")")
+
+
+def _line_start_def_names(data: bytes) -> set[bytes]:
+    """The names of the def headers that start a line of `data`."""
+    names = {match.group(1) for match in _NEXT_LINE_DEF.finditer(data)}
+    first = _FIRST_LINE_DEF.match(data)
+    if first is not None:
+        names.add(first.group(1))
+    return names
 
 
 # Keyed by (path, mtime): a module rewritten by a fix earlier in the run is read again.
