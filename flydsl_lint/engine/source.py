@@ -112,6 +112,9 @@ class SourceFile:
         return self.line_starts[row - 1] + col
 
     def segment(self, node: ast.AST) -> str:
+        row = node.lineno
+        if row == node.end_lineno:  # most nodes: a slice of their line, without `line_starts`
+            return self.lines[row - 1][self.char_col(row, node.col_offset) : self.char_col(row, node.end_col_offset)]
         start = self.offset(node.lineno, self.char_col(node.lineno, node.col_offset))
         end = self.offset(node.end_lineno, self.char_col(node.end_lineno, node.end_col_offset))
         return self.text[start:end]
