@@ -8,6 +8,7 @@ no kernels/common/act.py and no LOG2E in kernels_common.py).
 from __future__ import annotations
 
 import ast
+import bisect
 import math
 import re
 from pathlib import Path
@@ -183,6 +184,7 @@ def _launches(function: ast.AST) -> bool:
 # Where `_in_loop`'s walk up stops, by exact node type (a set look-up per step, not isinstance chains).
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
+_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
@@ -220,12 +222,51 @@ class JitCallInLoop(Rule):
     ]
 
     _walks: dict[ast.AST, bool] | None = None  # node -> `_in_loop` of a walk that passed it
+    _host_loops: tuple[list[int], list[int]] | None = None  # see `_host_loop_lines`
 
     def visit_Call(self, node: ast.Call) -> None:
-        # Cheapest test first: most callees are FlyDSL's or unresolved.
-        if self._may_be_jit(node.func) and self._in_loop(node) and not self.model.in_traced_code(node) \
-                and self._is_jit(node.func):
+        if self._host_loops is None:
+            self._host_loops = self._host_loop_lines()
+        starts, ends = self._host_loops
+        # Cheapest test first: most calls are in traced code, most callees are FlyDSL's or unresolved.
+        line = node.lineno
+        span = bisect.bisect_right(starts, line) - 1
+        if span >= 0 and line <= ends[span] and self._may_be_jit(node.func) and self._in_loop(node) \
+                and not self.model.in_traced_code(node) and self._is_jit(node.func):
             self.report(node, name=self.text(node.func))
+
+    def _host_loop_lines(self) -> tuple[list[int], list[int]]:
+        """The sorted first and last lines of the file's loops outside traced code,
+        nested ones merged. `_in_loop`'s walk stops at any scope, so the loop it finds
+        a call in has the call's enclosing functions: a reported call lies in one."""
+        model = self.model
+        traced: dict[ast.AST, bool] = {}  # node -> whether a traced function holds it (one walk per node)
+        spans = []
+        for kind in (*_LOOPS, *_COMPREHENSIONS):
+            for loop in model.nodes(kind):
+                walked, node, found = [], loop, False
+                while node is not None:
+                    known = traced.get(node)
+                    if known is not None:
+                        found = known
+                        break
+                    walked.append(node)
+                    if type(node) in _FUNCTIONS and model.function_kind(node):
+                        found = True
+                        break
+                    node = model.parent(node)
+                for passed in walked:
+                    traced[passed] = found
+                if not found:
+                    spans.append((loop.lineno, loop.end_lineno))
+        starts, ends = [], []
+        for first, last in sorted(spans):
+            if ends and first <= ends[-1]:  # nested in the span before
+                ends[-1] = max(ends[-1], last)
+            else:
+                starts.append(first)
+                ends.append(last)
+        return starts, ends
 
     def _may_be_jit(self, func: ast.expr) -> bool:
         """False when `_is_jit` is surely False, without reading other modules."""
