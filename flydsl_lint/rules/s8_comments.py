@@ -32,10 +32,12 @@ _PRAGMA_RE = re.compile(
     r"-\*-|!|SPDX|Copyright)",
     re.IGNORECASE,
 )
-# The pattern's first characters. Ignoring case, an ASCII character matches only
-# its own other case (non-ASCII `ſ`, `ı` or `K` may match more), so a comment
-# starting with any other ASCII character needs no match.
-_PRAGMA_STARTS = frozenset("nNtTpPfFiImMrRyYsScC-!")
+# The pattern's first three characters, lowercased (`!` alone is a whole
+# pragma). Ignoring case, an ASCII character matches only its own other case
+# (non-ASCII `ſ`, `ı` or `K` may match more), so a comment whose first three
+# characters are ASCII and none of these, nor `!` first, needs no match.
+_PRAGMA_STARTS = frozenset({"noq", "typ", "pra", "fmt", "iso", "pyl", "myp", "pyr", "ruf", "fla", "nos", "yap", "-*-",
+                            "spd", "cop"})
 
 
 def full_line_comments(rule: Rule) -> list[Comment]:
@@ -301,7 +303,20 @@ def _parses(lines: list[str]) -> list[ast.stmt] | None:
 # (soft) keyword. A window of lines without quotes has no strings, so such a
 # pair before a `#` means the window cannot parse: checked without parsing.
 _KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | {"type", "match", "case", "_"}
-_NAME = rf"(?!(?:{'|'.join(sorted(_KEYWORDS))})(?!\w))[A-Za-z_]\w*"  # a name token that is no keyword
+
+
+def _by_first_letter(words: frozenset[str]) -> str:
+    """An alternation of `words` that branches on their first letter: the regex
+    engine then tries one group of words at a position, not every word."""
+    rests: dict[str, list[str]] = {}
+    for word in sorted(words):
+        rests.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(first + (f"(?:{'|'.join(tails)})" if tails != [""] else "") for first, tails in rests.items())
+
+
+# A name token that is no keyword; the leading lookahead keeps the keyword test
+# off positions where no name starts.
+_NAME = rf"(?=[A-Za-z_])(?!(?:{_by_first_letter(_KEYWORDS)})(?!\w))[A-Za-z_]\w*"
 # Two such names with only blanks between them; the first starts a token (it is
 # not an attribute, nor inside a number or a longer name).
 _NAME_PAIR = re.compile(rf"(?<![\w.]){_NAME}[ \t]+{_NAME}")
@@ -450,8 +465,9 @@ class CommentedOutCode(Rule):
         for comment in full_line_comments(self):
             body = comment.text[1:]
             lead = body.lstrip()
-            first = lead[:1]
-            pragma = (first in _PRAGMA_STARTS or not first.isascii()) and _PRAGMA_RE.match(body) is not None
+            start = lead[:3]
+            pragma = (start.lower() in _PRAGMA_STARTS or not start.isascii() or start.startswith("!")
+                      ) and _PRAGMA_RE.match(body) is not None
             skip = pragma or "://" in body or comment.text.startswith("#!") or lead.startswith((">>>", "...", "$ "))
             if current and (comment.row != current[-1].row + 1 or comment.col != current[-1].col or skip):
                 blocks.append(current)
