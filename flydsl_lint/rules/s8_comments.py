@@ -50,6 +50,16 @@ def full_line_comments(rule: Rule) -> list[Comment]:
     return found
 
 
+def fill_edged_comments(rule: Rule) -> list[Comment]:
+    """Full-line comments whose text after the `#` starts or ends with a fill
+    character: the only ones FLY801 and FLY802 look at; once a file."""
+    found = rule.context.memo.get("s8.fill_edged")
+    if found is None:
+        found = rule.context.memo["s8.fill_edged"] = [
+            c for c in full_line_comments(rule) if c.text.rstrip()[-1] in _FILL or c.text[1:].lstrip()[:1] in _FILL]
+    return found
+
+
 def delete_rows(rule: Rule, first: int, last: int) -> Edit:
     """An edit that removes physical rows first..last with their line breaks."""
     lines = rule.context.source.lines
@@ -111,9 +121,8 @@ class BannerSeparator(Rule):
 
     def check_file(self) -> None:
         lines = self.context.source.lines
-        comments = full_line_comments(self)
-        by_row = {c.row: c for c in comments}
-        for comment in comments:
+        by_row = {c.row: c for c in full_line_comments(self)}
+        for comment in fill_edged_comments(self):  # a separator ends in fill
             if not _separator(comment.text):
                 continue
             neighbours = [by_row.get(comment.row - 1), by_row.get(comment.row + 1)]
@@ -203,7 +212,7 @@ class DecoratedHeader(Rule):
 
     def check_file(self) -> None:
         lines = self.context.source.lines
-        for comment in full_line_comments(self):
+        for comment in fill_edged_comments(self):  # a title is decorated at one end at least
             if comment.text[1:3].startswith("  "):
                 continue  # indented inside a comment block: a diagram
             title = _decorated_title(comment.text)
