@@ -269,8 +269,9 @@ def _statement_kind(statement: ast.stmt) -> str:
 # import or compound statement (a keyword is always spelled in ASCII). Words that
 # merely end in one (`entry`) match too: without a leading `\b` the search skips
 # to the keywords' first letters, several times faster, and a rare extra match
-# only costs the full look.
-_STRONG_KEYWORD = re.compile(r"(?:import|if|for|while|with|def|class|try)\b")
+# only costs the full look. The keywords are grouped by first letter (import|if,
+# for, while|with, def, class, try): at a letter one group is tried, not all.
+_STRONG_KEYWORD = re.compile(r"(?:i(?:mport|f)|f(?:or)|w(?:hile|ith)|d(?:ef)|c(?:lass)|t(?:ry))\b")
 
 
 # A program never ends in one of these: an operator still missing its right
@@ -337,6 +338,8 @@ _NO_STATEMENT_STARTS = tuple("=)]},;:|&^/%<>")
 def _unstringed(line: str) -> str:
     """The part of a line tokenized as code when no string is open at its start:
     up to the first `#` or quote (a name touching the quote may be a string prefix)."""
+    if "#" not in line and "'" not in line and '"' not in line:
+        return line  # most lines: all code
     cut = len(line)
     for mark in "#'\"":
         found = line.find(mark)
@@ -359,11 +362,6 @@ def _never_parses(code: str) -> bool:
                     "a" + unicodedata.normalize("NFKC", char)).isidentifier():
                 return True
     return not _NEVER_IN_CODE.isdisjoint(code)
-
-
-def _decomment(comment: Comment) -> str:
-    body = comment.text[1:]
-    return body[1:] if body.startswith(" ") else body
 
 
 def code_runs(texts: list[str]) -> list[tuple[int, int]]:
@@ -457,7 +455,7 @@ class CommentedOutCode(Rule):
     def check_file(self) -> None:
         lines = self.context.source.lines
         for block in self._blocks():
-            texts = [_decomment(c) for c in block]
+            texts = [c.text[2:] if c.text.startswith(" ", 1) else c.text[1:] for c in block]  # after `# `
             for first, last in code_runs(texts):
                 if self._introduced_example(block, texts, first):
                     continue
@@ -477,7 +475,7 @@ class CommentedOutCode(Rule):
             start = lead[:3]
             pragma = (start.lower() in _PRAGMA_STARTS or not start.isascii() or start.startswith("!")
                       ) and _PRAGMA_RE.match(body) is not None
-            skip = pragma or "://" in body or comment.text.startswith("#!") or lead.startswith((">>>", "...", "$ "))
+            skip = pragma or "://" in body or lead.startswith((">>>", "...", "$ "))  # `#!` is a pragma
             if current and (comment.row != current[-1].row + 1 or comment.col != current[-1].col or skip):
                 blocks.append(current)
                 current = []
