@@ -45,9 +45,12 @@ def argument(call: ast.Call, index: int, keyword: str) -> ast.expr | None:
     for item in call.keywords:
         if item.arg == keyword:
             return item.value
-    if len(call.args) > index and not any(isinstance(a, ast.Starred) for a in call.args[: index + 1]):
-        return call.args[index]
-    return None
+    if len(call.args) <= index:
+        return None
+    for item in call.args[: index + 1]:  # a loop: a generator in any() costs more than the few arguments
+        if isinstance(item, ast.Starred):
+            return None  # unpacked before the position: which value lands there is unknown
+    return call.args[index]
 
 
 def keyword_value(call: ast.Call, name: str) -> ast.expr | None:

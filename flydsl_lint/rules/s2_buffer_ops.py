@@ -78,11 +78,18 @@ def _parameter_arguments(rule: Rule, name: ast.Name) -> list[ast.expr] | None:
 
 
 def no_layout_form(rule: Rule, call: ast.Call, helper: str) -> bool:
-    """The scalar-base access the guide lets stay on buffer_ops (see FLY203)."""
-    if is_true(keyword_value(call, "is_scalar")):
-        return True
-    resource_index, _ = _ACCESS_ARGS[helper]
-    return raw_address_resource(rule, argument(call, resource_index, "rsrc"))
+    """The scalar-base access the guide lets stay on buffer_ops (see FLY203);
+    found once per call, which FLY202 and FLY203 both ask about."""
+    memo = rule.context.memo.setdefault("s2.no_layout_form", {})
+    found = memo.get(call)
+    if found is None:
+        if is_true(keyword_value(call, "is_scalar")):
+            found = True
+        else:
+            resource_index, _ = _ACCESS_ARGS[helper]
+            found = raw_address_resource(rule, argument(call, resource_index, "rsrc"))
+        memo[call] = found
+    return found
 
 
 @register

@@ -44,21 +44,15 @@ def _is_if_op(rule: Rule, node: ast.expr) -> bool:
     return False
 
 
-def runtime_source(rule: Rule, node: ast.AST) -> str | None:
-    """A description of a run-time value source at `node` itself, if any."""
-    target = node.func if isinstance(node, ast.Call) else node
-    if isinstance(target, ast.Attribute):
-        if target.attr not in FOLLOWED_NAMES:
-            return None  # resolution keeps a leaf it does not follow, and every source's leaf is followed
-    elif not isinstance(target, ast.Name):
-        return None
-    name = rule.model.resolve(target)
+def _named_source(name: str | None, is_call: bool) -> str | None:
+    """A description of the run-time value source a node resolving to `name`
+    (a call of it, with `is_call`) is, if any."""
     if not name:
         return None
     if name in _ID_NAMES or name in _ROCDL_IDS:
         return name.rpartition(".")[2]
     module, _, leaf = name.rpartition(".")
-    if isinstance(node, ast.Call) and leaf in _LOAD_LEAVES and module in _LOAD_MODULES:
+    if is_call and leaf in _LOAD_LEAVES and module in _LOAD_MODULES:
         return f"a loaded value ({leaf})"
     return None
 
@@ -85,23 +79,32 @@ def _source_candidates(node: ast.expr) -> Iterator[ast.expr]:
     while pending:
         current = pending.popleft()
         kind = type(current)
-        pending += term_children(current)
+        if kind is not ast.Name and kind is not ast.Constant:  # the commonest nodes have no term child
+            pending += term_children(current)
         if kind in _SOURCE_TYPES:
             yield current
 
 
 def _runtime_value(rule: Rule, node: ast.expr, depth: int) -> str | None:
+    model = rule.model
     for sub in _source_candidates(node):
-        if isinstance(sub, ast.Call) and rule.model.resolve(sub.func) in _CONST_EXPR:
-            continue
-        found = runtime_source(rule, sub)
+        kind = type(sub)
+        if kind is ast.Call:
+            name = model.resolve(sub.func)  # an unresolved callee (`f()()`, `x[0]()`) is no source
+            if name in _CONST_EXPR:
+                continue
+            found = _named_source(name, True)
+        elif kind is ast.Attribute and sub.attr not in FOLLOWED_NAMES:
+            continue  # resolution keeps a leaf it does not follow, and every source's leaf is followed
+        else:
+            found = _named_source(model.resolve(sub), False)
         if found:
             return found
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            binding = rule.model.binding_of(sub)
-            if binding is None or binding.kind != "assign" or not rule.model.is_single_binding(binding):
+        if kind is ast.Name and isinstance(sub.ctx, ast.Load):
+            binding = model.binding_of(sub)
+            if binding is None or binding.kind != "assign" or not model.is_single_binding(binding):
                 continue
-            statement = rule.model.parent(binding.node)
+            statement = model.parent(binding.node)
             if isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
                 found = runtime_value(rule, statement.value, depth + 1)
                 if found:
