@@ -38,8 +38,11 @@ class Binding:
 
     __slots__ = ("name", "kind", "position", "node", "target", "alias_of", "fallback", "used", "scope")
 
-    def __init__(self, name: str, kind: str, position: tuple[int, int], node: ast.AST,
+    # The walk creates one per bound name: positional arguments only, as a
+    # class call with keywords builds a dict of them first.
+    def __init__(self, name: str, kind: str, position: tuple[int, int], node: ast.AST, scope: Scope,
                  target: str | None = None, fallback: bool = False) -> None:
+        """Bind `name` in `scope` (appended to its bindings of that name)."""
         self.name = name
         self.kind = kind  # import | assign | param | def | class | loop | with | except | comprehension | match | global
         self.position = position  # where the binding takes effect
@@ -48,7 +51,12 @@ class Binding:
         self.alias_of: ast.expr | None = None  # `x = fx.max`: the expression x aliases
         self.fallback = fallback  # bound in an `except ImportError` handler
         self.used = 0
-        self.scope: Scope | None = None  # set by Scope.add
+        self.scope = scope
+        same_name = scope.bindings.get(name)
+        if same_name is None:
+            scope.bindings[name] = [self]
+        else:
+            same_name.append(self)
 
 
 class Scope:
@@ -66,10 +74,6 @@ class Scope:
         # Reads of names this scope does not bind resolve alike wherever they stand:
         # name -> the enclosing binding (or None), found once.
         self.outer: dict[str, Binding | None] = {}
-
-    def add(self, binding: Binding) -> None:
-        binding.scope = self
-        self.bindings.setdefault(binding.name, []).append(binding)
 
 
 def _position(node: ast.AST, end: bool = False) -> tuple[int, int]:
@@ -235,7 +239,7 @@ class SemanticModel:
         if node.type is not None:
             self._visit(node.type, node, scope, fallback)
         if node.name:
-            scope.add(Binding(node.name, "except", _position(node), node))
+            Binding(node.name, "except", _position(node), node, scope)
         self._visit_body(node.body, node, scope, fallback)
 
     # The most frequent expression nodes, without `_visit_children`'s
@@ -301,12 +305,12 @@ class SemanticModel:
 
     def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.name:
-            scope.add(Binding(node.name, "match", _position(node), node))
+            Binding(node.name, "match", _position(node), node, scope)
         self._visit_children(node, scope, fallback)
 
     def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.rest:
-            scope.add(Binding(node.rest, "match", _position(node), node))
+            Binding(node.rest, "match", _position(node), node, scope)
         self._visit_children(node, scope, fallback)
 
     def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> None:
@@ -324,7 +328,7 @@ class SemanticModel:
         if type(target) is _Name:  # most targets: bound without `_record`'s listing test
             self._parents[target] = parent
             at = position if position is not None else (target.lineno, target.col_offset)
-            scope.add(Binding(target.id, kind, at, target, fallback=fallback))
+            Binding(target.id, kind, at, target, scope, None, fallback)
             return
         self._record(target, parent)
         if isinstance(target, (ast.Tuple, ast.List)):
@@ -360,7 +364,7 @@ class SemanticModel:
                 self._record(arg, args)
                 if arg.annotation is not None:
                     visit(arg.annotation, arg, outer, fallback)
-                inner.add(Binding(arg.arg, "param", position, arg))
+                Binding(arg.arg, "param", position, arg, inner)
 
     def _visit_function(self, node: ast.FunctionDef, scope: Scope, fallback: bool) -> None:
         for decorator in node.decorator_list:
@@ -372,7 +376,7 @@ class SemanticModel:
         self._scope_of_node[node] = inner
         self._visit_arguments(node.args, node, scope, inner, fallback)
         self._visit_body(node.body, node, inner, False)
-        scope.add(Binding(node.name, "def", _position(node), node, fallback=fallback))
+        Binding(node.name, "def", (node.lineno, node.col_offset), node, scope, None, fallback)
 
     def _visit_class(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> None:
         for expr in list(node.decorator_list) + list(node.bases) + [k.value for k in node.keywords]:
@@ -381,7 +385,7 @@ class SemanticModel:
         self.scopes.append(inner)
         self._scope_of_node[node] = inner
         self._visit_body(node.body, node, inner, False)
-        scope.add(Binding(node.name, "class", _position(node), node, fallback=fallback))
+        Binding(node.name, "class", (node.lineno, node.col_offset), node, scope, None, fallback)
 
     def _visit_lambda(self, node: ast.Lambda, scope: Scope, fallback: bool) -> None:
         inner = Scope("lambda", node, scope)
@@ -414,7 +418,7 @@ class SemanticModel:
                     name, target = alias.asname, alias.name
                 else:
                     name = target = alias.name.split(".")[0]
-                self._add_import(scope, Binding(name, "import", position, alias, target=target, fallback=fallback))
+                self._imports.append(Binding(name, "import", position, alias, scope, target, fallback))
             return
         source = absolute_module(self.module_name, self.is_package, node.level, node.module)
         for alias in node.names:
@@ -424,12 +428,8 @@ class SemanticModel:
                     self.star_imports.append(source)
                 continue
             target = f"{source}.{alias.name}" if source else None
-            self._add_import(scope, Binding(alias.asname or alias.name, "import", position, alias, target=target,
-                                            fallback=fallback))
-
-    def _add_import(self, scope: Scope, binding: Binding) -> None:
-        scope.add(binding)
-        self._imports.append(binding)
+            self._imports.append(Binding(alias.asname or alias.name, "import", position, alias, scope, target,
+                                          fallback))
 
     def _visit_try(self, node: ast.Try, scope: Scope, fallback: bool) -> None:
         self._visit_body(node.body, node, scope, fallback)
@@ -439,7 +439,7 @@ class SemanticModel:
             if handler.type is not None:
                 self._visit(handler.type, handler, scope, fallback)
             if handler.name:
-                scope.add(Binding(handler.name, "except", _position(handler), handler))
+                Binding(handler.name, "except", _position(handler), handler, scope)
             self._visit_body(handler.body, handler, scope, handler_fallback)
         self._visit_body(node.orelse, node, scope, fallback)
         self._visit_body(node.finalbody, node, scope, fallback)
