@@ -181,35 +181,41 @@ class SemanticModel:
                 visit(value, node, scope, fallback)
 
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
-        self._parents[node] = parent  # inline `_record`
-        kind = type(node)
-        if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
-            # A load, without reading `ctx`: stored and deleted names are
-            # reached through `_visit_target` instead.
-            self._scope_of_node[node] = scope
-            self._loads[node.id].append(node)
-            return
-        if kind is _Constant:
-            if type(node.value) in _STRING_TYPES:
-                self._add_string_span(node)
-            return
-        self.nodes_by_type[kind].append(node)
-        # The most frequent listed nodes are visited here, without a second
-        # call per node; the walk's time is per node.
-        if kind is _Attribute:
-            self._visit(node.value, node, scope, fallback)
-        elif kind is _Call:
-            visit = self._visit
-            visit(node.func, node, scope, fallback)
-            for argument in node.args:
-                visit(argument, node, scope, fallback)
-            for keyword in node.keywords:
-                visit(keyword, node, scope, fallback)
-        elif kind is _BinOp:
-            self._visit(node.left, node, scope, fallback)
-            self._visit(node.right, node, scope, fallback)
-        else:
-            _VISITS[kind](self, node, scope, fallback)
+        # An Attribute's value and a BinOp's right operand, each its node's
+        # last child, are walked by the next iteration rather than a call:
+        # the walk's time is per call.
+        while True:
+            self._parents[node] = parent  # inline `_record`
+            kind = type(node)
+            if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
+                # A load, without reading `ctx`: stored and deleted names are
+                # reached through `_visit_target` instead.
+                self._scope_of_node[node] = scope
+                self._loads[node.id].append(node)
+                return
+            if kind is _Constant:
+                if type(node.value) in _STRING_TYPES:
+                    self._add_string_span(node)
+                return
+            self.nodes_by_type[kind].append(node)
+            # The most frequent listed nodes are visited here, without a second
+            # call per node.
+            if kind is _Attribute:
+                parent, node = node, node.value
+            elif kind is _Call:
+                visit = self._visit
+                visit(node.func, node, scope, fallback)
+                for argument in node.args:
+                    visit(argument, node, scope, fallback)
+                for keyword in node.keywords:
+                    visit(keyword, node, scope, fallback)
+                return
+            elif kind is _BinOp:
+                self._visit(node.left, node, scope, fallback)
+                parent, node = node, node.right
+            else:
+                _VISITS[kind](self, node, scope, fallback)
+                return
 
     # Special visits by node type, each visiting the node's children.
     def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> None:
