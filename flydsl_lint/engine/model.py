@@ -232,10 +232,15 @@ class SemanticModel:
         value, targets = node.value, node.targets
         self._visit(value, node, scope, fallback)
         position = (node.end_lineno, node.end_col_offset)
+        if len(targets) == 1 and type(targets[0]) is _Name:  # most assignments: bound here, as `_visit_target` would
+            target = targets[0]
+            self._parents[target] = node
+            binding = Binding(target.id, "assign", position, target, scope, None, fallback)
+            if type(value) is _Name or type(value) is _Attribute:
+                binding.alias_of = value
+            return
         for target in targets:
             self._visit_target(target, node, scope, position, fallback)
-        if len(targets) == 1 and isinstance(targets[0], ast.Name) and isinstance(value, (ast.Name, ast.Attribute)):
-            scope.bindings[targets[0].id][-1].alias_of = value
 
     def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.value is not None:
