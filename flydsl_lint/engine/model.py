@@ -207,8 +207,12 @@ class SemanticModel:
                 visit(node.func, node, scope, fallback)
                 for argument in node.args:
                     visit(argument, node, scope, fallback)
-                for keyword in node.keywords:
-                    visit(keyword, node, scope, fallback)
+                if node.keywords:
+                    keyword_nodes = self.nodes_by_type[ast.keyword]
+                    for keyword in node.keywords:  # as `_visit` would, without two calls per keyword
+                        self._parents[keyword] = node
+                        keyword_nodes.append(keyword)
+                        visit(keyword.value, keyword, scope, fallback)
                 return
             elif kind is _BinOp:
                 self._visit(node.left, node, scope, fallback)
@@ -374,9 +378,11 @@ class SemanticModel:
             if default is not None:
                 visit(default, args, outer, fallback)
         position = (owner.lineno, owner.col_offset)
+        parents, arg_nodes = self._parents, self.nodes_by_type[ast.arg]
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if arg is not None:
-                self._record(arg, args)
+                parents[arg] = args  # inline `_record`
+                arg_nodes.append(arg)
                 if arg.annotation is not None:
                     visit(arg.annotation, arg, outer, fallback)
                 Binding(arg.arg, "param", position, arg, inner)
