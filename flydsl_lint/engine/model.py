@@ -146,6 +146,9 @@ class SemanticModel:
         self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
         self._imports: list[Binding] = []  # every import binding, any scope
         self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
+        # `name = value` statements as the walk binds them, in source order (no
+        # statement nests in another's value): name_assignments() reads no node again.
+        self._plain_name_assignments: list[tuple[ast.Assign, ast.Name, ast.expr]] = []
         self._build()
 
     # ------------------------------------------------------------------ build
@@ -240,6 +243,7 @@ class SemanticModel:
             target = targets[0]
             self._parents[target] = node
             binding = Binding(target.id, "assign", position, target, scope, None, fallback)
+            self._plain_name_assignments.append((node, target, value))
             if type(value) is _Name or type(value) is _Attribute:
                 binding.alias_of = value
             return
@@ -490,6 +494,7 @@ class SemanticModel:
         self._call_signatures.clear()
         self._imports.clear()
         self._name_assignments = None
+        self._plain_name_assignments.clear()
 
     def count_uses(self) -> None:
         """Fill `Binding.used`; only fixes need it, so it is not done eagerly."""
@@ -809,10 +814,9 @@ class SemanticModel:
         """(statement, target, value) of every `name = value` and `name: T = value`,
         the plain assignments first (rules visiting them report in any order); listed once."""
         if self._name_assignments is None:
-            self._name_assignments = [(node, node.targets[0], node.value) for node in self.nodes(ast.Assign)
-                                      if len(node.targets) == 1 and type(node.targets[0]) is _Name]
-            self._name_assignments += [(node, node.target, node.value) for node in self.nodes(ast.AnnAssign)
-                                       if type(node.target) is _Name and node.value is not None]
+            self._name_assignments = self._plain_name_assignments + [
+                (node, node.target, node.value) for node in self.nodes(ast.AnnAssign)
+                if type(node.target) is _Name and node.value is not None]
         return self._name_assignments
 
     def import_bindings(self) -> list[Binding]:
