@@ -122,17 +122,21 @@ class _MmaRule(Rule):
             model = self.model
             imported = {b.name for b in model.import_bindings()
                         if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
+            final_imports = {b for b in model.import_bindings()
+                             if b.target and (b.target == "flydsl" or b.target.startswith("flydsl."))}
+            final_names = {b.name for b in final_imports}
             candidates = []
             for attr, nodes in model.attributes_by_name().items():
                 if attr.startswith(_LEAF_PREFIXES):
                     candidates += nodes
                 elif attr in FOLLOWED_NAMES:
-                    candidates += [node for node in nodes if self._renamable(node)]
+                    candidates += [node for node in nodes if self._renamable(node, final_imports, final_names)]
             for name in model.loaded_names():
                 if name in imported or name.startswith(_LEAF_PREFIXES):
                     candidates += model.loads_of(name)
                 elif name in FOLLOWED_NAMES:
-                    candidates += [node for node in model.loads_of(name) if self._renamable(node)]
+                    candidates += [node for node in model.loads_of(name)
+                                   if self._renamable(node, final_imports, final_names)]
             leaves = [intrinsic_name(self, node) for node in candidates]
             # Aliases and parameters only carry what a spelled reference gave
             # them: without one that names an intrinsic where a name can take
@@ -156,17 +160,17 @@ class _MmaRule(Rule):
             return parent.func is not node
         return isinstance(parent, (ast.keyword, ast.arguments, ast.Assign))
 
-    def _renamable(self, node: ast.expr) -> bool:
+    def _renamable(self, node: ast.expr, final_imports: set, final_names: set[str]) -> bool:
         """Whether project re-exports may give this reference another leaf:
-        never when it starts from a FlyDSL import, whose names are final."""
+        never when it starts from a FlyDSL import (one of `final_imports`,
+        bound under `final_names`), whose names are final."""
         root = node
-        while isinstance(root, ast.Attribute):
+        while type(root) is ast.Attribute:
             root = root.value
-        if not isinstance(root, ast.Name):
-            return False  # a call's or subscript's attribute resolves to nothing
-        binding = self.model.binding_of(root)
-        target = binding.target if binding is not None and binding.kind == "import" else None
-        return not (target and (target == "flydsl" or target.startswith("flydsl.")))
+        if type(root) is not ast.Name:
+            return False  # a call's or subscript's attribute resolves to nothing (as in `resolve`)
+        # A root bound by a FlyDSL import bears its name: other roots need no look-up.
+        return root.id not in final_names or self.model.binding_of(root) not in final_imports
 
     def check_file(self) -> None:
         for node, leaf in self._intrinsic_references():
