@@ -826,7 +826,14 @@ class SemanticModel:
 
 def _unpacks(call: ast.Call) -> bool:
     """Whether a call passes `*args` or `**kwargs`."""
-    return any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords)
+    # Loops, not any() over generators: asked of every call of every plain function.
+    for argument in call.args:
+        if isinstance(argument, ast.Starred):
+            return True
+    for keyword in call.keywords:
+        if keyword.arg is None:
+            return True
+    return False
 
 
 # Node types with no fields (expression contexts, operators): shared instances
