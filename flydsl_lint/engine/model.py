@@ -717,12 +717,19 @@ class SemanticModel:
     def _calls_by_function(self) -> dict[ast.AST, list[ast.Call]]:
         """def node -> calls of it by plain name in this module (built once)."""
         if self._calls_index is None:
-            self._calls_index = {}
+            index: dict[ast.AST, list[ast.Call]] = {}
+            binding_of = self.binding_of
             for call in self.nodes(ast.Call):
-                if isinstance(call.func, ast.Name):
-                    callee = self.binding_of(call.func)
+                func = call.func
+                if type(func) is _Name:  # the walk scopes exact Names only (see `_visit`)
+                    callee = binding_of(func)
                     if callee is not None and callee.kind == "def":
-                        self._calls_index.setdefault(callee.node, []).append(call)
+                        calls = index.get(callee.node)
+                        if calls is None:
+                            index[callee.node] = [call]
+                        else:
+                            calls.append(call)
+            self._calls_index = index
         return self._calls_index
 
     def is_single_binding(self, binding: Binding) -> bool:
