@@ -208,6 +208,7 @@ class Checker:
         if not (index.by_name or index.by_module or index.every or index.own_code):
             return
         resolve, binding_of, picks, own_code = model.resolve, model.binding_of, index.picks, index.own_code
+        Attribute, Name = ast.Attribute, ast.Name  # tested for every call
         calls_of_rule: list[list[ast.Call]] = [[] for _ in handlers]
         for node in model.nodes(ast.Call):
             func = node.func
@@ -215,9 +216,10 @@ class Checker:
                 name = resolve(func)
             except RecursionError:
                 raise SourceError(source.path, f"gave up at line {node.lineno}: expression nesting too deep") from None
-            spelled = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+            func_type = type(func)
+            spelled = func.attr if func_type is Attribute else func.id if func_type is Name else None
             local_def = False
-            if not name and own_code and type(func) is ast.Name:
+            if not name and own_code and func_type is Name:
                 binding = binding_of(func)
                 local_def = binding is not None and binding.kind == "def"
             key = (name, spelled, local_def)

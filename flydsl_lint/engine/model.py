@@ -595,18 +595,19 @@ class SemanticModel:
         `fx.rocdl.s_waitcnt` with `import flydsl.expr as fx` resolves to
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
-        result = self._resolved.get(node, _UNSEEN)  # most calls: rules ask about the same callee
+        resolved = self._resolved
+        result = resolved.get(node, _UNSEEN)  # most calls: rules ask about the same callee
         if result is not _UNSEEN:
             return result
-        self._resolved[node] = None  # guards against alias cycles
+        resolved[node] = None  # guards against alias cycles
         kind = type(node)
-        if kind is ast.Attribute:
+        if kind is _Attribute:
             base = self.resolve(node.value)
             result = f"{base}.{node.attr}" if base else None
             # `canonical` follows only FOLLOWED_NAMES leaves: most attributes need no call.
             if result is not None and node.attr in FOLLOWED_NAMES:
                 result = self.project.canonical(result)
-        elif kind is ast.Name:
+        elif kind is _Name:
             binding = self.binding_of(node)
             if binding is not None:
                 # Every read of a binding resolves alike: its target is canonicalized once.
@@ -622,7 +623,7 @@ class SemanticModel:
                     result = self.project.canonical(result)
         else:
             result = None
-        self._resolved[node] = result
+        resolved[node] = result
         return result
 
     def binding_target(self, binding: Binding) -> str | None:
