@@ -185,7 +185,8 @@ class DoubleWrap(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         outer = typed_scalar(self.model, node)
         inner = single_positional(node) if outer else None
-        if inner is None or typed_scalar(self.model, inner) != outer:
+        # Most arguments are not calls, and only a call is a wrap: skip typed_scalar for them.
+        if not isinstance(inner, ast.Call) or typed_scalar(self.model, inner) != outer:
             return
         fix = self.make_fix([self.replace(node, self.text(inner))], f"Drop the outer `{outer}` wrap")
         self.report(node, fix=fix, type=outer)
@@ -217,7 +218,7 @@ class RedundantRewrap(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         wrap = typed_scalar(self.model, node)
         argument = single_positional(node) if wrap else None
-        # known_scalar_type tries typed_scalar first: only an argument of the wrap's type needs the FLY111 test.
+        # A wrap call's known_scalar_type is its typed_scalar: only an argument of the wrap's type needs the FLY111 test.
         if argument is None or known_scalar_type(self.model, argument) != wrap or typed_scalar(self.model, argument):
             return  # not of the wrap's type, or a direct double wrap (FLY111)
         fix = self.make_fix([replace_with_argument(self, node, argument)], f"Drop the `{wrap}` re-wrap")
