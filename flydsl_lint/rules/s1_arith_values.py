@@ -258,16 +258,20 @@ class WrapInCompileTimeBuilder(Rule):
         builder = self.model.resolve(node.func)
         if builder not in _BUILDERS:
             return
-        every_wrap = builder.endswith(("range_constexpr", "Constexpr"))  # only Python ints are valid there
-        pending = list(node.args) + [keyword.value for keyword in node.keywords]
+        pending = list(node.args)
+        if node.keywords:  # rare: skip building an empty list
+            pending += [keyword.value for keyword in node.keywords]
         while pending:
             argument = pending.pop(0)
             if isinstance(argument, (ast.Tuple, ast.List)):
                 pending[:0] = argument.elts
                 continue
+            if not isinstance(argument, ast.Call):
+                continue  # only a call is a wrap: most arguments need no lookup
             wrap = typed_scalar(self.model, argument)
             inner = single_positional(argument) if wrap else None
-            if inner is None or not (every_wrap or _compile_time(inner)):
+            # Any wrap is flagged in range_constexpr and Constexpr: only Python ints are valid there.
+            if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))):
                 continue
             fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`")
             self.report(argument, fix=fix, type=wrap)
