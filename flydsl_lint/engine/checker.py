@@ -45,10 +45,10 @@ class Context:
 
     def comments_between(self, first_row: int, last_row: int) -> list[Comment]:
         """Comments on rows first_row..last_row (cheap when the rows have no `#`)."""
-        lines = self.source.lines[first_row - 1 : last_row]
-        if not any("#" in line for line in lines):
-            return []
-        return [c for c in self.comments if first_row <= c.row <= last_row]
+        for line in self.source.lines[first_row - 1 : last_row]:  # a loop, not a generator in any()
+            if "#" in line:
+                return [c for c in self.comments if first_row <= c.row <= last_row]
+        return []
 
     @cached_property
     def noqa(self) -> dict[int, NoqaDirective]:

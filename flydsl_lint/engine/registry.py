@@ -111,6 +111,11 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
     return metas
 
 
+# A fix's safety rank: a rule may lower, never raise, its declared applicability.
+_SAFETY_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
+# `Position(row, col)` without the Python-level `__new__` a NamedTuple call runs (once or twice per diagnostic).
+_new_position = tuple.__new__
+
 _NO_SETTINGS: Mapping[str, object] = MappingProxyType({})  # a default no case can change for the others
 
 
@@ -192,11 +197,11 @@ class Rule:
     ) -> None:
         source = self.context.source
         if node is not None:
-            start = Position(node.lineno, source.char_col(node.lineno, node.col_offset))
-            end = Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
+            start = _new_position(Position, (node.lineno, source.char_col(node.lineno, node.col_offset)))
+            end = _new_position(Position, (node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)))
         assert start is not None and end is not None
         message = self.meta.message.format(**message_args) if message_args else self.meta.message
-        self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, noqa_row=start.row))
+        self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, start.row))  # noqa_row: its first row
 
     def make_fix(self, edits: Iterable[Edit], message: str, applicability: Applicability | None = None) -> Fix | None:
         """A fix with the rule's declared applicability unless it is lowered here."""
@@ -204,9 +209,8 @@ class Rule:
         if declared is None:
             return None
         chosen = applicability or declared
-        order = [Applicability.SAFE, Applicability.UNSAFE, Applicability.DISPLAY]
-        if order.index(chosen) < order.index(declared):
-            chosen = declared  # a rule may lower, never raise, its fix safety
+        if _SAFETY_RANK[chosen] < _SAFETY_RANK[declared]:
+            chosen = declared
         edits = tuple(sorted(edits))
         if chosen is Applicability.SAFE and not self.edits_comments:
             if self._drops_comment(edits):
@@ -242,8 +246,8 @@ class Rule:
     def replace(self, node: ast.AST, content: str) -> Edit:
         source = self.context.source
         return Edit(
-            Position(node.lineno, source.char_col(node.lineno, node.col_offset)),
-            Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)),
+            _new_position(Position, (node.lineno, source.char_col(node.lineno, node.col_offset))),
+            _new_position(Position, (node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))),
             content,
         )
 
