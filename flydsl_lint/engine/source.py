@@ -7,7 +7,6 @@ import codecs
 import io
 import itertools
 import re
-import tokenize
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
@@ -42,16 +41,14 @@ class SourceFile:
         if b"\x00" in data:
             raise SourceError(path, "binary file (contains a NUL byte)")
         bom = data.startswith(codecs.BOM_UTF8)
-        try:
-            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:
-            if "invalid or missing" not in str(exc):
-                raise SourceError(path, f"bad encoding declaration: {exc}") from None
-            encoding = "utf-8"  # undecodable bytes and no cookie: say so below
-        try:
-            text = data.decode("utf-8-sig" if encoding == "utf-8-sig" else encoding)
-        except (UnicodeDecodeError, LookupError) as exc:
-            raise SourceError(path, f"cannot decode as {encoding}: {exc}") from None
+        text = _decode_without_cookie(path, data, bom) if _cannot_declare_encoding(data) else None
+        encoding = "utf-8"
+        if text is None:  # a possible cookie, or bad bytes after a BOM
+            encoding = _detect_encoding(path, data)
+            try:
+                text = data.decode(encoding)
+            except (UnicodeDecodeError, LookupError) as exc:
+                raise SourceError(path, f"cannot decode as {encoding}: {exc}") from None
         first_newline = _NEWLINE_RE.search(text)
         newline = first_newline.group(0) if first_newline else "\n"
         return cls(path=path, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding, bom=bom, newline=newline)
@@ -128,6 +125,40 @@ class Comment(NamedTuple):
 
 # `Comment(row, col, text)` without the Python-level `__new__` a NamedTuple call runs.
 _new_comment = tuple.__new__
+
+
+def _cannot_declare_encoding(data: bytes) -> bool:
+    """Whether the first two lines (as `tokenize.detect_encoding` reads them) hold
+    no `coding` cookie, so that the encoding can only be UTF-8."""
+    second_line_end = data.find(b"\n", data.find(b"\n") + 1)
+    return data.find(b"coding", 0, len(data) if second_line_end < 0 else second_line_end) < 0
+
+
+def _decode_without_cookie(path: str, data: bytes, bom: bool) -> str | None:
+    """The text of a file without a cookie, as decoding with `_detect_encoding`'s
+    answer gives it, without importing `tokenize` (a large start-up cost).
+
+    None when only `_detect_encoding` can tell the error: undecodable bytes after
+    a BOM are reported as utf-8 or utf-8-sig depending on the line holding them.
+    """
+    try:
+        return data.decode("utf-8-sig" if bom else "utf-8")
+    except UnicodeDecodeError as exc:
+        if bom:
+            return None
+        raise SourceError(path, f"cannot decode as utf-8: {exc}") from None
+
+
+def _detect_encoding(path: str, data: bytes) -> str:
+    """The codec that `tokenize.detect_encoding` names, for `bytes.decode`."""
+    import tokenize  # only files that may declare an encoding need it
+
+    try:
+        return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+    except SyntaxError as exc:
+        if "invalid or missing" not in str(exc):
+            raise SourceError(path, f"bad encoding declaration: {exc}") from None
+        return "utf-8"  # undecodable bytes and no cookie: the caller says so
 
 
 def read_data(path: Path | str) -> bytes:
