@@ -70,6 +70,9 @@ def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def _concise_line(d: Diagnostic, unsafe: bool, style: "Style") -> str:
+    if not style.enabled:  # the usual case (a pipe, a file, CI): the same line without five colour calls
+        marker = " [*]" if fix_applies(d.fix, unsafe) else ""
+        return f"{d.path}:{d.start.row}:{d.start.col + 1}: {d.code}{marker} {d.message}\n"
     marker = style.cyan(" [*]") if fix_applies(d.fix, unsafe) else ""
     where = f"{style.bold(d.path)}{style.cyan(':')}{d.start.row}{style.cyan(':')}{d.start.col + 1}{style.cyan(':')}"
     return f"{where} {style.red(d.code)}{marker} {d.message}\n"
