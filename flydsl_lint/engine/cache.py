@@ -117,6 +117,9 @@ class Cache:
         self.folder = folder / f"v{CACHE_FORMAT}-{key[:24]}"
         self.writable = True
         self._file_digests: dict[str, str | None] = {}  # dependency path -> digest, per run
+        # Most files import the same few modules: their probes are worked out once a run.
+        self._roots: dict[Path, tuple[Path, ...]] = {}  # package root -> the roots to probe
+        self._probes: dict[tuple[str, tuple[Path, ...]], list[list]] = {}  # (module, roots) -> probes
         self._settings = settings
 
     # -------------------------------------------------------------- helpers
@@ -139,26 +142,33 @@ class Cache:
         Probed over every configured source root, present or not, so that a
         module appearing in a new root invalidates too.
         """
-        roots: list[Path] = []
-        for root in [self._settings.root / src for src in self._settings.src] + [package_root]:
-            root = root.resolve()
-            if root not in roots:
-                roots.append(root)
+        roots = self._roots.get(package_root)
+        if roots is None:
+            found: list[Path] = []
+            for root in [self._settings.root / src for src in self._settings.src] + [package_root]:
+                root = root.resolve()
+                if root not in found:
+                    found.append(root)
+            roots = self._roots[package_root] = tuple(found)
         probes: list[list] = []
         for module in sorted(modules):
-            relative = Path(*module.split(".")) if module else None
-            if relative is None:
-                continue
-            for root in roots:
-                found = False
-                for candidate in (root / relative / "__init__.py", root / relative.with_suffix(".py")):
-                    digest = self.file_digest(str(candidate))
-                    probes.append([str(candidate), digest])
-                    if digest is not None:
-                        found = True
-                        break
-                if found:
-                    break
+            if module:
+                known = self._probes.get((module, roots))
+                if known is None:
+                    known = self._probes[(module, roots)] = self._module_probes(module, roots)
+                probes += known
+        return probes
+
+    def _module_probes(self, module: str, roots: tuple[Path, ...]) -> list[list]:
+        """[path, digest] of each file probed for `module`, root by root, up to the first found."""
+        relative = Path(*module.split("."))
+        probes: list[list] = []
+        for root in roots:
+            for candidate in (root / relative / "__init__.py", root / relative.with_suffix(".py")):
+                digest = self.file_digest(str(candidate))
+                probes.append([str(candidate), digest])
+                if digest is not None:
+                    return probes
         return probes
 
     # --------------------------------------------------------------- lookup

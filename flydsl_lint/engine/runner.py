@@ -85,6 +85,7 @@ class _Job:
         self.cache = cache
         self.mode = mode
         self.settings = settings
+        self._keys: dict[Path, tuple[str, list, Path]] = {}  # see `_key`
 
     @property
     def checker(self):
@@ -95,12 +96,16 @@ class _Job:
         return self._checker
 
     # ------------------------------------------------------------ the cache
-    @staticmethod
-    def _key(path: Path) -> tuple[str, list, Path]:
-        from .project import module_name_for
+    def _key(self, path: Path) -> tuple[str, list, Path]:
+        """The resolved path, module key and package root of a file; worked out
+        once a run (looked up, then stored after the check)."""
+        key = self._keys.get(path)
+        if key is None:
+            from .project import module_name_for
 
-        module, is_package, package_root = module_name_for(path)
-        return str(path.resolve()), [module, is_package, str(package_root)], package_root
+            module, is_package, package_root = module_name_for(path)
+            key = self._keys[path] = (str(path.resolve()), [module, is_package, str(package_root)], package_root)
+        return key
 
     def cached(self, path: Path) -> FileResult | None:
         """The cached result, if valid and usable in this mode."""
