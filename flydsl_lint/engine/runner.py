@@ -86,6 +86,7 @@ class _Job:
         self.mode = mode
         self.settings = settings
         self._keys: dict[Path, tuple[str, list, Path]] = {}  # see `_key`
+        self._folders: dict[str, tuple[str, Path]] = {}  # see module_name_for
 
     @property
     def checker(self):
@@ -103,7 +104,7 @@ class _Job:
         if key is None:
             from .project import module_name_for
 
-            module, is_package, package_root = module_name_for(path)
+            module, is_package, package_root = module_name_for(path, self._folders)
             key = self._keys[path] = (str(path.resolve()), [module, is_package, str(package_root)], package_root)
         return key
 
