@@ -172,6 +172,10 @@ class Cache:
         return probes
 
     # --------------------------------------------------------------- lookup
+    def may_hold_entries(self) -> bool:
+        """False while the run's folder is absent, when every look-up misses."""
+        return self.folder.is_dir()
+
     def lookup(self, resolved: str, data_digest: str, module_key: list, name: str):
         """(diagnostics, error reason) for a valid entry, else None."""
         try:

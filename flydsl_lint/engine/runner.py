@@ -112,6 +112,8 @@ class _Job:
         """The cached result, if valid and usable in this mode."""
         from .cache import content_digest
 
+        if not self.cache.may_hold_entries():
+            return None  # a first run: nothing to find, so no file is read and hashed for it
         name = str(path)
         try:
             data = read_data(path)

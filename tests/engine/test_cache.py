@@ -75,6 +75,21 @@ def test_second_run_is_served_from_the_cache_exactly(tmp_path, monkeypatch):
     assert _summary(warm) == _summary(cold) == _summary(uncached)
 
 
+def test_a_first_run_looks_nothing_up(tmp_path, monkeypatch):
+    """Without the run's cache folder every look-up misses: none is made, and the
+    entries written are the ones a look-up finds on the next run."""
+    project = _project(tmp_path)
+    settings = _settings(project)
+    looked_up = []
+    real_lookup = Cache.lookup
+    monkeypatch.setattr(Cache, "lookup", lambda self, *args: looked_up.append(args[-1]) or real_lookup(self, *args))
+    assert not Cache(settings).may_hold_entries()
+    first = run(_paths(project), settings, jobs=1)
+    assert looked_up == [] and Cache(settings).may_hold_entries()
+    second = run(_paths(project), settings, jobs=1)
+    assert sorted(looked_up) == sorted(f.path for f in first.files) and _summary(second) == _summary(first)
+
+
 def test_no_cache_neither_reads_nor_writes(tmp_path):
     project = _project(tmp_path)
     run(_paths(project), _settings(project), use_cache=False)
