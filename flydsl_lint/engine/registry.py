@@ -201,7 +201,8 @@ class Rule:
             end = _new_position(Position, (node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)))
         assert start is not None and end is not None
         message = self.meta.message.format(**message_args) if message_args else self.meta.message
-        self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, start.row))  # noqa_row: its first row
+        # The last argument is the row a suppression comment must be on: the first.
+        self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, start.row))
 
     def make_fix(self, edits: Iterable[Edit], message: str, applicability: Applicability | None = None) -> Fix | None:
         """A fix with the rule's declared applicability unless it is lowered here."""
