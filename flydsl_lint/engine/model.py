@@ -280,7 +280,7 @@ class SemanticModel:
     # Frequent expression nodes (after those `_visit` handles itself), without
     # `_visit_children`'s field-by-field search: the walk's time is per node.
     def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        """keyword, Expr, Starred, Await: one `value` child."""
+        """Expr, Starred, Await: one `value` child (a call's keywords are walked in `_visit`)."""
         self._visit(node.value, node, scope, fallback)
 
     def _visit_compare(self, node: ast.Compare, scope: Scope, fallback: bool) -> None:
@@ -889,7 +889,6 @@ _VISITS = {
     ast.AsyncFor: SemanticModel._visit_for,
     ast.ExceptHandler: SemanticModel._visit_except_handler,
     ast.alias: SemanticModel._visit_alias,
-    ast.keyword: SemanticModel._visit_value,
     ast.Expr: SemanticModel._visit_value,
     ast.Starred: SemanticModel._visit_value,
     ast.Await: SemanticModel._visit_value,
