@@ -69,6 +69,9 @@ def render_rule(rule: type[Rule]) -> str:
     lines += ["## Fix safety", "", f"{fix}. {meta.fix_reason}", ""]
     if meta.fix_since:
         lines += [f"The fix needs FlyDSL >= {meta.fix_since}; it is withheld for an older `target-version`.", ""]
+    if meta.fix_api:
+        names = ", ".join(f"`{name}`" for name in meta.fix_api)
+        lines += [f"The fix writes {names} (each in every release it is offered for: `flydsl_lint/data/flydsl_api.toml`).", ""]
     if meta.candidate:
         lines += ["## Replaces", "", f"The guide's candidate search `{meta.candidate}`, with imports and aliases resolved.", ""]
     if rule.valid:

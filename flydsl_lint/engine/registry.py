@@ -23,7 +23,7 @@ _SECTION_FAMILY = {
     "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
 }
 _REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
-_OPTIONAL = ("fix-since", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite")
+_OPTIONAL = ("fix-since", "fix-api", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite")
 
 
 class RuleMeta(NamedTuple):
@@ -35,6 +35,7 @@ class RuleMeta(NamedTuple):
     fix: Applicability | None  # None: the rule offers no fix
     fix_reason: str
     fix_since: str | None = None  # first FlyDSL release with the replacement API
+    fix_api: tuple[str, ...] | None = None  # the FlyDSL names the fix writes (data/flydsl_api.toml)
     candidate: str | None = None  # the guide's ripgrep line this rule replaces
     # ast-grep pattern and rewrite spelling a display-only structural suggestion
     suggestion: tuple[str, str] | None = None
@@ -94,6 +95,11 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
         fix = None if entry["fix"] == "none" else Applicability.parse(entry["fix"])
         if ("suggest-pattern" in entry) != ("suggest-rewrite" in entry):
             raise ValueError(f"{where}: suggest-pattern and suggest-rewrite go together")
+        fix_api = entry.get("fix-api")
+        if fix_api is not None and not (isinstance(fix_api, list) and all(isinstance(n, str) for n in fix_api)):
+            raise ValueError(f"{where}: fix-api is a list of qualified FlyDSL names")
+        if fix_api is not None and fix is None:
+            raise ValueError(f"{where}: fix-api names what a fix writes; this rule has fix = \"none\"")
         if "suggest-pattern" in entry and fix is not Applicability.DISPLAY:
             raise ValueError(f"{where}: a suggestion is display-only; set fix = \"display-only\"")
         metas[code] = RuleMeta(
@@ -105,6 +111,7 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
             fix=fix,
             fix_reason=entry["fix-reason"],
             fix_since=entry.get("fix-since"),
+            fix_api=tuple(fix_api) if fix_api is not None else None,
             candidate=entry.get("candidate"),
             suggestion=(entry["suggest-pattern"], entry["suggest-rewrite"]) if "suggest-pattern" in entry else None,
         )
