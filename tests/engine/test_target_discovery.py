@@ -51,7 +51,7 @@ def project(tmp_path: Path, files: dict[str, str]) -> Path:
          "requirements.txt (flydsl @ https://example.invalid/flydsl-0.3.2-cp311-linux_x86_64.whl)"),
         ({"requirements.txt": "flydsl>=0.9\n"}, "0.9.0", "requirements.txt (flydsl>=0.9)"),
         ({"requirements.txt": "flydsl==0.3.*\n"}, "0.3.0", "requirements.txt (flydsl==0.3.*)"),
-        ({"requirements.txt": "flydsl!=0.3.0,<0.4\n"}, "0.3.1", "requirements.txt (flydsl!=0.3.0,<0.4)"),
+        ({"requirements.txt": "flydsl!=0.3.0,>=0.3,<0.4\n"}, "0.3.1", "requirements.txt (flydsl!=0.3.0,>=0.3,<0.4)"),
     ],
 )
 def test_a_pin_gives_the_lowest_release_it_allows(tmp_path, files, version, source):
@@ -116,3 +116,12 @@ def test_special_files_are_not_read(tmp_path):
     os.mkfifo(tmp_path / "requirements.txt")  # reading it would block forever
     (tmp_path / "setup.py").symlink_to("/dev/zero")
     assert discover_target(start) == (None, "unknown")
+
+
+def test_the_known_releases_are_those_the_api_table_was_derived_from():
+    from flydsl_lint.engine.tomlcompat import tomllib
+
+    table = Path(target_module.__file__).resolve().parent.parent / "data" / "flydsl_api.toml"
+    with open(table, "rb") as handle:
+        derived = [Version.parse(v) for v in tomllib.load(handle)["releases"]]
+    assert list(target_module.releases().known) == derived
