@@ -17,20 +17,33 @@ fingerprint. The entry is used only if it still matches
 
 Entries are JSON (never unpickled: a cache folder may come from anywhere),
 written to a temporary file and renamed into place, so concurrent runs see a
-whole entry or none. An unreadable or malformed entry is a miss.
+whole entry or none.
+
+A cache folder may come from anywhere (a repository can ship one), so an entry
+is trusted only when it carries the keyed digest of its content under the
+user's own key (`user_key`, kept outside every project), and only after a
+strict check of its every field (`_diagnostic_from_entry`). Anything else (an
+unreadable, oversized, deeply nested, malformed or unsigned entry) is a miss.
+The cache writes only into a folder it created, an empty one or one already
+tagged as ours, and prunes only our fingerprint folders inside a tagged one.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: entries carry the keyed digest of their content
 KEEP_FINGERPRINTS = 8  # older fingerprint folders (upgrades, other settings) are pruned
+FINGERPRINT_FOLDER = re.compile(r"v[0-9]+-[0-9a-f]{24}")  # the only names `_prune` removes
+MAX_ENTRY_BYTES = 16 << 20  # an entry file larger than this is a miss, never read whole
+MAX_MESSAGE_CHARS = 10_000  # a diagnostic's or a fix's message, an error reason
+MAX_DEPENDENCY_BYTES = 1 << 30  # a project module larger than this counts as absent
 # The tag (https://bford.info/cachedir/) that marks a folder as this tool's cache: backup
 # tools skip it, and `flydsl-lint clean` removes only folders that carry it.
 CACHEDIR_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# a flydsl-lint cache; see https://bford.info/cachedir/\n"
@@ -44,6 +57,59 @@ except ImportError:  # pragma: no cover
 
 def _digest(data: bytes) -> str:
     return blake2b(data, digest_size=20).hexdigest()
+
+
+KEY_FILE_VARIABLE = "FLYDSL_LINT_KEY_FILE"  # where the user's key is kept, for tests and odd homes
+_USER_KEY: bytes | None = None
+
+
+def user_key_path() -> Path:
+    """$FLYDSL_LINT_KEY_FILE, else `flydsl-lint/entry-key` in the user's cache home."""
+    chosen = os.environ.get(KEY_FILE_VARIABLE)
+    if chosen:
+        return Path(chosen)
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(home) / "flydsl-lint" / "entry-key"
+
+
+def user_key() -> bytes | None:
+    """The user's secret that signs cache entries, made on first need; None when it
+    can be neither read nor made (a read-only home): the run goes without a cache."""
+    global _USER_KEY
+    if _USER_KEY is None:
+        from .config import read_bounded
+
+        path = user_key_path()
+        try:
+            key = read_bounded(path, 1024)
+        except FileNotFoundError:
+            key = _make_user_key(path)
+        except OSError:
+            key = b""
+        _USER_KEY = key if len(key) >= 32 else b""
+    return _USER_KEY or None
+
+
+def _make_user_key(path: Path) -> bytes:
+    """A new random key at `path`, readable by the user only; b"" when it cannot be written."""
+    key = os.urandom(32).hex().encode()
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as handle:
+            handle.write(key)
+        os.replace(temporary, path)  # concurrent first runs: the last key wins, the others' entries just miss
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return b""
+    return key
+
+
+def _signature(key: bytes, payload: bytes) -> bytes:
+    return blake2b(payload, digest_size=20, key=key).hexdigest().encode()
 
 
 _TOOL_FINGERPRINT: str | None = None
@@ -81,24 +147,71 @@ def _fix_to_json(fix: Fix | None) -> list | None:
     return [edits, fix.applicability.value, fix.message]
 
 
-def _fix_from_json(data: list | None) -> Fix | None:
+class InvalidEntry(ValueError):
+    """A cache entry that is not exactly what `store` writes: a miss."""
+
+
+def _require(condition: bool) -> None:
+    if not condition:
+        raise InvalidEntry
+
+
+def _is_count(value: object) -> bool:
+    """A non-negative int (not a bool, which is an int to Python)."""
+    return type(value) is int and value >= 0
+
+
+def _text(value: object, limit: int | None = MAX_MESSAGE_CHARS) -> str:
+    _require(type(value) is str and (limit is None or len(value) <= limit))
+    return value  # type: ignore[return-value]
+
+
+def _range(r1: object, c1: object, r2: object, c2: object) -> tuple[Position, Position]:
+    _require(_is_count(r1) and _is_count(c1) and _is_count(r2) and _is_count(c2))
+    start, end = Position(r1, c1), Position(r2, c2)  # type: ignore[arg-type]
+    _require(start <= end)
+    return start, end
+
+
+_APPLICABILITIES = {a.value: a for a in Applicability}
+
+
+def _fix_from_json(data: object) -> Fix | None:
     if data is None:
         return None
-    edits, applicability, message = data
-    return Fix(
-        tuple(Edit(Position(a, b), Position(c, d), content) for a, b, c, d, content in edits),
-        Applicability(applicability),
-        message,
-    )
+    _require(type(data) is list and len(data) == 3)
+    edits, applicability, message = data  # type: ignore[misc]
+    _require(type(edits) is list and bool(edits) and applicability in _APPLICABILITIES)
+    parsed = []
+    for edit in edits:
+        _require(type(edit) is list and len(edit) == 5)
+        parsed.append(Edit(*_range(*edit[:4]), _text(edit[4], limit=None)))  # content: bounded by the entry's size
+    return Fix(tuple(parsed), _APPLICABILITIES[applicability], _text(message))
 
 
 def diagnostic_to_json(d: Diagnostic) -> list:
     return [d.code, d.message, d.start.row, d.start.col, d.end.row, d.end.col, _fix_to_json(d.fix), d.noqa_row, d.suppressed]
 
 
-def diagnostic_from_json(data: list, path: str) -> Diagnostic:
-    code, message, r1, c1, r2, c2, fix, noqa_row, suppressed = data
-    return Diagnostic(code, message, path, Position(r1, c1), Position(r2, c2), _fix_from_json(fix), noqa_row, suppressed)
+def diagnostic_from_json(data: object, path: str) -> Diagnostic:
+    """The diagnostic a row of an entry holds; InvalidEntry unless every field has
+    the type and range `diagnostic_to_json` writes and the code is a known rule's."""
+    from .registry import load_metadata
+
+    _require(type(data) is list and len(data) == 9)
+    code, message, r1, c1, r2, c2, fix, noqa_row, suppressed = data  # type: ignore[misc]
+    _require(type(code) is str and code in load_metadata() and _is_count(noqa_row) and type(suppressed) is bool)
+    start, end = _range(r1, c1, r2, c2)
+    return Diagnostic(code, _text(message), path, start, end, _fix_from_json(fix), noqa_row, suppressed)
+
+
+def _dependency(item: object) -> tuple[str, str | None]:
+    """A [path, digest] pair of an entry: an absolute .py path, a digest or None."""
+    _require(type(item) is list and len(item) == 2)
+    path, digest = item  # type: ignore[misc]
+    _require(type(path) is str and path.endswith(".py") and os.path.isabs(path) and "\0" not in path)
+    _require(digest is None or (type(digest) is str and len(digest) == 40))
+    return path, digest
 
 
 # ------------------------------------------------------------------- the cache
@@ -115,7 +228,9 @@ class Cache:
         self.root = folder = cache_root(settings)
         key = _digest(f"{tool_fingerprint()}|{settings.fingerprint()}".encode())
         self.folder = folder / f"v{CACHE_FORMAT}-{key[:24]}"
-        self.writable = True
+        self.key = user_key()
+        self.writable = self.key is not None
+        self._folder_ready = False  # see _ensure_folder
         self._file_digests: dict[str, str | None] = {}  # dependency path -> digest, per run
         # Most files import the same few modules: their probes are worked out once a run.
         self._roots: dict[Path, tuple[Path, ...]] = {}  # package root -> the roots to probe
@@ -127,11 +242,14 @@ class Cache:
         return self.folder / f"{_digest(resolved.encode())[:32]}.json"
 
     def file_digest(self, path: str) -> str | None:
-        """Digest of a dependency's content, None when no file is there; memoized per run."""
+        """Digest of a dependency's content, None when no regular file is there; memoized per run.
+
+        Opened without blocking: a FIFO named like a module must not stall the run."""
         if path not in self._file_digests:
+            from .config import read_bounded
+
             try:
-                with open(path, "rb") as handle:
-                    self._file_digests[path] = _digest(handle.read())
+                self._file_digests[path] = _digest(read_bounded(path, MAX_DEPENDENCY_BYTES))
             except OSError:
                 self._file_digests[path] = None
         return self._file_digests[path]
@@ -173,23 +291,37 @@ class Cache:
 
     # --------------------------------------------------------------- lookup
     def may_hold_entries(self) -> bool:
-        """False while the run's folder is absent, when every look-up misses."""
-        return self.folder.is_dir()
+        """False while the run's folder is absent (or no key signs entries), when every look-up misses."""
+        return self.key is not None and self.folder.is_dir()
 
     def lookup(self, resolved: str, data_digest: str, module_key: list, name: str):
         """(diagnostics, error reason) for a valid entry, else None."""
         try:
-            with open(self._entry_path(resolved), "rb") as handle:
-                entry = json.loads(handle.read())
+            entry = self._read_entry(resolved)
             if entry["path"] != resolved or entry["digest"] != data_digest or entry["module"] != module_key:
                 return None
-            for path, digest in entry["deps"]:
+            _require(type(entry["deps"]) is list and type(entry["diagnostics"]) is list)
+            for path, digest in map(_dependency, entry["deps"]):
                 if self.file_digest(path) != digest:
                     return None
+            error = entry["error"]
+            _require(error is None or type(error) is str and len(error) <= MAX_MESSAGE_CHARS)
             diagnostics = [diagnostic_from_json(item, name) for item in entry["diagnostics"]]
-            return diagnostics, entry["error"]
-        except (OSError, ValueError, KeyError, TypeError, IndexError):
-            return None  # missing, partial or malformed: a miss
+            return diagnostics, error
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            return None  # missing, partial, forged or malformed: a miss
+
+    def _read_entry(self, resolved: str) -> dict:
+        """The entry for `resolved`, its signature checked; OSError or ValueError otherwise."""
+        from .config import read_bounded
+
+        data = read_bounded(self._entry_path(resolved), MAX_ENTRY_BYTES, follow_symlinks=False)
+        signature, _, payload = data.partition(b"\n")
+        # A plain comparison: no one who could forge an entry can time this one.
+        _require(self.key is not None and signature == _signature(self.key, payload))
+        entry = json.loads(payload)  # nesting is bounded by the interpreter: RecursionError, a miss
+        _require(type(entry) is dict and set(entry) == _ENTRY_KEYS)
+        return entry
 
     # ---------------------------------------------------------------- store
     def store(self, resolved: str, data_digest: str, module_key: list, deps: list[list],
@@ -210,7 +342,7 @@ class Cache:
         try:
             self._ensure_folder()
             with open(temporary, "wb") as handle:
-                handle.write(payload)
+                handle.write(_signature(self.key, payload) + b"\n" + payload)
             os.replace(temporary, target)  # atomic: readers see the old entry or the new one
         except OSError:
             self.writable = False  # read-only tree, full disk: run on without a cache
@@ -220,19 +352,26 @@ class Cache:
                 pass
 
     def _ensure_folder(self) -> None:
-        if self.folder.is_dir():
+        """The run's folder, in a root that is ours; OSError when the root is another's
+        or the folder a link (entries would be written wherever it points)."""
+        if self._folder_ready:
             return
-        fresh = not self.root.is_dir()
-        self.folder.mkdir(parents=True, exist_ok=True)
-        if fresh:
-            (self.root / ".gitignore").write_text("# created by flydsl-lint\n*\n")
-            (self.root / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)
-        self._prune()
+        if self.folder.is_symlink():
+            raise OSError(f"{self.folder}: a link, not a cache folder")
+        if not self.folder.is_dir():
+            claim_root(self.root)
+            self.folder.mkdir(exist_ok=True)
+            self._prune()
+        self._folder_ready = True
 
     def _prune(self) -> None:
-        """Keep the newest few fingerprint folders; old tool versions' entries go."""
+        """Keep the newest few fingerprint folders; old tool versions' entries go.
+        Only in a root tagged as ours, and only folders named as ours."""
+        if not is_cache_folder(self.root):
+            return
         try:
-            folders = [p for p in self.root.iterdir() if p.is_dir() and p.name.startswith("v")]
+            folders = [p for p in self.root.iterdir()
+                       if FINGERPRINT_FOLDER.fullmatch(p.name) and p.is_dir() and not p.is_symlink()]
             folders.sort(key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             return
@@ -241,6 +380,44 @@ class Cache:
         for old in folders[KEEP_FINGERPRINTS:]:
             if old != self.folder:
                 shutil.rmtree(old, ignore_errors=True)
+
+
+_ENTRY_KEYS = {"path", "digest", "module", "deps", "error", "diagnostics"}
+
+
+def claim_root(root: Path) -> None:
+    """Make `root` a cache folder of ours: create and tag it, or tag it when it is
+    empty; a folder already tagged is kept. Any other folder (or a file) is
+    someone else's: OSError, and nothing is written there."""
+    if is_cache_folder(root):
+        return
+    root.mkdir(parents=True, exist_ok=True)  # FileExistsError for a file
+    if any(name != "CACHEDIR.TAG" for name in os.listdir(root)):
+        raise OSError(f"{root}: not empty and not a flydsl-lint cache")
+    (root / "CACHEDIR.TAG").write_text(CACHEDIR_TAG)  # first: a concurrent run then sees a cache of ours
+    (root / ".gitignore").write_text("# created by flydsl-lint\n*\n")
+
+
+def unusable_reason(settings) -> str | None:
+    """Why the configured cache folder must not be used this run, else None:
+    a folder chosen by the linted project (its config, or the default) that
+    resolves outside the project, or an existing folder that is not ours."""
+    root = cache_root(settings)
+    if settings.cache_dir_source != "command line":
+        project = os.path.realpath(settings.root)
+        if os.path.commonpath([project, os.path.realpath(root)]) != project:
+            where = f"{settings.config_file}: `cache-dir` = {settings.cache_dir!r}" if settings.config_file else str(root)
+            return (f"{where} lies outside the project ({project}); only --cache-dir or "
+                    f"FLYDSL_LINT_CACHE_DIR may put the cache there")
+    if root.exists() and not is_cache_folder(root):
+        if not root.is_dir():
+            return f"{root}: not a folder"
+        try:
+            if any(name != "CACHEDIR.TAG" for name in os.listdir(root)):
+                return f"{root}: not empty and not a flydsl-lint cache (no CACHEDIR.TAG of ours)"
+        except OSError as exc:
+            return f"{root}: cannot read the cache folder: {exc.strerror or exc}"
+    return None
 
 
 def content_digest(data: bytes) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import functools
 import os
 import re
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -21,10 +23,47 @@ DEFAULT_TUNED_KERNELS = ("flash_attn_gfx950.py", "mla_fwd_decode_*")
 KNOWN_ARCHES = re.compile(r"^gfx(9\d\d|9[0-9a-f]{2}|10\d\d|11\d\d|12\d\d)$")
 _CODE_PREFIX = re.compile(r"^FLY\d{0,3}$")
 _WILDCARD = re.compile(r"[*?[]")
+MAX_CONFIG_BYTES = 1 << 20  # a configuration file larger than this is refused, never read whole
+# Characters a terminal acts on or that reorder what it shows: C0 (but tab), DEL, C1,
+# the Unicode line separators and the bidirectional overrides.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def escape_controls(text: str) -> str:
+    """`text` with every control character spelled as an escape (`\\x1b`), so that
+    printing a message or a path from a file can neither drive the terminal nor
+    break a one-line report."""
+    if _CONTROL.search(text) is None:
+        return text
+    return _CONTROL.sub(lambda match: match.group().encode("unicode_escape").decode("ascii"), text)
 
 
 class ConfigError(Exception):
-    """A bad setting; the message names the file and the key."""
+    """A bad setting or an unreadable configuration file.
+
+    `message` is the one line every front end reports: `<path>: <reason>`.
+    """
+
+    def __init__(self, message: str) -> None:
+        self.message = escape_controls(message)
+        super().__init__(self.message)
+
+
+def read_bounded(path: Path | str, limit: int, follow_symlinks: bool = True) -> bytes:
+    """The content of the regular file at `path`; OSError (with a `strerror` that says
+    why) for anything else. Opened without blocking, so that a FIFO never waits for
+    a writer, and read no further than `limit` bytes, so that /dev/zero or a huge file
+    costs nothing."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    with open(os.open(path, flags), "rb") as handle:  # a folder: IsADirectoryError
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket)")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit} bytes")
+    return data
 
 
 class Settings(NamedTuple):
@@ -49,6 +88,9 @@ class Settings(NamedTuple):
     src: tuple[str, ...] = (".", "python", "src")
     tuned_kernels: tuple[str, ...] = DEFAULT_TUNED_KERNELS
     cache_dir: str = DEFAULT_CACHE_DIR
+    # Who chose `cache_dir`: "default", "config" (the linted project's file) or "command line"
+    # (--cache-dir, FLYDSL_LINT_CACHE_DIR: the user's own). Only the user's may lie outside `root`.
+    cache_dir_source: str = "default"
     output_format: str | None = None  # the report's format when the command line names none
     ignore_noqa: bool = False  # `# noqa` and file exemptions suppress nothing (ruff's --ignore-noqa)
 
@@ -176,22 +218,60 @@ def find_config(start: Path) -> Path | None:
     for folder in [start, *start.parents] if start.is_dir() else [start.parent, *start.parent.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            # Imported here: a tree without a pyproject.toml never needs it.
-            from .tomlcompat import tomllib
-
             try:
-                with open(candidate, "rb") as handle:
-                    data = tomllib.load(handle)
-            except (OSError, tomllib.TOMLDecodeError):
+                tool = read_toml(candidate).get("tool", {})
+            except ConfigError:
                 return candidate  # reported by load_settings with its reason
-            if "flydsl-lint" in data.get("tool", {}):
-                return candidate
+            if not isinstance(tool, dict) or "flydsl-lint" in tool:
+                return candidate  # a malformed `tool` too: load_settings says what is wrong
     return None
+
+
+def read_toml(path: Path) -> dict:
+    """The TOML document in `path`; ConfigError naming the file and the reason when
+    it cannot be read (missing, a folder, a device, too large), is not UTF-8, or is
+    not TOML."""
+    # Imported here: a tree without a pyproject.toml never needs it.
+    from .tomlcompat import tomllib
+
+    where = str(path)
+    try:
+        data = read_bounded(path, MAX_CONFIG_BYTES)
+    except FileNotFoundError:
+        raise ConfigError(f"{where}: config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{where}: cannot read config: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{where}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{where}: invalid TOML: nested too deeply") from None
+
+
+def _toml_type(value: object) -> str:
+    """How TOML calls the type of `value`, for error messages."""
+    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string", list: "an array", dict: "a table"}
+    return names.get(type(value), "a date or time")
+
+
+def _string(value: object, key: str, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: `{key}` must be a string, not {_toml_type(value)}")
+    if "\0" in value:
+        raise ConfigError(f"{where}: `{key}` contains a NUL character")
+    return value
 
 
 def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ConfigError(f"{where}: `{key}` must be a list of strings")
+    if any("\0" in v for v in value):
+        raise ConfigError(f"{where}: `{key}` has a string with a NUL character")
     return tuple(value)
 
 
@@ -218,7 +298,7 @@ def _parse_table(table: dict, where: str) -> dict:
             )
         elif key == "target-version":
             try:
-                parsed["target_version"] = Version.parse(str(value))
+                parsed["target_version"] = Version.parse(_string(value, key, where))
             except ValueError:
                 raise ConfigError(f"{where}: `target-version` = {value!r} is not a FlyDSL version like \"0.5.0\"") from None
             parsed["target_version_source"] = "config"
@@ -232,10 +312,12 @@ def _parse_table(table: dict, where: str) -> dict:
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `{key}` must be true or false")
             parsed[key.replace("-", "_")] = value
-        elif key in ("cache-dir", "output-format"):  # output-format's names are the CLI's to check
-            if not isinstance(value, str):
-                raise ConfigError(f"{where}: `{key}` must be a string")
-            parsed[key.replace("-", "_")] = value
+        elif key == "cache-dir":
+            if not _string(value, key, where):
+                raise ConfigError(f"{where}: `cache-dir` is empty; name a folder")
+            parsed["cache_dir"], parsed["cache_dir_source"] = value, "config"
+        elif key == "output-format":  # its names are the CLI's to check
+            parsed["output_format"] = _string(value, key, where)
         elif key == "verify":
             continue  # read by flydsl-lint-verify
         else:
@@ -243,31 +325,33 @@ def _parse_table(table: dict, where: str) -> dict:
     return parsed
 
 
+def _tool_table(pyproject: dict, where: str) -> dict:
+    """The [tool.flydsl-lint] table of a parsed pyproject.toml ({} when absent)."""
+    tool = pyproject.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{where}: `tool` must be a table, not {_toml_type(tool)}")
+    table = tool.get("flydsl-lint", {})
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: `tool.flydsl-lint` must be a table, not {_toml_type(table)}")
+    return table
+
+
 def load_settings(config: Path | None = None, start: Path | None = None, isolated: bool = False,
                   **overrides: object) -> Settings:
     """Settings from an explicit file, else the nearest pyproject.toml, else
-    defaults (always the defaults when `isolated`, as ruff's --isolated)."""
+    defaults (always the defaults when `isolated`, as ruff's --isolated).
+
+    Every front end calls this: a file that cannot be read, is not TOML or holds
+    a bad value raises ConfigError, whose `message` is the one line to report."""
     path = None if isolated else config if config is not None else find_config(start or Path.cwd())
     parsed: dict = {}
     root = (start or Path.cwd()).resolve()
     if root.is_file():
         root = root.parent
     if path is not None:
-        from .tomlcompat import tomllib
-
         where = str(path)
-        try:
-            with open(path, "rb") as handle:
-                data = tomllib.load(handle)
-        except FileNotFoundError:
-            raise ConfigError(f"{where}: config file not found") from None
-        except OSError as exc:
-            raise ConfigError(f"{where}: cannot read config: {exc.strerror or exc}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{where}: invalid TOML: {exc}") from None
-        table = data.get("tool", {}).get("flydsl-lint", {}) if path.name == "pyproject.toml" else data
-        if not isinstance(table, dict):
-            raise ConfigError(f"{where}: [tool.flydsl-lint] must be a table")
+        data = read_toml(path)
+        table = _tool_table(data, where) if path.name == "pyproject.toml" else data
         parsed = _parse_table(table, where)
         root = path.resolve().parent
     settings = Settings(root=root, config_file=path, **parsed)

@@ -200,6 +200,8 @@ def _check(args: argparse.Namespace) -> int:
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args),
                        "fixable": args.fixable, "exclude": args.exclude}
+    if args.cache_dir:
+        overrides["cache_dir_source"] = "command line"  # the user's own choice: it may point anywhere
     if args.force_exclude:
         overrides["force_exclude"] = True
     if args.ignore_noqa:
@@ -257,7 +259,7 @@ def _check(args: argparse.Namespace) -> int:
             print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
             return EXIT_ERROR
         paths = restrict(paths, settings, added)
-    result = run(paths, settings, mode, use_cache=not args.no_cache, jobs=args.jobs)
+    result = run(paths, settings, mode, use_cache=not args.no_cache and _cache_usable(settings), jobs=args.jobs)
     if added is not None:
         result = filter_result(result, added)
     if args.add_noqa:
@@ -271,6 +273,17 @@ def _check(args: argparse.Namespace) -> int:
             print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
     return _report_to_output(result, args, mode, sys.stdout)
+
+
+def _cache_usable(settings) -> bool:
+    """Whether the configured cache folder may be used; if not, a one-line warning says why."""
+    from ..engine.cache import unusable_reason
+    from ..engine.config import escape_controls
+
+    reason = unusable_reason(settings)
+    if reason is not None:
+        print(f"flydsl-lint: warning: {escape_controls(reason)}; running without the cache", file=sys.stderr)
+    return reason is None
 
 
 def _output_format(given: str | None, settings) -> str:
@@ -348,12 +361,13 @@ def _report_to_output(result, args: argparse.Namespace, mode, stream) -> int:
 
 def _report(result, args: argparse.Namespace, mode, stream) -> int:
     """Print a run's errors, diffs and diagnostics (the report to `stream`); its exit status."""
+    from ..engine.config import escape_controls
     from .output import write, write_statistics
 
     options = {"unsafe_fixes": args.unsafe_fixes, "quiet": args.quiet}
     fixed = sum(result.fixed.values())
     for error in result.errors:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {escape_controls(error)}", file=sys.stderr)
     if args.silent:
         pass  # the exit status (and any error above) is the whole report
     elif mode.diff:

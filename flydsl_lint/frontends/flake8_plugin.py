@@ -4,12 +4,19 @@ flake8 owns selection, noqa and per-file-ignores here, so the plugin reports
 every diagnostic before suppression and lets flake8 filter. File exemptions
 (`# flydsl-lint: noqa`), which flake8 does not know, the plugin applies itself,
 unless flake8 runs with --disable-noqa.
+
+A bad [tool.flydsl-lint] stops the run, as it stops `flydsl-lint check`: the
+configuration of each path flake8 was given is read before any file is checked,
+and an error is one line on stderr and exit status 2. A bad configuration met
+only later (a nested project's) fails the file's check, which flake8 reports as
+one line naming the file and the reason.
 """
 
 from __future__ import annotations
 
 import ast
 import gc
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,15 +34,37 @@ class FlyDSLChecker:
         self.tree = tree
         self.filename = filename
         self.lines = lines
+        # Here, not in `run`: flake8 reports an exception raised while it builds a plugin as
+        # one line naming the file (a bad nested configuration), one raised while it iterates as a traceback.
+        self.checker = self._checker()
 
     @classmethod
     def parse_options(cls, options) -> None:
-        """flake8 hands every plugin its parsed options once a run."""
+        """flake8 hands every plugin its parsed options once a run, before any file is checked."""
         cls._disable_noqa = bool(getattr(options, "disable_noqa", False))
+        cls._check_configurations(getattr(options, "filenames", None) or ["."],
+                                  getattr(options, "stdin_display_name", "stdin"))
+
+    @staticmethod
+    def _check_configurations(paths: list[str], stdin_name: str) -> None:
+        """Read the configuration each of `paths` is checked with; a bad one ends
+        the run with its one-line error and exit status 2, as `flydsl-lint check` does."""
+        from ..engine.config import ConfigError, find_config, load_settings
+
+        for name in paths:
+            path = Path(stdin_name if name == "-" else name)
+            folder = path if path.is_dir() else path.parent
+            if not folder.is_dir():
+                continue  # flake8 reports the missing path itself
+            try:
+                load_settings(find_config(folder), folder)
+            except ConfigError as exc:
+                print(f"flydsl-lint: error: {exc.message}", file=sys.stderr)
+                raise SystemExit(2) from None
 
     def _checker(self):
         from ..engine.checker import Checker
-        from ..engine.config import ConfigError, find_config, load_settings
+        from ..engine.config import find_config, load_settings
 
         folder = Path(self.filename).resolve().parent if self.filename not in ("stdin", "-") else None
         if folder not in self._configs:
@@ -43,10 +72,7 @@ class FlyDSLChecker:
         config = self._configs[folder]
         key = (str(config), self._disable_noqa)
         if key not in self._checkers:
-            try:
-                settings = load_settings(config, Path(self.filename).resolve().parent)
-            except ConfigError:
-                settings = load_settings(None, Path.cwd())  # flake8 reports its own config; ours falls back
+            settings = load_settings(config, Path(self.filename).resolve().parent)
             self._checkers[key] = Checker(settings._replace(select=("FLY",), ignore=(), per_file_ignores=(),
                                                             ignore_noqa=self._disable_noqa))
         return self._checkers[key]
@@ -59,7 +85,7 @@ class FlyDSLChecker:
         collector_was_on = gc.isenabled()
         gc.disable()  # as in the CLI: the model frees its own cycles (SemanticModel.release)
         try:
-            diagnostics = self._checker().check(source, apply_noqa=False)
+            diagnostics = self.checker.check(source, apply_noqa=False)
         finally:
             if collector_was_on:
                 gc.enable()

@@ -1,4 +1,10 @@
-"""Output formats for `flydsl-lint check --output-format`."""
+"""Output formats for `flydsl-lint check --output-format`.
+
+Messages, paths and quoted source lines come from files that may be hostile
+(or from a cache such a file could shape): the formats read by a terminal or a
+log print every control character in them as an escape (`escape_controls`); the
+JSON formats escape them already.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import TextIO
 
+from ..engine.config import escape_controls
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, fix_applies
 from ..engine.registry import load_metadata
 from ..engine.runner import RunResult
@@ -70,12 +77,13 @@ def write_text(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def _concise_line(d: Diagnostic, unsafe: bool, style: "Style") -> str:
+    path, message = escape_controls(d.path), escape_controls(d.message)
     if not style.enabled:  # the usual case (a pipe, a file, CI): the same line without five colour calls
         marker = " [*]" if fix_applies(d.fix, unsafe) else ""
-        return f"{d.path}:{d.start.row}:{d.start.col + 1}: {d.code}{marker} {d.message}\n"
+        return f"{path}:{d.start.row}:{d.start.col + 1}: {d.code}{marker} {message}\n"
     marker = style.cyan(" [*]") if fix_applies(d.fix, unsafe) else ""
-    where = f"{style.bold(d.path)}{style.cyan(':')}{d.start.row}{style.cyan(':')}{d.start.col + 1}{style.cyan(':')}"
-    return f"{where} {style.red(d.code)}{marker} {d.message}\n"
+    where = f"{style.bold(path)}{style.cyan(':')}{d.start.row}{style.cyan(':')}{d.start.col + 1}{style.cyan(':')}"
+    return f"{where} {style.red(d.code)}{marker} {message}\n"
 
 
 def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
@@ -202,13 +210,14 @@ def write_grouped(result: RunResult, stream: TextIO, options: dict) -> None:
     for d in result.diagnostics:
         by_path.setdefault(d.path, []).append(d)
     for path, diagnostics in by_path.items():
+        path = escape_controls(path)
         stream.write(style.bold(style.blue(path) if style.enabled else path) + style.cyan(":") + "\n")
         width_row = max(len(str(d.start.row)) for d in diagnostics)
         width_col = max(len(str(d.start.col + 1)) for d in diagnostics)
         for d in diagnostics:
             marker = style.cyan(" [*]") if fix_applies(d.fix, unsafe) else ""
             row, col = str(d.start.row).rjust(width_row), str(d.start.col + 1).ljust(width_col)
-            stream.write(f"  {row}{style.cyan(':')}{col} {style.red(d.code)}{marker} {d.message}\n")
+            stream.write(f"  {row}{style.cyan(':')}{col} {style.red(d.code)}{marker} {escape_controls(d.message)}\n")
         stream.write("\n")
     write_summary(result, stream, options)
 
@@ -231,7 +240,7 @@ def fix_preview(source, fix) -> list[str]:
             continue
         lines += [("-", i + 1, before[i]) for i in range(i1, i2)]
         lines += [("+", j + 1, after[j]) for j in range(j1, j2)]
-    return [f"{sign} {row:>4} | {text}" for sign, row, text in lines]
+    return [f"{sign} {row:>4} | {escape_controls(text)}" for sign, row, text in lines]
 
 
 def write_full(result: RunResult, stream: TextIO, options: dict) -> None:
@@ -251,7 +260,7 @@ def write_full(result: RunResult, stream: TextIO, options: dict) -> None:
         stream.write(bar + "\n")
         for row in range(d.start.row, last + 1):
             line = source.lines[row - 1]
-            stream.write(f"{style.blue(str(row).rjust(gutter) + ' |')} {line}\n")
+            stream.write(f"{style.blue(str(row).rjust(gutter) + ' |')} {escape_controls(line)}\n")
             lo = d.start.col if row == d.start.row else len(line) - len(line.lstrip())
             hi = d.end.col if row == d.end.row else len(line)
             carets = "^" * max(1, hi - lo)
@@ -262,7 +271,7 @@ def write_full(result: RunResult, stream: TextIO, options: dict) -> None:
         stream.write(bar + "\n")
         if d.fix is not None:
             title = _FIX_TITLES[d.fix.applicability]
-            message = f": {d.fix.message}" if d.fix.message else ""
+            message = f": {escape_controls(d.fix.message)}" if d.fix.message else ""
             stream.write(f"{style.blue(' ' * gutter + ' =')} {style.bold('help')}: {title}{message}\n")
             for line in fix_preview(source, d.fix):
                 stream.write("    " + (style.green(line) if line.startswith("+") else style.red(line)) + "\n")
@@ -278,7 +287,8 @@ def write_json_lines(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def _gh_escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's escapes, and the other control characters spelled out (the log is a terminal's)."""
+    return escape_controls(text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def _gh_escape_property(text: str) -> str:
@@ -310,12 +320,14 @@ def write_junit(result: RunResult, stream: TextIO, options: dict) -> None:
     for d in diagnostics:
         by_path.setdefault(d.path, []).append(d)
     for path, items in by_path.items():
+        path = escape_controls(path)
         suite = ET.SubElement(root, "testsuite", name=path, tests=str(len(items)), failures=str(len(items)), errors="0")
         for d in items:
             case = ET.SubElement(suite, "testcase", name=f"org.flydsl-lint.{d.code}", classname=path,
                                  line=str(d.start.row), column=str(d.start.col + 1))
-            failure = ET.SubElement(case, "failure", message=d.message)
-            failure.text = f"line {d.start.row}, col {d.start.col + 1}, {d.message}"
+            message = escape_controls(d.message)  # XML 1.0 cannot hold most control characters at all
+            failure = ET.SubElement(case, "failure", message=message)
+            failure.text = f"line {d.start.row}, col {d.start.col + 1}, {message}"
     if not by_path:
         suite = ET.SubElement(root, "testsuite", name="flydsl-lint", tests="1", failures="0", errors=str(len(result.errors)))
         ET.SubElement(suite, "testcase", name="No errors found", classname="flydsl-lint")
@@ -470,7 +482,8 @@ def write_gitlab(result: RunResult, stream: TextIO, options: dict) -> None:
 
 def write_pylint(result: RunResult, stream: TextIO, options: dict) -> None:
     """pylint's parseable lines, which many CI log parsers already read."""
-    stream.writelines(f"{d.path}:{d.start.row}: [{d.code}] {d.message}\n" for d in result.diagnostics)
+    stream.writelines(f"{escape_controls(d.path)}:{d.start.row}: [{d.code}] {escape_controls(d.message)}\n"
+                      for d in result.diagnostics)
 
 
 def _rdjson_range(start, end) -> dict:

@@ -47,6 +47,11 @@ def _settings(project: Path, **overrides):
     return make_settings(project, respect_gitignore=False, **overrides)
 
 
+def _entry(path: Path) -> dict:
+    """A cache entry's JSON, after its signature line."""
+    return json.loads(path.read_bytes().partition(b"\n")[2])
+
+
 def _summary(result) -> list:
     """Everything a front end shows, with fixes, per file."""
     return [(f.path, f.error, [(d, d.fix, d.suppressed) for d in f.diagnostics]) for f in result.files]
@@ -178,7 +183,7 @@ def test_a_rule_answer_remembered_from_another_file_is_still_a_dependency(tmp_pa
     settings = _settings(project, select=("FLY903",))
     paths = [str(project / "pkg" / "a.py"), str(project / "pkg" / "b.py")]
     assert [d.code for d in run(paths, settings, jobs=1).diagnostics] == ["FLY903", "FLY903"]
-    entries = {json.loads(p.read_text())["path"]: json.loads(p.read_text())["deps"] for p in project.rglob("*.json")}
+    entries = {_entry(p)["path"]: _entry(p)["deps"] for p in project.rglob("*.json")}
     for name in ("a.py", "b.py"):  # b.py's answer came from memory: still recorded
         deps = entries[str((project / "pkg" / name).resolve())]
         assert [str(launcher.resolve()), cache_module._digest(launcher.read_bytes())] in deps
@@ -221,7 +226,7 @@ def test_corrupt_entries_are_misses_and_get_rewritten(tmp_path, damage):
         entry.write_bytes(damage)
     assert _summary(run(_paths(project), settings)) == _summary(cold)
     for entry in entries:
-        json.loads(entry.read_bytes())  # rewritten whole
+        _entry(entry)  # rewritten whole
 
 
 def test_entry_with_a_changed_path_field_is_not_used(tmp_path):
@@ -229,10 +234,11 @@ def test_entry_with_a_changed_path_field_is_not_used(tmp_path):
     settings = _settings(project)
     cold = run(_paths(project), settings)
     for entry in Cache(settings).folder.glob("*.json"):
-        data = json.loads(entry.read_text())
+        signature, _, payload = entry.read_bytes().partition(b"\n")
+        data = json.loads(payload)
         data["diagnostics"] = []
         data["path"] = "/elsewhere.py"
-        entry.write_text(json.dumps(data))
+        entry.write_bytes(signature + b"\n" + json.dumps(data).encode())
     assert _summary(run(_paths(project), settings)) == _summary(cold)
 
 
