@@ -190,7 +190,8 @@ def _fix_from_json(data: object) -> Fix | None:
 
 
 def diagnostic_to_json(d: Diagnostic) -> list:
-    return [d.code, d.message, d.start.row, d.start.col, d.end.row, d.end.col, _fix_to_json(d.fix), d.noqa_row, d.suppressed]
+    return [d.code, d.message, d.start.row, d.start.col, d.end.row, d.end.col, _fix_to_json(d.fix), d.noqa_row, d.suppressed,
+            d.fix_needs]
 
 
 def diagnostic_from_json(data: object, path: str) -> Diagnostic:
@@ -198,11 +199,12 @@ def diagnostic_from_json(data: object, path: str) -> Diagnostic:
     the type and range `diagnostic_to_json` writes and the code is a known rule's."""
     from .registry import load_metadata
 
-    _require(type(data) is list and len(data) == 9)
-    code, message, r1, c1, r2, c2, fix, noqa_row, suppressed = data  # type: ignore[misc]
+    _require(type(data) is list and len(data) == 10)
+    code, message, r1, c1, r2, c2, fix, noqa_row, suppressed, fix_needs = data  # type: ignore[misc]
     _require(type(code) is str and code in load_metadata() and _is_count(noqa_row) and type(suppressed) is bool)
+    _require(fix_needs is None or (type(fix_needs) is str and fix_needs == load_metadata()[code].fix_since))
     start, end = _range(r1, c1, r2, c2)
-    return Diagnostic(code, _text(message), path, start, end, _fix_from_json(fix), noqa_row, suppressed)
+    return Diagnostic(code, _text(message), path, start, end, _fix_from_json(fix), noqa_row, suppressed, fix_needs)
 
 
 def _dependency(item: object) -> tuple[str, str | None]:

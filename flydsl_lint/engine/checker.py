@@ -21,6 +21,7 @@ from .noqa import (
 from .project import ProjectIndex, module_name_for
 from .registry import Rule, RuleMeta, all_rules, load_metadata
 from .source import Comment, SourceError, SourceFile, find_comments
+from .target import releases
 from .versions import Version
 
 
@@ -254,15 +255,23 @@ class Checker:
                     diagnostic.fix = None
 
     def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
-        """Withhold fixes whose replacement API the target FlyDSL lacks."""
-        target = self.settings.target_version
-        if target is None:
-            return  # unknown target: offer fixes (documented; set target-version)
+        """Hold back fixes whose replacement API the target FlyDSL lacks; an
+        unknown target is taken as the oldest supported release."""
+        target, shown = self._gate_target
         for diagnostic in diagnostics:
             since = self._fix_since.get(diagnostic.code)
             if diagnostic.fix is not None and since is not None and target < since:
                 diagnostic.fix = None
-                diagnostic.message += f" (fix needs FlyDSL >= {self.metadata[diagnostic.code].fix_since}; target is {target})"
+                diagnostic.fix_needs = self.metadata[diagnostic.code].fix_since
+                diagnostic.message += f" (fix needs FlyDSL >= {diagnostic.fix_needs}; target is {shown})"
+
+    @cached_property
+    def _gate_target(self) -> tuple[Version, str]:
+        """The release fixes are gated on, and how messages name it."""
+        if self.settings.target_version is not None:
+            return self.settings.target_version, str(self.settings.target_version)
+        oldest = releases().oldest_supported
+        return oldest, f"unknown, taken as {oldest}"
 
     def _plan(self, instances: list) -> _Plan:
         """Which hooks and visit_* methods `check` calls on the rules `instances`

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from .versions import Version, installed_flydsl_version
+from .versions import Version
 
 DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
 DEFAULT_EXCLUDE = (
@@ -301,7 +301,7 @@ def _parse_table(table: dict, where: str) -> dict:
                 parsed["target_version"] = Version.parse(_string(value, key, where))
             except ValueError:
                 raise ConfigError(f"{where}: `target-version` = {value!r} is not a FlyDSL version like \"0.5.0\"") from None
-            parsed["target_version_source"] = "config"
+            parsed["target_version_source"] = f"target-version in {Path(where).name}"
         elif key == "target-arch":
             arches = _string_list([value] if isinstance(value, str) else value, key, where)
             bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
@@ -357,7 +357,8 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
     settings = Settings(root=root, config_file=path, **parsed)
     settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
     if settings.target_version is None:
-        installed = installed_flydsl_version()
-        if installed is not None:
-            settings = settings._replace(target_version=installed, target_version_source="installed flydsl")
+        from .target import discover_target  # not needed when the config names the target
+
+        found = discover_target(start or Path.cwd())
+        settings = settings._replace(target_version=found.version, target_version_source=found.source)
     return settings

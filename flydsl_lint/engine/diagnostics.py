@@ -62,10 +62,11 @@ def fix_applies(fix: Fix | None, unsafe: bool) -> bool:
 class Diagnostic:
     """One finding; equal to another when all but `suppressed` are."""
 
-    __slots__ = ("code", "message", "path", "start", "end", "fix", "noqa_row", "suppressed")
+    __slots__ = ("code", "message", "path", "start", "end", "fix", "noqa_row", "suppressed", "fix_needs")
 
     def __init__(self, code: str, message: str, path: str, start: Position, end: Position,
-                 fix: Fix | None = None, noqa_row: int = 0, suppressed: bool = False) -> None:
+                 fix: Fix | None = None, noqa_row: int = 0, suppressed: bool = False,
+                 fix_needs: str | None = None) -> None:
         self.code = code
         self.message = message
         self.path = path
@@ -74,12 +75,13 @@ class Diagnostic:
         self.fix = fix
         self.noqa_row = noqa_row  # where a `# noqa` for this diagnostic must stand (the node's first line)
         self.suppressed = suppressed
+        self.fix_needs = fix_needs  # the FlyDSL release a fix held back for the target needs
 
     def sort_key(self) -> tuple:
         return (self.path, self.start.row, self.start.col, self.code)
 
     def _compared(self) -> tuple:
-        return (self.code, self.message, self.path, self.start, self.end, self.fix, self.noqa_row)
+        return (self.code, self.message, self.path, self.start, self.end, self.fix, self.noqa_row, self.fix_needs)
 
     def __eq__(self, other: object) -> bool:
         if type(other) is not Diagnostic:
@@ -92,8 +94,8 @@ class Diagnostic:
         # Pickled (a worker's results, to its parent) as the constructor's arguments:
         # faster both ways than the state of the slots, which is a dict per diagnostic.
         return (Diagnostic, (self.code, self.message, self.path, self.start, self.end, self.fix, self.noqa_row,
-                             self.suppressed))
+                             self.suppressed, self.fix_needs))
 
     def __repr__(self) -> str:
         return (f"Diagnostic({self.code!r}, {self.message!r}, {self.path!r}, {self.start!r}, {self.end!r}, "
-                f"fix={self.fix!r}, noqa_row={self.noqa_row!r}, suppressed={self.suppressed!r})")
+                f"fix={self.fix!r}, noqa_row={self.noqa_row!r}, suppressed={self.suppressed!r}, fix_needs={self.fix_needs!r})")

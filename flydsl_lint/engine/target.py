@@ -24,7 +24,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
-from .tomlcompat import tomllib
 from .versions import Version, installed_flydsl_version
 
 MAX_PROJECT_FILE_BYTES = 4 * 1024 * 1024  # a lock file of a large project is ~1 MB
@@ -51,6 +50,8 @@ class Releases(NamedTuple):
 @lru_cache(maxsize=1)
 def releases() -> Releases:
     """The FlyDSL releases this tool knows (data/releases.toml)."""
+    from .tomlcompat import tomllib  # here: a project with an exact pin never needs it
+
     with open(Path(__file__).resolve().parent.parent / "data" / "releases.toml", "rb") as handle:
         data = tomllib.load(handle)
     return Releases(tuple(Version.parse(v) for v in data["releases"]), Version.parse(data["oldest-supported"]))
@@ -142,6 +143,8 @@ def _pyproject_pins(folder: Path):
     text = _read(folder / "pyproject.toml")
     if not text:
         return
+    from .tomlcompat import tomllib
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:

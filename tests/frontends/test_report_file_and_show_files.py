@@ -83,7 +83,7 @@ def test_show_settings_prints_what_applies_to_a_file(tmp_path: Path) -> None:
     values = {key: json.loads(value) for key, value in settings.items()}
     assert values["config-file"] == str(tmp_path / "pyproject.toml")
     assert (values["select"], values["ignore"]) == (["FLY3"], ["FLY302", "FLY31"])  # the command line's too
-    assert (values["target-version"], values["target-version-source"]) == ("0.5.0", "config")
+    assert (values["target-version"], values["target-version-source"]) == ("0.5.0", "target-version in pyproject.toml")
     assert values["per-file-ignores"] == {"pkg/*": ["FLY36"]} and values["ignored-here"] == ["FLY36"]
     listed = [line.split()[0] for line in cli("rules", cwd=tmp_path).stdout.splitlines()]
     expected = [code for code in listed if code.startswith("FLY3") and code != "FLY302" and not code.startswith("FLY31")]

@@ -165,7 +165,7 @@ def _assert_finding_reported(project: Path) -> None:
 FORGERIES = {
     "no diagnostics": lambda entry: _with(entry, diagnostics=[]),
     "an ANSI message": lambda entry: _with(entry, diagnostics=[["FLY301", "\x1b[2J\x1b]0;pwned\x07", 4, 11, 4, 25,
-                                                                 None, 4, False]]),
+                                                                 None, 4, False, None]]),
     "a deep nest": lambda entry: b'{"path":' + b"[" * 100_000 + b"]" * 100_000 + b"}",
     "a string row": lambda entry: _with(entry, diagnostics=["FLY301xxx"]),
 }
@@ -184,13 +184,15 @@ def test_an_entry_written_without_the_users_key_is_a_miss(tmp_path, forgery):
 SIGNED_FORGERIES = {
     # (a message with escapes, if signed, is printed escaped: test_terminal_formats_print_no_control_character)
     **{name: forge for name, forge in FORGERIES.items() if name not in ("no diagnostics", "an ANSI message")},
-    "an unknown code": lambda entry: _with(entry, diagnostics=[["FLY999", "m", 4, 11, 4, 25, None, 4, False]]),
-    "a negative column": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, -1, 4, 25, None, 4, False]]),
-    "a bool row": lambda entry: _with(entry, diagnostics=[["FLY301", "m", True, 1, 4, 25, None, 4, False]]),
-    "an end before the start": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, 11, 3, 25, None, 4, False]]),
-    "a huge message": lambda entry: _with(entry, diagnostics=[["FLY301", "m" * 20_000, 4, 11, 4, 25, None, 4, False]]),
+    "an unknown code": lambda entry: _with(entry, diagnostics=[["FLY999", "m", 4, 11, 4, 25, None, 4, False, None]]),
+    "a negative column": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, -1, 4, 25, None, 4, False, None]]),
+    "a bool row": lambda entry: _with(entry, diagnostics=[["FLY301", "m", True, 1, 4, 25, None, 4, False, None]]),
+    "an end before the start": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, 11, 3, 25, None, 4, False, None]]),
+    "a huge message": lambda entry: _with(entry, diagnostics=[["FLY301", "m" * 20_000, 4, 11, 4, 25, None, 4, False, None]]),
     "a bad applicability": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, 11, 4, 25,
-                                                                      [[[4, 11, 4, 25, "x"]], "always", ""], 4, False]]),
+                                                                      [[[4, 11, 4, 25, "x"]], "always", ""], 4, False, None]]),
+    "a held-back fix naming another release": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, 11, 4, 25, None, 4, False, "9.9"]]),
+    "a row of the old length": lambda entry: _with(entry, diagnostics=[["FLY301", "m", 4, 11, 4, 25, None, 4, False]]),
     "a dependency on a device": lambda entry: _with(entry, deps=[["/dev/zero", None]], diagnostics=[]),
     "a string error": lambda entry: _with(entry, error=["syntax error"]),
     "an extra key": lambda entry: _with(entry, extra=1),
@@ -218,7 +220,7 @@ def test_an_entry_that_is_a_fifo_or_too_large_is_a_miss(tmp_path):
 def test_a_signed_entry_of_the_users_own_is_still_served(tmp_path, monkeypatch):
     """The strict check accepts what `store` writes: a second run needs no checker."""
     project, entry = _cached_project(tmp_path)
-    entry.write_bytes(_sign(_with(entry, diagnostics=[["FLY301", "from the cache", 4, 11, 4, 25, None, 4, False]])))
+    entry.write_bytes(_sign(_with(entry, diagnostics=[["FLY301", "from the cache", 4, 11, 4, 25, None, 4, False, None]])))
     assert check("k.py", cwd=project).stdout.startswith(f"{FINDING} from the cache")
 
 
