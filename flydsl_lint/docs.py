@@ -11,7 +11,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from .engine.registry import Invalid, Rule, all_rules, load_metadata
+from .engine.registry import Invalid, Rule, all_rules, load_metadata, load_redirects
 
 SECTION_TITLES = {
     "0": "Project boundaries and tool hygiene", "1": "§1 ArithValue and index helpers", "1b": "§1b Redundant fx.* wraps",
@@ -40,6 +40,15 @@ def render_rule(rule: type[Rule]) -> str:
         "",
         f"Guide section: {SECTION_TITLES.get(meta.section, meta.section)}",
         "",
+    ]
+    if not meta.default:
+        lines += [
+            "**Off by default.** The guide lets this construct stay and asks only for a note, so the rule is",
+            f"advisory: enable it with `extend-select = [\"{rule.code}\"]` (or `--extend-select {rule.code}`, or",
+            "`select = [\"ALL\"]`). A prefix such as `FLY` or `FLY" + rule.code[3] + "` does not enable it.",
+            "",
+        ]
+    lines += [
         "## What it does",
         "",
         f"Flags {meta.summary}.",
@@ -91,12 +100,28 @@ def render_index() -> str:
     for code in all_rules():
         meta = metadata[code]
         mark = marks.get(meta.fix.value, "") if meta.fix else ""
-        lines.append(f"| [{code}](rules/{code}.md) | {meta.name} | §{meta.section} | {meta.summary} | {mark} |")
+        off = " (off by default)" if not meta.default else ""
+        lines.append(f"| [{code}](rules/{code}.md) | {meta.name}{off} | §{meta.section} | {meta.summary} | {mark} |")
     return "\n".join(lines) + "\n"
+
+
+def render_redirect(old: str, new: str) -> str:
+    """The page left at a renamed code's old address."""
+    name = load_metadata()[new].name
+    return "\n".join([
+        f"# {old} (renamed {new})",
+        "",
+        f"{old} is now [{new} {name}]({new}.md). ruff's flynt rules own FLY002 and reserve FLY001, so",
+        "flydsl-lint's hygiene codes moved out of FLY00x. For one release the old code is still accepted",
+        "in the configuration, on the command line (each with a one-line warning) and in `# noqa`",
+        f"comments, where [FLY014](FLY014.md) offers to write {new}.",
+        "",
+    ])
 
 
 def pages(docs: Path) -> dict[Path, str]:
     rendered = {docs / "rules" / f"{code}.md": render_rule(rule) for code, rule in all_rules().items()}
+    rendered.update({docs / "rules" / f"{old}.md": render_redirect(old, new) for old, new in load_redirects().items()})
     rendered[docs / "rules.md"] = render_index()
     return rendered
 

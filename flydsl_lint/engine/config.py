@@ -8,6 +8,7 @@ import functools
 import os
 import re
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -21,7 +22,8 @@ DEFAULT_EXCLUDE = (
 )
 DEFAULT_TUNED_KERNELS = ("flash_attn_gfx950.py", "mla_fwd_decode_*")
 KNOWN_ARCHES = re.compile(r"^gfx(9\d\d|9[0-9a-f]{2}|10\d\d|11\d\d|12\d\d)$")
-_CODE_PREFIX = re.compile(r"^FLY\d{0,3}$")
+_CODE_PREFIX = re.compile(r"^(FLY\d{0,3}|ALL)$")
+ALL = "ALL"  # ruff's selector for every rule, the advisory (default = false) ones included
 _WILDCARD = re.compile(r"[*?[]")
 MAX_CONFIG_BYTES = 1 << 20  # a configuration file larger than this is refused, never read whole
 # Characters a terminal acts on or that reorder what it shows: C0 (but tab), DEL, C1,
@@ -95,8 +97,13 @@ class Settings(NamedTuple):
     ignore_noqa: bool = False  # `# noqa` and file exemptions suppress nothing (ruff's --ignore-noqa)
 
     def is_selected(self, code: str) -> bool:
-        """Most specific prefix wins, as in ruff; ties go to ignore."""
-        return _most_specific(code, self.select + self.extend_select, self.ignore)
+        """Most specific prefix wins, as in ruff; ties go to ignore. An advisory
+        rule (rules.toml `default = false`) is selected only by its exact code
+        or by ALL, never by a prefix: `select = ["FLY"]` is the default set."""
+        selected = self.select + self.extend_select
+        if code in _advisory_codes():
+            selected = tuple(selector for selector in selected if selector in (code, ALL))
+        return _most_specific(code, selected, self.ignore)
 
     def is_fixable(self, code: str) -> bool:
         """Whether `code`'s fixes are offered: ruff's fixable/unfixable, by the same precedence."""
@@ -154,15 +161,44 @@ class Settings(NamedTuple):
 
 
 def _most_specific(code: str, included: tuple[str, ...], excluded: tuple[str, ...]) -> bool:
-    """Whether the longest prefix of `code` listed is an included one (ties: excluded)."""
+    """Whether the longest prefix of `code` listed is an included one (ties:
+    excluded). ALL is the shortest prefix of all."""
     chosen, included_here = -1, False
     for prefix in included:
+        prefix = "" if prefix == ALL else prefix
         if code.startswith(prefix) and len(prefix) > chosen:
             chosen, included_here = len(prefix), True
     for prefix in excluded:
+        prefix = "" if prefix == ALL else prefix
         if code.startswith(prefix) and len(prefix) >= chosen:
             chosen, included_here = len(prefix), False
     return included_here
+
+
+@functools.lru_cache(maxsize=1)
+def _advisory_codes() -> frozenset[str]:
+    from .registry import load_metadata
+
+    return frozenset(code for code, meta in load_metadata().items() if not meta.default)
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def redirect_codes(codes: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """`codes` with renamed ones (rules.toml's [redirects]) replaced by their
+    new code, each with a one-line warning on stderr (once per place and code)."""
+    from .registry import load_redirects
+
+    redirects = load_redirects()
+    if redirects.keys().isdisjoint(codes):
+        return codes
+    for old in codes:
+        if old in redirects and (where, old) not in _warned:
+            _warned.add((where, old))
+            print(f"flydsl-lint: warning: {where}: {old} is now {redirects[old]}; the old code is accepted "
+                  "until the next release", file=sys.stderr)
+    return tuple(redirects.get(code, code) for code in codes)
 
 
 def _relative(path: str, root: Path) -> str:
@@ -280,7 +316,7 @@ def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
     for code in codes:
         if not _CODE_PREFIX.match(code):
             raise ConfigError(f"{where}: `{key}` has {code!r}, which is not a FLY code or prefix")
-    return codes
+    return redirect_codes(codes, f"{where}: `{key}`")
 
 
 def _parse_table(table: dict, where: str) -> dict:

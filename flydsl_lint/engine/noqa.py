@@ -33,7 +33,7 @@ _FLAKE8_MENTION = re.compile(r"# flake8[:=]", re.IGNORECASE)
 
 
 class NoqaDirective:
-    __slots__ = ("row", "col", "end_col", "codes", "reason", "rest", "file_level", "used")
+    __slots__ = ("row", "col", "end_col", "codes", "reason", "rest", "file_level", "used", "_suppresses")
 
     def __init__(self, row: int, col: int, end_col: int, codes: tuple[str, ...] | None, reason: str,
                  rest: str = "", file_level: bool = False) -> None:
@@ -45,6 +45,8 @@ class NoqaDirective:
         self.rest = rest  # the text after the codes, as written (the reason with its lead)
         self.file_level = file_level  # `# flydsl-lint: noqa...`: the whole file
         self.used: set[str] = set()  # the codes it suppressed
+        # What it suppresses: its codes, and the new code of a renamed one (FLY003 also covers FLY013).
+        self._suppresses = None if codes is None else _with_new_codes(codes)
 
     @property
     def head(self) -> str:
@@ -53,7 +55,14 @@ class NoqaDirective:
     def matches(self, code: str) -> bool:
         if self.file_level and self.codes is None:
             return code.startswith("FLY")
-        return self.codes is None or code.startswith(self.codes)
+        return self.codes is None or code.startswith(self._suppresses)
+
+
+def _with_new_codes(codes: tuple[str, ...]) -> tuple[str, ...]:
+    from .registry import load_redirects
+
+    redirects = load_redirects()
+    return codes + tuple(redirects[code] for code in codes if code in redirects)
 
 
 def parse_directives(comments: list[Comment]) -> dict[int, NoqaDirective]:

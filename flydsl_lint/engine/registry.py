@@ -23,7 +23,7 @@ _SECTION_FAMILY = {
     "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
 }
 _REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
-_OPTIONAL = ("fix-since", "fix-api", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite")
+_OPTIONAL = ("fix-since", "fix-api", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite", "default")
 
 
 class RuleMeta(NamedTuple):
@@ -39,6 +39,8 @@ class RuleMeta(NamedTuple):
     candidate: str | None = None  # the guide's ripgrep line this rule replaces
     # ast-grep pattern and rewrite spelling a display-only structural suggestion
     suggestion: tuple[str, str] | None = None
+    # False for an advisory rule: run only when selected by its exact code or ALL
+    default: bool = True
 
 
 def rules_toml_path() -> Path:
@@ -102,6 +104,8 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
             raise ValueError(f"{where}: fix-api names what a fix writes; this rule has fix = \"none\"")
         if "suggest-pattern" in entry and fix is not Applicability.DISPLAY:
             raise ValueError(f"{where}: a suggestion is display-only; set fix = \"display-only\"")
+        if not isinstance(entry.get("default", True), bool):
+            raise ValueError(f"{where}: default is true or false")
         metas[code] = RuleMeta(
             code=code,
             name=entry["name"],
@@ -114,8 +118,21 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
             fix_api=tuple(fix_api) if fix_api is not None else None,
             candidate=entry.get("candidate"),
             suggestion=(entry["suggest-pattern"], entry["suggest-rewrite"]) if "suggest-pattern" in entry else None,
+            default=entry.get("default", True),
         )
     return metas
+
+
+@lru_cache(maxsize=None)
+def load_redirects(path: str | None = None) -> dict[str, str]:
+    """Renamed codes, old -> new (rules.toml's [redirects]): still accepted, with a warning."""
+    source = Path(path) if path else rules_toml_path()
+    redirects = read_rules_toml(source).get("redirects", {})
+    metas = load_metadata(path)
+    for old, new in redirects.items():
+        if not _CODE_RE.match(old) or old in metas or new not in metas:
+            raise ValueError(f"{source}: [redirects] {old} = {new!r}: the old code must be free and the new one a rule")
+    return dict(redirects)
 
 
 # A fix's safety rank: a rule may lower, never raise, its declared applicability.

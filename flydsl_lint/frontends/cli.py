@@ -18,7 +18,9 @@ def _patterns(text: str) -> tuple[str, ...]:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    return tuple(code.upper() for code in _patterns(text))
+    from ..engine.config import redirect_codes
+
+    return redirect_codes(tuple(code.upper() for code in _patterns(text)), "the command line")
 
 
 def _jobs(text: str) -> int:
@@ -491,7 +493,8 @@ def _rules(output_format: str) -> int:
     for code in all_rules():
         meta = metadata[code]
         fix = {None: "   "}.get(meta.fix, "[*]" if meta.fix and meta.fix.value == "safe" else "[~]")
-        print(f"{code}  {fix} §{meta.section:<3} {meta.name:<36} {meta.summary}")
+        off = "" if meta.default else " (off by default)"
+        print(f"{code}  {fix} §{meta.section:<3} {meta.name:<36} {meta.summary}{off}")
     return EXIT_CLEAN
 
 

@@ -29,6 +29,7 @@ class FlyDSLChecker:
     _checkers: dict = {}  # (configuration, flake8 options) -> Checker, shared by the files of a run
     _configs: dict = {}  # folder -> its nearest configuration, looked up once a run
     _disable_noqa = False  # flake8's --disable-noqa
+    _advisory: tuple[str, ...] = ()  # off-by-default codes flake8's --select/--extend-select name exactly
 
     def __init__(self, tree: ast.Module, filename: str, lines: list[str]) -> None:
         self.tree = tree
@@ -42,6 +43,8 @@ class FlyDSLChecker:
     def parse_options(cls, options) -> None:
         """flake8 hands every plugin its parsed options once a run, before any file is checked."""
         cls._disable_noqa = bool(getattr(options, "disable_noqa", False))
+        named = [*(getattr(options, "select", None) or ()), *(getattr(options, "extend_select", None) or ())]
+        cls._advisory = tuple(code for code in named if code.startswith("FLY"))
         cls._check_configurations(getattr(options, "filenames", None) or ["."],
                                   getattr(options, "stdin_display_name", "stdin"))
 
@@ -70,11 +73,12 @@ class FlyDSLChecker:
         if folder not in self._configs:
             self._configs[folder] = find_config(folder) if folder is not None else None
         config = self._configs[folder]
-        key = (str(config), self._disable_noqa)
+        key = (str(config), self._disable_noqa, self._advisory)
         if key not in self._checkers:
             settings = load_settings(config, Path(self.filename).resolve().parent)
-            self._checkers[key] = Checker(settings._replace(select=("FLY",), ignore=(), per_file_ignores=(),
-                                                            ignore_noqa=self._disable_noqa))
+            # Every FLY rule, and the advisory ones flake8's selection names by their exact code, as the CLI does.
+            self._checkers[key] = Checker(settings._replace(select=("FLY",), extend_select=self._advisory, ignore=(),
+                                                            per_file_ignores=(), ignore_noqa=self._disable_noqa))
         return self._checkers[key]
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:

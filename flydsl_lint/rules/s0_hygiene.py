@@ -8,7 +8,7 @@ import re
 from ..engine.diagnostics import Edit, Position
 from ..engine.noqa import NoqaDirective, mark_exempt
 from ..engine.project import absolute_module
-from ..engine.registry import Invalid, Rule, Valid, all_rules, register
+from ..engine.registry import Invalid, Rule, Valid, all_rules, load_redirects, register
 
 # What FlyDSL's tests/unit/test_expr_optional_rocdl.py forbids `import flydsl.expr`
 # to load: the ROCDL bindings and dialects, and the backend modules that
@@ -41,7 +41,7 @@ class ExprBackendImport(Rule):
     lazy or optional and stay. The generic `llvm` dialect is not flagged: the
     guard test allows it and expr/ uses it for extern calls."""
 
-    code = "FLY001"
+    code = "FLY011"
     _path = "python/flydsl/expr/numeric.py"
     valid = [
         Valid("from .._mlir.dialects import llvm\n", path=_path),
@@ -113,8 +113,17 @@ def _is_type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+# ruff's flynt codes: FLY002 (static-join-to-f-string), FLY001 reserved. A noqa
+# code that names one of them (FLY002, FLY00, FLY0, FLY) may be there for ruff.
+RUFF_FLY_CODES = ("FLY001", "FLY002")
+
+
 def _fly_codes(directive: NoqaDirective) -> list[str]:
     return [code for code in directive.codes or () if code.startswith("FLY")]
+
+
+def _may_be_ruffs(code: str) -> bool:
+    return any(ruff_code.startswith(code) for ruff_code in RUFF_FLY_CODES)
 
 
 class _NoqaRule(Rule):
@@ -143,11 +152,11 @@ class NoqaWithoutReason(_NoqaRule):
     `# noqa: FLY311 -- scf.IfOp keeps the rewriter's unsupported yield
     contract`. A file exemption `# flydsl-lint: noqa: FLY8` needs one just
     the same. Only directives that suppress a FLY finding are judged (one
-    that suppresses nothing is FLY003); bare `# noqa` and other tools' codes
+    that suppresses nothing is FLY013); bare `# noqa` and other tools' codes
     are left alone, and a blanket `# flydsl-lint: noqa` exempts the file from
     this rule too (name the codes to keep it judged)."""
 
-    code = "FLY002"
+    code = "FLY012"
     valid = [
         "from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301 -- keeps NaN-propagating max\n",
         "x = 1  # noqa: E501\n",
@@ -180,10 +189,12 @@ class UnusedNoqa(_NoqaRule):
     and not per-file-ignored), so a narrow `--select` never makes a directive
     look unused. File exemptions (`# flydsl-lint: noqa: FLY8`) are judged
     over the whole file. Unknown FLY codes and other tools' codes are left
-    alone. The fix removes the unused FLY codes, or the whole comment when
-    none is left."""
+    alone, and so is a code that also names one of ruff's flynt codes
+    (`FLY002`, `FLY00`, `FLY0`, `FLY`: the directive may be there for ruff).
+    A renamed code (`FLY003`) is FLY014's. The fix removes the unused FLY
+    codes, or the whole comment when none is left."""
 
-    code = "FLY003"
+    code = "FLY013"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
     valid = [
         Valid("from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301 -- NaN max\n",
@@ -192,7 +203,10 @@ class UnusedNoqa(_NoqaRule):
         "x = 1  # noqa: E501\n",
         "x = 1  # noqa\n",
         Valid("x = 1  # noqa: FLY999\n", settings={"extend_select": ("FLY999",)}),
-        Valid("x = 1  # noqa: FLY003\n"),
+        Valid("x = 1  # noqa: FLY013\n"),
+        # ruff's own FLY002 (static-join-to-f-string), and prefixes that cover it: never ours to judge.
+        Valid("s = ' '.join((a, b))  # noqa: FLY002\n"),
+        Valid("s = ' '.join((a, b))  # noqa: FLY, FLY0\n", settings={"extend_select": ("ALL",)}),
     ]
     invalid = [
         Invalid("x = 1  # noqa: FLY301 -- stale\n", fixed="x = 1\n", settings={"extend_select": ("FLY301",)}),
@@ -219,8 +233,8 @@ class UnusedNoqa(_NoqaRule):
             unused = []
             for code in _fly_codes(directive):
                 named = [c for c in registered if c.startswith(code)]
-                if code == self.code or not named or not all(c in active for c in named):
-                    continue  # unknown, or some rule it names did not run here
+                if code == self.code or not named or not all(c in active for c in named) or _may_be_ruffs(code):
+                    continue  # unknown, some rule it names did not run here, or perhaps ruff's
                 if not any(used.startswith(code) for used in directive.used):
                     unused.append(code)
             if unused:
@@ -242,3 +256,44 @@ class UnusedNoqa(_NoqaRule):
                 return Edit(Position(directive.row, 0), Position(directive.row + 1, 0), "")
             return Edit(Position(directive.row, 0), Position(directive.row, len(line)), "")
         return Edit(Position(directive.row, len(before)), Position(directive.row, directive.end_col), "")
+
+
+@register
+class RedirectedNoqa(_NoqaRule):
+    """FLY001, FLY002 and FLY003 were renamed FLY011, FLY012 and FLY013:
+    ruff's flynt rules own FLY002 (and reserve FLY001), so a `# noqa: FLY002`
+    meant for ruff was indistinguishable from one meant for flydsl-lint. For
+    one release the old code in a `# noqa` still suppresses its new code's
+    findings, and this rule reports the directive once it does. An old code
+    that suppresses none of ours is left alone: it may be ruff's. The fix
+    writes the new code in place of the old one."""
+
+    code = "FLY014"
+    edits_comments = True  # rewriting the directive is the point of this fix
+    valid = [
+        "s = ' '.join((a, b))  # noqa: FLY002\n",  # ruff's code, suppressing nothing of ours
+        Valid("x = 1  # noqa: FLY003\n", settings={"extend_select": ("FLY013",)}),
+    ]
+    invalid = [
+        Invalid("from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301, FLY002\n",
+                fixed="from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301, FLY012\n",
+                settings={"extend_select": ("FLY301", "FLY012")}),
+        Invalid("# flydsl-lint: noqa: FLY001 -- vendored\nfrom .._mlir.dialects import rocdl\n",
+                fixed="# flydsl-lint: noqa: FLY011 -- vendored\nfrom .._mlir.dialects import rocdl\n",
+                settings={"extend_select": ("FLY011",)}, path="python/flydsl/expr/numeric.py"),
+    ]
+
+    def check_suppressions(self) -> None:
+        redirects = load_redirects()
+        for directive in self.directives():
+            for old in directive.codes or ():
+                new = redirects.get(old)
+                if new is not None and any(used.startswith(new) for used in directive.used):
+                    self._report_directive(directive, fix=self.make_fix([self._rename(directive, old, new)],
+                                                                          f"Write `{new}`"), old=old, new=new)
+
+    def _rename(self, directive: NoqaDirective, old: str, new: str) -> Edit:
+        codes = ", ".join(new if code == old else code for code in directive.codes or ())
+        rest = directive.rest.strip()
+        return Edit(Position(directive.row, directive.col), Position(directive.row, directive.end_col),
+                    f"{directive.head}: {codes}" + (f" {rest}" if rest else ""))

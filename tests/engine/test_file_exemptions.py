@@ -86,8 +86,8 @@ def test_host_filtering_noqa_still_gets_exemptions_applied(tmp_path):
 
 def test_exemption_without_reason_and_unused_codes_are_reported(lint):
     found = {d.code: d.message for d in lint("# flydsl-lint: noqa: FLY111, FLY301\n" + WRAPS)}
-    assert found["FLY002"].startswith("`# flydsl-lint: noqa: FLY111, FLY301` keeps a boundary without a reason")
-    assert found["FLY003"] == "Unused `noqa` code(s) FLY301: nothing in this file is flagged"
+    assert found["FLY012"].startswith("`# flydsl-lint: noqa: FLY111, FLY301` keeps a boundary without a reason")
+    assert found["FLY013"] == "Unused `noqa` code(s) FLY301: nothing in this file is flagged"
 
 
 def test_flake8_skipped_file_is_not_even_parsed(tmp_path):

@@ -31,7 +31,7 @@ def _flake8(tmp_path: Path, *args: str) -> list[str]:
 def test_ignore_noqa_reports_what_directives_suppress(tmp_path):
     (tmp_path / "k.py").write_text(SUPPRESSED)
     assert _codes(tmp_path, "-n") == []
-    # Nothing is suppressed, so no directive is judged unused or reasonless (FLY002/FLY003).
+    # Nothing is suppressed, so no directive is judged unused or reasonless (FLY012/FLY013).
     assert _codes(tmp_path, "-n", "--ignore-noqa") == ["FLY111", "FLY301"]
 
 

@@ -41,9 +41,9 @@ class Variant:
 
 
 def settings_for(root: Path, code: str, arch: str):
-    # FLY003 judges a `noqa: FLY105` only when FLY105 ran too; FLY105 has no
-    # hit in the kernels, so only FLY003 edits are made.
-    select = (code, "FLY105") if code == "FLY003" else (code,)
+    # FLY013 judges a `noqa: FLY105` only when FLY105 ran too; FLY105 has no
+    # hit in the kernels, so only FLY013 edits are made.
+    select = (code, "FLY105") if code == "FLY013" else (code,)
     return make_settings(root, select=select, target_arch=(arch,))
 
 

@@ -21,7 +21,7 @@ CDNA_AND_RDNA = ("gfx942", "gfx950", "gfx1201")
 # kernel module (tests/proofs/kernels_under_proof.py) -> arches it is compiled
 # for and the codes whose fixes are proven on it.
 PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY003", "FLY103", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
+    "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY013", "FLY103", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
     "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
     "MFMA": (CDNA, ("FLY362", "FLY702")),
 }
@@ -46,8 +46,8 @@ def _isa_proofs() -> dict[str, Proof]:
 
 PROVEN: dict[str, Proof] = {
     **_isa_proofs(),
-    # FLY003 is also in the compiled kernel above; the AST proof covers every input.
-    "FLY003": Proof("ast-equality", "tests/proofs/test_comment_fixes_keep_ast.py::test_unused_noqa_fix_keeps_the_ast"),
+    # FLY013 is also in the compiled kernel above; the AST proof covers every input.
+    "FLY013": Proof("ast-equality", "tests/proofs/test_comment_fixes_keep_ast.py::test_unused_noqa_fix_keeps_the_ast"),
     **{
         code: Proof("ast-equality", "tests/rules/test_s8_comments.py::test_fly8_fixes_keep_the_ast_over_the_kernel_corpus")
         for code in ("FLY801", "FLY802", "FLY803", "FLY804")
