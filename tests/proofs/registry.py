@@ -48,6 +48,7 @@ PROVEN: dict[str, Proof] = {
     **_isa_proofs(),
     # FLY013 is also in the compiled kernel above; the AST proof covers every input.
     "FLY013": Proof("ast-equality", "tests/proofs/test_comment_fixes_keep_ast.py::test_unused_noqa_fix_keeps_the_ast"),
+    "FLY014": Proof("ast-equality", "tests/proofs/test_comment_fixes_keep_ast.py::test_redirected_noqa_fix_keeps_the_ast"),
     **{
         code: Proof("ast-equality", "tests/rules/test_s8_comments.py::test_fly8_fixes_keep_the_ast_over_the_kernel_corpus")
         for code in ("FLY801", "FLY802", "FLY803", "FLY804")

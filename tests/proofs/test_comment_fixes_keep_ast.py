@@ -1,4 +1,4 @@
-"""FLY013 removes `noqa` comment text only: the module's AST never changes."""
+"""FLY013 and FLY014 edit `noqa` comment text only: the module's AST never changes."""
 
 from __future__ import annotations
 
@@ -28,3 +28,21 @@ def test_unused_noqa_fix_keeps_the_ast(tmp_path, text):
     assert fixed != text
     assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(text))
     assert not [d for d in lint_text(fixed, tmp_path, **settings) if d.code == "FLY013"]
+
+
+RENAMED_NOQA = [
+    "from flydsl.expr import arith\nm = arith.maximumf(a, b)  # noqa: FLY301, FLY002\n",
+    "x = 1  # noqa: FLY105, FLY003 -- kept on purpose\n",
+    "# flydsl-lint: noqa: FLY002, FLY301\nfrom flydsl.expr import arith\nm = arith.maximumf(a, b)\n",
+]
+
+
+@pytest.mark.parametrize("text", RENAMED_NOQA)
+def test_redirected_noqa_fix_keeps_the_ast(tmp_path, text):
+    """FLY014 rewrites a code inside a comment: same AST, and the directive still suppresses."""
+    settings = {"select": ("FLY105", "FLY301", "FLY012", "FLY013", "FLY014")}
+    assert [d.code for d in lint_text(text, tmp_path, **settings)] == ["FLY014"]
+    fixed = fix_text(text, tmp_path, **settings)
+    assert "FLY00" not in fixed
+    assert ast.dump(ast.parse(fixed)) == ast.dump(ast.parse(text))
+    assert [d.code for d in lint_text(fixed, tmp_path, **settings)] == []
