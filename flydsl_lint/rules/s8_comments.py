@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import ast
 import bisect
+import io
 import keyword
 import re
 import textwrap
+import tokenize
 import unicodedata
 import warnings
 
-from ..engine.diagnostics import Edit, Position
+from ..engine.diagnostics import Applicability, Edit, Position
 from ..engine.registry import Invalid, Rule, register
 from ..engine.source import Comment
 
@@ -412,6 +414,29 @@ def code_runs(texts: list[str]) -> list[tuple[int, int]]:
     return runs
 
 
+def fix_safety(lines: list[str]) -> Applicability:
+    """How safe deleting a run of commented-out code is (the lines after `# `).
+
+    Safe only for pure code: two statements or more (those nested in a
+    compound statement count) and no words a person wrote around them, which
+    are a comment inside the run (`x = f(y)  # see #123`) or an annotation
+    label (`Previously: x = f(y)` parses as one). With such words the fix is
+    display-only; a lone statement, which may be a remark quoting code, is
+    unsafe."""
+    text = textwrap.dedent("\n".join(lines))
+    body = ast.parse(text).body  # the run parsed once already (code_runs)
+    statements = [node for statement in body for node in ast.walk(statement) if isinstance(node, ast.stmt)]
+    if any(isinstance(node, ast.AnnAssign) for node in statements) or _has_comment(text):
+        return Applicability.DISPLAY
+    return Applicability.SAFE if len(statements) >= 2 else Applicability.UNSAFE
+
+
+def _has_comment(text: str) -> bool:
+    if "#" not in text:
+        return False
+    return any(token.type == tokenize.COMMENT for token in tokenize.generate_tokens(io.StringIO(text).readline))
+
+
 @register
 class CommentedOutCode(Rule):
     """Commented-out code is dead: it is not compiled, drifts from the code
@@ -421,7 +446,18 @@ class CommentedOutCode(Rule):
     a call of a dotted name such as `fx.copy(...)`). Layout and offset formulas
     (`v_offset = (row * K + col) * 2`), ISA snippets, pragmas, URLs and code
     examples introduced by a sentence ending in `:` or `e.g.` are explanations
-    the guide keeps and are never flagged. The fix deletes the comment lines."""
+    the guide keeps and are never flagged.
+
+    The fix deletes the comment lines, and it is safe only for pure
+    commented-out code: the run holds two statements or more (statements
+    nested in a compound statement count: `if c:` over one call is two), none
+    of its lines carries a comment of its own (`x = f(y)  # see #123`), and
+    none is an annotation such as `Previously: x = f(y)` (a label in prose
+    parses as one). Pragmas, `noqa` directives and lines with a URL are never
+    part of a run. A run with such words is display-only, as ruff's ERA001
+    fix is: delete the code by hand and keep what the words say. A run of
+    one statement is unsafe (`--unsafe-fixes`): it may be a remark quoting
+    code."""
 
     code = "FLY803"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
@@ -445,11 +481,13 @@ class CommentedOutCode(Rule):
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\nx = 1\n# all_below = fx.Boolean(False).ir_value()\ny = x\n",
-                fixed="import flydsl.expr as fx\nx = 1\ny = x\n"),
+                fixed="import flydsl.expr as fx\nx = 1\ny = x\n", unsafe=True),
         Invalid("def f(n):\n    for i in range(n):\n        pass\n        # if i > 2:\n        #     rocdl.sched_dswr(1)\n    return n\n",
                 fixed="def f(n):\n    for i in range(n):\n        pass\n    return n\n"),
         Invalid("x = 1\n# Old path:\n# from kernels.common import buffer_ops\n# rsrc = buffer_ops.create_buffer_resource(A)\ny = 2\n",
                 fixed="x = 1\n# Old path:\ny = 2\n"),
+        Invalid("x = 1\n# out = fx.copy(atom, a, b)  # see #123: slower on gfx942\ny = 2\n",
+                suggested="x = 1\ny = 2\n"),
     ]
 
     def check_file(self) -> None:
@@ -462,7 +500,8 @@ class CommentedOutCode(Rule):
                 rows = (block[first].row, block[last].row)
                 start = Position(rows[0], block[first].col)
                 end = Position(rows[1], len(lines[rows[1] - 1]))
-                fix = self.make_fix([delete_rows(self, rows[0], rows[1])], "Delete the commented-out code")
+                fix = self.make_fix([delete_rows(self, rows[0], rows[1])], "Delete the commented-out code",
+                                    fix_safety(texts[first: last + 1]))
                 self.report(start=start, end=end, fix=fix, lines=rows[1] - rows[0] + 1)
 
     def _blocks(self) -> list[list[Comment]]:
