@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
+from .source import DEFAULT_MAX_FILE_SIZE
 from .versions import Version
 
 DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
@@ -95,6 +96,7 @@ class Settings(NamedTuple):
     cache_dir_source: str = "default"
     output_format: str | None = None  # the report's format when the command line names none
     ignore_noqa: bool = False  # `# noqa` and file exemptions suppress nothing (ruff's --ignore-noqa)
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused unread
 
     def is_selected(self, code: str) -> bool:
         """Most specific prefix wins, as in ruff; ties go to ignore. An advisory
@@ -319,6 +321,24 @@ def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
     return redirect_codes(codes, f"{where}: `{key}`")
 
 
+_SIZE = re.compile(r"^\s*(\d+)\s*(bytes|B|KiB|MiB|GiB)?\s*$")
+_SIZE_UNITS = {None: 1, "bytes": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+
+
+def _size(value: object, key: str, where: str) -> int:
+    """A positive size: a number of bytes, or a string like "10 MiB" (B, KiB, MiB, GiB)."""
+    match = _SIZE.match(value) if isinstance(value, str) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        size = value
+    elif match:
+        size = int(match.group(1)) * _SIZE_UNITS[match.group(2)]
+    else:
+        size = 0
+    if size <= 0:
+        raise ConfigError(f"{where}: `{key}` = {value!r} must be a size like 1048576 or \"10 MiB\"")
+    return size
+
+
 def _parse_table(table: dict, where: str) -> dict:
     parsed: dict = {}
     for key, value in table.items():
@@ -354,6 +374,8 @@ def _parse_table(table: dict, where: str) -> dict:
             parsed["cache_dir"], parsed["cache_dir_source"] = value, "config"
         elif key == "output-format":  # its names are the CLI's to check
             parsed["output_format"] = _string(value, key, where)
+        elif key == "max-file-size":
+            parsed["max_file_size"] = _size(value, key, where)
         elif key == "verify":
             continue  # read by flydsl-lint-verify
         else:

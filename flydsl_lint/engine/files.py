@@ -8,10 +8,14 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .config import Settings
+from .source import file_kind
 
 
-class MissingPath(NamedTuple):
+class BadPath(NamedTuple):
+    """A path named on the command line that cannot be checked, and why."""
+
     path: str
+    reason: str = "no such file or directory"
 
 
 def _in_git_work_tree(folder: Path) -> bool:
@@ -42,23 +46,39 @@ def _git_listing(folder: Path) -> list[Path] | None:
 
 
 def _walk(folder: Path, excluded: Callable[[Path], bool]) -> list[Path]:
+    """The regular *.py/*.pyi files below `folder`. FIFOs, devices and dangling
+    links are skipped without a word, as git's listing and ruff skip them: a
+    walk names no file, and opening one could block or never end."""
     found = []
     for current, dirs, names in os.walk(folder):
         base = Path(current)
         dirs[:] = sorted(d for d in dirs if not excluded(base / d))
-        found.extend(base / name for name in sorted(names) if name.endswith((".py", ".pyi")))
+        found.extend(path for path in (base / name for name in sorted(names) if name.endswith((".py", ".pyi")))
+                     if path.is_file())
     return found
 
 
-def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[MissingPath]]:
-    """Python files to check, in a stable order, and the paths that do not exist.
+def _bad_path(raw: str) -> BadPath:
+    """Why a named path that is neither a regular file nor a folder cannot be checked."""
+    try:
+        mode = os.stat(raw).st_mode
+    except FileNotFoundError:
+        return BadPath(raw)
+    except OSError as exc:
+        return BadPath(raw, f"cannot read: {exc.strerror or exc}")
+    return BadPath(raw, f"not a regular file ({file_kind(mode)})")
+
+
+def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[BadPath]]:
+    """Python files to check, in a stable order, and the named paths that cannot
+    be checked (missing, or neither a regular file nor a folder).
 
     A file named on the command line is checked unless `force-exclude` is set
     and an exclude matches it (pre-commit names every staged file); directories
     are walked with `exclude`/`extend-exclude` and, inside a git work tree, .gitignore.
     """
     files: list[Path] = []
-    missing: list[MissingPath] = []
+    missing: list[BadPath] = []
     excluded = settings.exclusion_test()
     for raw in paths:
         path = Path(raw)
@@ -73,6 +93,6 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[Mis
                 candidates = [p for p in listing if p.suffix in (".py", ".pyi") and p.is_file()]
             files.extend(p for p in candidates if not excluded(p))
         else:
-            missing.append(MissingPath(raw))
+            missing.append(_bad_path(raw))
     unique = list(dict.fromkeys(os.path.normpath(p) for p in files))
     return [Path(p) for p in sorted(unique)], missing

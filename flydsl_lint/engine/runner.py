@@ -22,7 +22,7 @@ from typing import NamedTuple
 from .config import Settings
 from .diagnostics import Diagnostic, fix_applies
 from .files import discover
-from .source import SourceError, SourceFile, read_data
+from .source import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, read_data
 
 # Below this much uncached source, forking workers costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
@@ -87,6 +87,7 @@ class _Job:
         self.settings = settings
         self._keys: dict[Path, tuple[str, list, Path]] = {}  # see `_key`
         self._folders: dict[str, tuple[str, Path]] = {}  # see module_name_for
+        self.max_file_size = settings.max_file_size if settings is not None else DEFAULT_MAX_FILE_SIZE
 
     @property
     def checker(self):
@@ -116,7 +117,7 @@ class _Job:
             return None  # a first run: nothing to find, so no file is read and hashed for it
         name = str(path)
         try:
-            data = read_data(path)
+            data = read_data(path, self.max_file_size)
         except SourceError:
             return None  # reported by the uncached path
         resolved, module_key, _ = self._key(path)
@@ -143,7 +144,7 @@ class _Job:
         """Check (and maybe fix) one file; never raises for a bad file."""
         name = str(path)
         try:
-            data = read_data(path)
+            data = read_data(path, self.max_file_size)
         except SourceError as exc:
             return FileResult(name, error=str(exc))
         checker = self.checker
@@ -399,7 +400,7 @@ def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bo
         jobs: int | None = None) -> RunResult:
     """Check or fix `paths`. `jobs`: worker processes (None: by the work and the CPUs; 1: none)."""
     files, missing = discover(paths, settings)
-    result = RunResult([FileResult(m.path, error=f"{m.path}: no such file or directory") for m in missing])
+    result = RunResult([FileResult(bad.path, error=f"{bad.path}: {bad.reason}") for bad in missing])
     cache = None
     if use_cache:
         from .cache import Cache

@@ -6,10 +6,16 @@ import ast
 import codecs
 import io
 import itertools
+import os
 import re
+import stat
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
+
+
+# Larger files are refused unread (`max-file-size`): generated tables, not kernels.
+DEFAULT_MAX_FILE_SIZE = 10 * 1024 * 1024
 
 
 class SourceError(Exception):
@@ -54,8 +60,8 @@ class SourceFile:
         return cls(path=path, text=text, encoding="utf-8" if encoding == "utf-8-sig" else encoding, bom=bom, newline=newline)
 
     @classmethod
-    def read(cls, path: Path | str) -> "SourceFile":
-        return cls.from_bytes(str(path), read_data(path))
+    def read(cls, path: Path | str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> "SourceFile":
+        return cls.from_bytes(str(path), read_data(path, max_size))
 
     def encode(self, text: str) -> bytes:
         """Encode new text the way the file was stored (encoding, BOM)."""
@@ -161,18 +167,64 @@ def _detect_encoding(path: str, data: bytes) -> str:
         return "utf-8"  # undecodable bytes and no cookie: the caller says so
 
 
-def read_data(path: Path | str) -> bytes:
-    """A file's bytes; a failure is a SourceError naming the reason."""
+def read_data(path: Path | str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
+    """A regular file's bytes, at most `max_size` of them; a failure is a SourceError naming the reason.
+
+    Anything else is refused before it is opened: a FIFO would block the run,
+    a device may never end (/dev/zero) or act on being opened.
+    """
     name = str(path)
     try:
-        with open(path, "rb") as handle:
-            return handle.read()
+        info = os.stat(path)
+        _check_readable(name, info.st_mode, info.st_size, max_size)
+        # Non-blocking: a FIFO put in the file's place since the stat cannot hang the open.
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with open(descriptor, "rb") as handle:
+            info = os.fstat(descriptor)
+            _check_readable(name, info.st_mode, info.st_size, max_size)
+            data = handle.read(max_size + 1)
     except FileNotFoundError:
         raise SourceError(name, "no such file") from None
-    except IsADirectoryError:
-        raise SourceError(name, "is a directory") from None
     except OSError as exc:
         raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_size:  # it grew since the stat
+        raise SourceError(name, too_large(None, max_size))
+    return data
+
+
+def _check_readable(name: str, mode: int, size: int, max_size: int) -> None:
+    if stat.S_ISDIR(mode):
+        raise SourceError(name, "is a directory")
+    if not stat.S_ISREG(mode):
+        raise SourceError(name, f"not a regular file ({file_kind(mode)})")
+    if size > max_size:
+        raise SourceError(name, too_large(size, max_size))
+
+
+def too_large(size: int | None, max_size: int) -> str:
+    """The reason for refusing `size` bytes (None: more than `max_size`, exactly unknown)."""
+    if size is None:
+        return f"file too large: more than max-file-size {format_size(max_size)}"
+    return f"file too large: {format_size(size)} > max-file-size {format_size(max_size)}"
+
+
+def format_size(size: int) -> str:
+    """`size` bytes in the largest binary unit it fills, to one decimal: 5.9 KiB, 12 MiB."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"
+
+
+_FILE_KINDS = (
+    (stat.S_ISFIFO, "FIFO"), (stat.S_ISCHR, "character device"), (stat.S_ISBLK, "block device"),
+    (stat.S_ISSOCK, "socket"), (stat.S_ISDIR, "directory"), (stat.S_ISLNK, "symbolic link"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, for messages: "FIFO", "character device", ..."""
+    return next((kind for test, kind in _FILE_KINDS if test(mode)), "special file")
 
 
 def find_comments(source: SourceFile, string_spans: dict[int, list[tuple[int, int]]]) -> list[Comment]:

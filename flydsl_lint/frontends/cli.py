@@ -151,8 +151,8 @@ def _cache_dir(args: argparse.Namespace) -> str | None:
     return str(args.cache_dir.resolve()) if args.cache_dir else None  # the command line's folder, not the config's
 
 
-def _report_missing(path: object) -> None:
-    print(f"flydsl-lint: error: {path}: no such file or directory", file=sys.stderr)
+def _report_missing(path: object, reason: str = "no such file or directory") -> None:
+    print(f"flydsl-lint: error: {path}: {reason}", file=sys.stderr)
 
 
 def _clean(args: argparse.Namespace) -> int:
@@ -312,7 +312,7 @@ def _show_files(paths: list[str], settings) -> int:
     for path in sorted(str(path.resolve()) for path in files):
         print(path)
     for entry in missing:
-        _report_missing(entry.path)
+        _report_missing(entry.path, entry.reason)
     return EXIT_ERROR if missing else EXIT_CLEAN
 
 
@@ -411,18 +411,40 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     fixed source goes to stdout and the report to stderr, as in ruff; source that
     cannot be checked or is excluded comes back unchanged."""
     from ..engine.runner import FileResult, RunResult, check_data
+    from ..engine.source import too_large
 
     name = args.stdin_filename or "-"
-    data = sys.stdin.buffer.read()
-    if args.stdin_filename and settings.force_exclude and settings.is_excluded(Path(name)):
+    try:
+        data = _read_stdin(settings.max_file_size)
+    except OSError as exc:
+        print(f"flydsl-lint: error: cannot read stdin: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    oversized = len(data) > settings.max_file_size
+    if oversized:
+        file_result, fixed = FileResult(name, error=f"{name}: {too_large(None, settings.max_file_size)}"), data
+    elif args.stdin_filename and settings.force_exclude and settings.is_excluded(Path(name)):
         file_result, fixed = FileResult(name), data
     else:
         file_result, fixed = check_data(name, data, settings, mode)
     result = RunResult([file_result])
     if mode.fix:  # the fixed source alone on stdout; the report beside it on stderr
         sys.stdout.buffer.write(fixed)
+        if oversized:  # handed back whole, unread, as any source that cannot be checked
+            import shutil
+
+            shutil.copyfileobj(sys.stdin.buffer, sys.stdout.buffer)
         sys.stdout.flush()
     return _report_to_output(result, args, mode, sys.stderr if mode.fix else sys.stdout)
+
+
+def _read_stdin(max_size: int) -> bytes:
+    """At most `max_size` + 1 bytes of stdin: one more than allowed tells it is too large."""
+    if sys.stdin is None:  # started with it closed (`<&-`)
+        raise OSError("it is closed")
+    try:
+        return sys.stdin.buffer.read(max_size + 1)
+    except ValueError:  # closed since
+        raise OSError("it is closed") from None
 
 
 def _print_json(value: object) -> int:
