@@ -44,6 +44,8 @@ class SourceFile:
 
     @classmethod
     def from_bytes(cls, path: str, data: bytes) -> "SourceFile":
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):  # Python reads UTF-8 and PEP 263 codecs only
+            raise SourceError(path, "UTF-16 is not supported (convert to UTF-8)")
         if b"\x00" in data:
             raise SourceError(path, "binary file (contains a NUL byte)")
         bom = data.startswith(codecs.BOM_UTF8)
@@ -76,8 +78,10 @@ class SourceFile:
             except SyntaxError as exc:
                 where = f"{exc.lineno}:{(exc.offset or 0)}" if exc.lineno else "?"
                 raise SourceError(self.path, f"syntax error at {where}: {exc.msg}") from None
-            except (ValueError, RecursionError, MemoryError) as exc:
-                raise SourceError(self.path, f"cannot parse: {exc}") from None
+            except (RecursionError, MemoryError):  # the parser's stack limits raise these, without a message
+                raise SourceError(self.path, "cannot parse: too deeply nested for Python's parser") from None
+            except ValueError as exc:
+                raise SourceError(self.path, f"cannot parse: {str(exc) or type(exc).__name__}") from None
         return self._tree
 
     @cached_property

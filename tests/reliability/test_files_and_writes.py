@@ -125,3 +125,21 @@ def test_closed_stdin_is_one_line_and_exit_2(project: Path) -> None:
     for args in (["--stdin-filename", "k.py"], ["-"]):
         result = run_cli("check", *args, cwd=project, close_stdin=True)
         assert (result.returncode, errors(result)) == (2, ["flydsl-lint: error: cannot read stdin: it is closed"])
+
+
+# ---------------------------------------------------------- small things (item 14)
+def test_a_too_deeply_nested_file_names_the_reason(project: Path) -> None:
+    (project / "deep.py").write_text("x = " + "-" * 100000 + "1\n")
+    result = run_cli("check", "--no-cache", "deep.py", cwd=project)
+    assert result.returncode == 2
+    assert errors(result) == ["error: deep.py: cannot parse: too deeply nested for Python's parser"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_utf16_with_a_bom_is_named_as_such(project: Path, encoding: str) -> None:
+    data = "x = 1\n".encode(encoding)
+    if encoding != "utf-16":  # the plain codec writes its own BOM
+        data = "\ufeff".encode(encoding) + data
+    (project / "wide.py").write_bytes(data)
+    result = run_cli("check", "--no-cache", "wide.py", cwd=project)
+    assert (result.returncode, errors(result)) == (2, ["error: wide.py: UTF-16 is not supported (convert to UTF-8)"])
