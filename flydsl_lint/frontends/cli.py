@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from pathlib import Path
 
@@ -348,17 +349,48 @@ def _report_to_output(result, args: argparse.Namespace, mode, stream) -> int:
         return _report(result, args, mode, stream)
     import io
 
-    from ..fixes.apply import write_atomic
-
     buffer = io.StringIO()
     status = _report(result, args, mode, buffer)
     try:
         args.output_file.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(args.output_file, buffer.getvalue().encode("utf-8"))
+        _write_report(args.output_file, buffer.getvalue())
     except OSError as exc:
         print(f"flydsl-lint: error: {args.output_file}: cannot write the report: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
     return status
+
+
+def _write_report(path: Path, report: str) -> None:
+    """Replace a regular file (or create one) with the report, whole or not at all;
+    write into anything else, never replacing it: this process's own stdout or
+    stderr (`-o /dev/stdout` after `>> log` keeps the log), a FIFO, a terminal, /dev/null."""
+    from ..fixes.apply import write_atomic
+
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    own = _own_stream(info) if info is not None else None
+    if own is not None:
+        own.write(report)
+        own.flush()
+    elif info is not None and not stat.S_ISREG(info.st_mode):
+        with open(path, "w", encoding="utf-8") as stream:
+            stream.write(report)
+    else:
+        write_atomic(path, report.encode("utf-8"))
+
+
+def _own_stream(info: os.stat_result):
+    """sys.stdout or sys.stderr if `info` is the file it writes to, else None."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            mine = os.fstat(stream.fileno())
+        except (AttributeError, OSError, ValueError):  # closed, or not backed by a file
+            continue
+        if (mine.st_dev, mine.st_ino) == (info.st_dev, info.st_ino):
+            return stream
+    return None
 
 
 def _report(result, args: argparse.Namespace, mode, stream) -> int:

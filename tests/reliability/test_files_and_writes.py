@@ -56,6 +56,105 @@ def leftovers(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".flydsl-lint"))
 
 
+# ------------------------------------------------------------------ writes (item 3)
+def test_fix_through_a_symlink_fixes_the_target_and_keeps_the_link(project: Path) -> None:
+    elsewhere = project / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / "real.py"
+    target.write_text(LEGACY)
+    target.chmod(0o640)
+    (project / "named.py").symlink_to("elsewhere/real.py")
+    walked = project / "walked"
+    walked.mkdir()
+    (walked / "k.py").symlink_to("../elsewhere/real.py")
+
+    result = run_cli("check", "--no-cache", "--fix", "named.py", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert os.readlink(project / "named.py") == "elsewhere/real.py"
+    assert target.read_text() == FIXED and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert leftovers(project) == leftovers(elsewhere) == []
+
+    target.write_text(LEGACY)  # the same through a folder walk
+    result = run_cli("check", "--no-cache", "--fix", "walked", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert (walked / "k.py").is_symlink() and os.readlink(walked / "k.py") == "../elsewhere/real.py"
+    assert target.read_text() == FIXED and leftovers(walked) == leftovers(elsewhere) == []
+
+
+def test_a_hard_linked_file_is_left_untouched_with_one_line_naming_it(project: Path) -> None:
+    linked, other_name, plain = project / "linked.py", project / "other_name.py", project / "plain.py"
+    linked.write_text(LEGACY)
+    os.link(linked, other_name)
+    plain.write_text(LEGACY)
+    inode = linked.stat().st_ino
+
+    result = run_cli("check", "--no-cache", "--fix", "linked.py", "plain.py", cwd=project)
+    assert result.returncode == 2
+    assert errors(result) == ["error: linked.py: cannot write: has 2 hard links; left untouched "
+                              "(replacing it would split them, writing in place could leave it half-written)"]
+    for name in (linked, other_name):
+        assert (name.stat().st_ino, name.stat().st_nlink, name.read_text()) == (inode, 2, LEGACY)
+    assert plain.read_text() == FIXED  # the other files are still fixed
+    assert leftovers(project) == []
+
+
+def test_add_noqa_through_a_symlink_writes_the_target(project: Path) -> None:
+    (project / "real.py").write_text(LEGACY)
+    (project / "link.py").symlink_to("real.py")
+    result = run_cli("check", "--no-cache", "--add-noqa", "link.py", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert (project / "link.py").is_symlink() and "# noqa: FLY" in (project / "real.py").read_text()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_a_fixed_file_keeps_its_owner_and_group(project: Path) -> None:
+    kernel = project / "k.py"
+    kernel.write_text(LEGACY)
+    os.chown(kernel, 4321, 8765)
+    assert run_cli("check", "--no-cache", "--fix", "k.py", cwd=project).returncode == 0
+    assert (kernel.stat().st_uid, kernel.stat().st_gid, kernel.read_text()) == (4321, 8765, FIXED)
+
+
+def test_output_file_onto_a_fifo_writes_into_it(project: Path) -> None:
+    (project / "k.py").write_text(LEGACY)
+    fifo = project / "report.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    try:
+        result = run_cli("check", "--no-cache", "-o", "report.fifo", "k.py", cwd=project)
+        report, _ = reader.communicate(timeout=TIMEOUT)  # a FIFO replaced by a file is never opened: cat waits
+    finally:
+        reader.kill()
+        reader.wait()
+    assert result.returncode == 1, result.stderr
+    assert b"FLY301" in report and result.stdout == b""
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+
+
+def test_output_file_naming_our_own_stdout_writes_to_it(project: Path) -> None:
+    (project / "k.py").write_text(LEGACY)
+    piped = run_cli("check", "--no-cache", "-o", "/proc/self/fd/1", "k.py", cwd=project)
+    assert piped.returncode == 1, piped.stderr
+    assert b"FLY301" in piped.stdout
+
+    log = project / "run.log"  # a regular file opened for appending: kept, the report added
+    log.write_bytes(b"earlier lines\n")
+    inode = log.stat().st_ino
+    with open(log, "ab") as stream:
+        appended = run_cli("check", "--no-cache", "-o", "/proc/self/fd/1", "k.py", cwd=project, stdout=stream)
+    assert appended.returncode == 1, appended.stderr
+    assert log.read_bytes().startswith(b"earlier lines\n") and b"FLY301" in log.read_bytes()
+    assert log.stat().st_ino == inode
+
+
+def test_output_file_onto_a_character_device_writes_into_it(project: Path) -> None:
+    (project / "k.py").write_text(LEGACY)
+    (project / "null.txt").symlink_to("/dev/null")
+    result = run_cli("check", "--no-cache", "-o", "null.txt", "k.py", cwd=project)
+    assert result.returncode == 1, result.stderr
+    assert os.readlink(project / "null.txt") == "/dev/null" and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
 # --------------------------------------------------------------- reads (items 9, 13)
 def test_a_walk_skips_fifos_and_device_links(project: Path) -> None:
     folder = project / "kernels"
@@ -143,3 +242,14 @@ def test_utf16_with_a_bom_is_named_as_such(project: Path, encoding: str) -> None
     (project / "wide.py").write_bytes(data)
     result = run_cli("check", "--no-cache", "wide.py", cwd=project)
     assert (result.returncode, errors(result)) == (2, ["error: wide.py: UTF-16 is not supported (convert to UTF-8)"])
+
+
+def test_write_atomic_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
+    """A file swapped for a FIFO between the read and the write of a fix is not replaced."""
+    from flydsl_lint.fixes.apply import write_atomic
+
+    fifo = tmp_path / "k.py"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match=r"^not a regular file \(FIFO\)$"):
+        write_atomic(fifo, b"x = 1\n")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode) and leftovers(tmp_path) == []
