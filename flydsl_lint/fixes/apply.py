@@ -5,9 +5,12 @@ from __future__ import annotations
 import ast
 import bisect
 import os
+import re
 import stat
 import tempfile
+import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from ..engine.checker import Checker
@@ -250,3 +253,27 @@ def _keep_owner(descriptor: int, info: os.stat_result) -> None:
 
 # write_atomic's temporaries are named `.NAME.` + mkstemp's 8 characters + this suffix.
 TEMPORARY_SUFFIX = ".flydsl-lint"
+_TEMPORARY_NAME = re.compile(r"\..+\.[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX))
+# A temporary this recent may be a write under way in another run.
+LEFTOVER_MIN_AGE = 60.0
+
+
+def leftover_temporaries(start: Path, excluded: Callable[[Path], bool]) -> list[Path]:
+    """The temporaries of write_atomic that an interrupted run left in `start` and
+    below it (not in folders `excluded` rejects): regular files, not links, named
+    exactly as it names them and unchanged for LEFTOVER_MIN_AGE seconds."""
+    found: list[Path] = []
+    oldest_allowed = time.time() - LEFTOVER_MIN_AGE
+    for folder, subfolders, names in os.walk(start):
+        subfolders[:] = [sub for sub in subfolders if not excluded(Path(folder) / sub)]
+        for name in names:
+            if not _TEMPORARY_NAME.fullmatch(name):
+                continue
+            path = Path(folder) / name
+            try:
+                info = path.lstat()
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_mtime < oldest_allowed:
+                found.append(path)
+    return sorted(found)

@@ -100,7 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     rules = commands.add_parser("rules", help="list every rule")
     rules.add_argument("--output-format", choices=["text", "json"], default="text")
     commands.add_parser("server", help="run the language server over stdio (needs the `lsp` extra)")
-    clean = commands.add_parser("clean", help="remove the result caches in folders (default: .) and below them")
+    clean = commands.add_parser("clean", help="remove result caches and interrupted fixes' temporaries in folders (default: .) and below")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
     clean.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
     _add_cache_dir(clean)
@@ -157,12 +157,14 @@ def _report_missing(path: object, reason: str = "no such file or directory") -> 
 
 
 def _clean(args: argparse.Namespace) -> int:
-    """Remove the configured cache and every cache folder below the paths;
-    only folders carrying this tool's CACHEDIR.TAG are ever removed."""
+    """Remove the configured cache and every cache folder below the paths (only
+    folders carrying this tool's CACHEDIR.TAG), and the temporaries of writes
+    that an interrupted run left there (see `leftover_temporaries`)."""
     import shutil
 
     from ..engine.cache import cache_root, find_caches
     from ..engine.config import DEFAULT_CACHE_DIR, ConfigError, load_settings
+    from ..fixes.apply import leftover_temporaries
 
     status, removed = EXIT_CLEAN, 0
     for raw in args.paths or ["."]:
@@ -190,6 +192,15 @@ def _clean(args: argparse.Namespace) -> int:
                 status = EXIT_ERROR
                 continue
             print(f"Removed cache {folder}")
+            removed += 1
+        for leftover in leftover_temporaries(start.resolve(), settings.is_excluded) if start.is_dir() else []:
+            try:
+                leftover.unlink()
+            except OSError as exc:
+                print(f"flydsl-lint: error: {leftover}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
+                status = EXIT_ERROR
+                continue
+            print(f"Removed leftover temporary file {leftover}")
             removed += 1
     if removed == 0 and status == EXIT_CLEAN:
         print("No cache found.")

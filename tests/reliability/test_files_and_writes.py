@@ -12,6 +12,7 @@ import resource
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -242,6 +243,33 @@ def test_utf16_with_a_bom_is_named_as_such(project: Path, encoding: str) -> None
     (project / "wide.py").write_bytes(data)
     result = run_cli("check", "--no-cache", "wide.py", cwd=project)
     assert (result.returncode, errors(result)) == (2, ["error: wide.py: UTF-16 is not supported (convert to UTF-8)"])
+
+
+def test_clean_removes_old_leftover_temporaries_of_ours_only(project: Path) -> None:
+    sub = project / "kernels"
+    sub.mkdir()
+    handle, named_by_mkstemp = tempfile.mkstemp(prefix=".k.py.", suffix=".flydsl-lint", dir=sub)  # as write_atomic
+    os.close(handle)
+    old, by_mkstemp = sub / ".k.py.a1b2_c3d.flydsl-lint", Path(named_by_mkstemp)
+    fresh = sub / ".k.py.zzzz9999.flydsl-lint"
+    look_alikes = [sub / ".k.py.flydsl-lint", sub / "k.py.a1b2c3d4.flydsl-lint", sub / ".k.py.a1b2c3d4e.flydsl-lint"]
+    for path in [old, fresh, *look_alikes]:
+        path.write_text("half")
+    link = sub / ".j.py.abcdefgh.flydsl-lint"
+    link.symlink_to("k.py")
+    folder = sub / ".d.py.abcdefgh.flydsl-lint"
+    folder.mkdir()
+    an_hour_ago = time.time() - 3600
+    for path in [old, by_mkstemp, *look_alikes]:
+        os.utime(path, (an_hour_ago, an_hour_ago))
+    os.utime(link, (an_hour_ago, an_hour_ago), follow_symlinks=False)
+
+    result = run_cli("clean", cwd=project)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.decode().splitlines() == sorted(f"Removed leftover temporary file {path.resolve()}"
+                                                         for path in (old, by_mkstemp))
+    assert not old.exists() and not by_mkstemp.exists() and fresh.exists() and folder.is_dir() and link.is_symlink()
+    assert all(path.exists() for path in look_alikes)
 
 
 def test_write_atomic_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
