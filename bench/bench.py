@@ -4,6 +4,7 @@
     python bench/bench.py --tree /path/to/FlyDSL        # a ROCm/FlyDSL checkout: lints its kernels/
     python bench/bench.py                               # a generated corpus of kernel-like files
     python bench/bench.py --tree ... --runs 7 --scale 1,4,16 --json out.json
+    python bench/bench.py --fix-scaling 1000,2000,4000  # check and --fix on one file with that many fixes
 
 Everything runs as a fresh process (interpreter start-up included), tools are
 alternated within each round so load changes hit all of them alike, and each
@@ -24,6 +25,10 @@ Rows:
   flake8+FLY      flake8 --select E9,FLY
   ruff            ruff check --select E,W,F,I --no-cache (a speed reference)
 A peer that is not installed or not found is skipped and reported as such.
+
+`--fix-scaling N1,N2,...` instead times `check` and `check --fix` on one
+generated file with N fixes each (one `fx.Int32(fx.Int32(a))  # c` line per
+fix, a comment on every line), to show that fixing grows linearly.
 """
 
 from __future__ import annotations
@@ -130,6 +135,17 @@ def synthetic_corpus(folder: Path, files: int, kernels_per_file: int = 12) -> Pa
         text += "".join(SYNTHETIC_KERNEL.format(index=index, k=k) for k in range(kernels_per_file))
         (package / f"kernel_{index:03d}.py").write_text(text)
     return package
+
+
+FIX_SCALING_HEADER = "import flydsl.expr as fx\n\n"
+FIX_SCALING_LINE = "v{index} = fx.Int32(fx.Int32(a{index}))  # c\n"  # one safe FLY111 fix, a comment beside it
+
+
+def fix_scaling_file(folder: Path, fixes: int) -> Path:
+    """One module whose check finds `fixes` safe fixes, each on a line with a comment."""
+    path = folder / f"fixes_{fixes}.py"
+    path.write_text(FIX_SCALING_HEADER + "".join(FIX_SCALING_LINE.format(index=i) for i in range(fixes)))
+    return path
 
 
 def scaled_tree(source: Path, folder: Path, factor: int) -> Path:
@@ -245,6 +261,41 @@ class Bench:
         return report
 
 
+def fix_scaling(work: Path, sizes: list[int], runs: int) -> dict[int, dict]:
+    """Median wall s of `check` and `check --fix` on one file per size (a fresh copy per --fix run)."""
+    lint = [str(BIN / "flydsl-lint"), "check", "--no-cache", "--exit-zero", "--isolated", "--select", "FLY"]
+    rows = {}
+    for fixes in sizes:
+        folder = work / f"fixes-{fixes}"
+        folder.mkdir()
+        original = fix_scaling_file(folder, fixes)
+        target = folder / "target.py"
+        checks, fixing = [], []
+        for _ in range(runs):
+            shutil.copyfile(original, target)
+            checks.append(measure(lint + [str(target)], folder))
+            fixing.append(measure(lint + ["--fix", str(target)], folder))
+        for name, samples in (("check", checks), ("fix", fixing)):
+            failed = [code for *_, code in samples if code not in (0, 1)]
+            if failed:
+                raise SystemExit(f"bench: {name} of {fixes} fixes failed with exit code {failed[0]}")
+        if target.read_text().count("fx.Int32(fx.Int32(") != 0:
+            raise SystemExit(f"bench: --fix left fixes in the {fixes}-fix file")
+        rows[fixes] = {"lines": fixes + 2, "check": statistics.median(s[0] for s in checks),
+                       "fix": statistics.median(s[0] for s in fixing), "fix_rss_kib": max(s[2] for s in fixing)}
+        shutil.rmtree(folder, ignore_errors=True)
+    return rows
+
+
+def print_fix_scaling(rows: dict[int, dict]) -> None:
+    print("\nfix scaling (median wall s of one file; per-1k = time per 1000 fixes, flat means linear)")
+    print(f"  {'fixes':>7}{'check':>9}{'per-1k':>8}{'--fix':>9}{'per-1k':>8}{'fix MiB':>9}")
+    for fixes, row in rows.items():
+        per = 1000 / fixes
+        print(f"  {fixes:>7}{row['check']:>9.2f}{row['check'] * per:>8.3f}{row['fix']:>9.2f}{row['fix'] * per:>8.3f}"
+              f"{row['fix_rss_kib'] / 1024:>9.1f}")
+
+
 def machine() -> str:
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     model = ""
@@ -276,6 +327,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scale", default="1,4,16", help="tree multiples for the scaling table (comma list)")
     parser.add_argument("--scale-runs", type=int, default=3, help="rounds per scaling point")
     parser.add_argument("--synthetic-files", type=int, default=94, help="files in the generated corpus")
+    parser.add_argument("--fix-scaling", metavar="N,N,...",
+                        help="only time check and --fix on one generated file with each number of fixes")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     parser.add_argument("--keep-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = parser.parse_args(argv)
@@ -287,6 +340,8 @@ def main(argv: list[str] | None = None) -> int:
 
     work = Path(tempfile.mkdtemp(prefix="flydsl-lint-bench-"))
     try:
+        if args.fix_scaling:
+            return run_fix_scaling(args, work)
         if args.tree is not None:
             kernels = args.tree / "kernels"
             gate = args.tree / GATE_RELATIVE
@@ -344,6 +399,17 @@ def main(argv: list[str] | None = None) -> int:
             args.json.write_text(json.dumps(results, indent=2))
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return 0
+
+
+def run_fix_scaling(args: argparse.Namespace, work: Path) -> int:
+    sizes = [int(n) for n in args.fix_scaling.split(",") if n.strip()]
+    results = {"machine": machine(), "date": time.strftime("%Y-%m-%d")}
+    print(f"{results['date']}  {results['machine']}")
+    results["fix_scaling"] = fix_scaling(work, sizes, args.scale_runs)
+    print_fix_scaling(results["fix_scaling"])
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
     return 0
 
 

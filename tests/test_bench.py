@@ -84,3 +84,14 @@ def test_a_failed_run_is_an_error_not_a_count(instructions) -> None:
     with pytest.raises(SystemExit, match="exit 3"):
         instructions.instructions([sys.executable, "-c", "raise SystemExit(3)"])
     assert instructions.instructions([sys.executable, "-c", "raise SystemExit(3)"], exit_codes=(3,)) > 0
+
+
+def test_fix_scaling_times_check_and_fix_per_size(tmp_path: Path) -> None:
+    numbers_file = tmp_path / "numbers.json"
+    completed = subprocess.run([sys.executable, str(BENCH / "bench.py"), "--fix-scaling", "20,40", "--scale-runs", "1",
+                                "--json", str(numbers_file)], check=True, capture_output=True, text=True, timeout=600)
+    rows = json.loads(numbers_file.read_text())["fix_scaling"]
+    assert sorted(rows) == ["20", "40"]
+    for fixes, row in rows.items():
+        assert row["lines"] == int(fixes) + 2 and row["check"] > 0 and row["fix"] > 0, row
+    assert "fix scaling" in completed.stdout
