@@ -6,6 +6,7 @@ import ast
 import marshal
 import re
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
@@ -247,16 +248,30 @@ class Rule:
         return Fix(edits, chosen, message)
 
     def _drops_comment(self, edits: tuple[Edit, ...]) -> bool:
-        """Whether an edit replaces a comment that its new text does not keep."""
+        """Whether applying the edits would change the file's comments.
+
+        Comments are compared as tokens, never as substrings of the new text (a
+        `"# hi"` string does not keep a `# hi` comment): the comments lying
+        inside the replaced spans must be, as a multiset of texts, the comment
+        tokens of the new text. A comment the edits cut into or insert inside
+        cannot be kept; one moved from an edit to another of the fix is.
+        """
+        replaced: Counter[str] = Counter()
         for edit in edits:
-            if edit.start == edit.end:
-                continue
             for comment in self.context.comments_between(edit.start.row, edit.end.row):
-                inside = (comment.row, comment.col) >= (edit.start.row, edit.start.col) and (
-                    comment.row, comment.col) < (edit.end.row, edit.end.col)
-                if inside and comment.text not in edit.content:
+                start, end = Position(comment.row, comment.col), Position(comment.row, comment.col + len(comment.text))
+                if edit.start <= start and end <= edit.end and edit.start != edit.end:
+                    replaced[comment.text] += 1
+                elif start < edit.end and edit.start < end:  # partly covered (an insertion: strictly inside)
                     return True
-        return False
+        emitted: Counter[str] = Counter()
+        for edit in edits:
+            if "#" in edit.content:  # no `#`, no comment: most fixes never tokenize
+                found = _comment_tokens(edit.content)
+                if found is None:
+                    return True
+                emitted.update(found)
+        return emitted != replaced
 
     def suggest(self, node: ast.AST, message: str) -> Fix | None:
         """The display-only suggestion rules.toml declares for this rule, if it matches."""
@@ -278,6 +293,31 @@ class Rule:
 
     def text(self, node: ast.AST) -> str:
         return self.context.source.segment(node)
+
+
+def _comment_tokens(content: str) -> list[str] | None:
+    """The comment tokens of an edit's new text, None if it cannot tell.
+
+    The text is read inside brackets, as a fragment of a larger expression or
+    statement is: its line breaks and indentation then need no context, and
+    brackets it leaves open are closed by the text after it.
+    """
+    import io
+    import tokenize  # imported here: only fixes touching comments need it
+
+    found = []
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(f"(\n{content}\n)").readline):
+            if token.type == tokenize.ERRORTOKEN:  # e.g. an unterminated string: what follows is unknown
+                return None
+            if token.type == tokenize.COMMENT:
+                found.append(token.string)
+    except tokenize.TokenError as exc:
+        if "EOF in multi-line statement" not in str(exc):  # open brackets: every token was read
+            return None
+    except SyntaxError:  # an unmatched closing bracket (3.12+), a bad dedent
+        return None
+    return found
 
 
 def leaves(names: Iterable[str]) -> frozenset[str]:
