@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import bisect
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
@@ -45,11 +46,17 @@ class Context:
     def comments(self) -> list[Comment]:
         return find_comments(self.source, self.model.string_spans)
 
+    @cached_property
+    def _comment_rows(self) -> list[int]:
+        """The row of each comment, ascending like `comments`, for bisecting."""
+        return [comment.row for comment in self.comments]
+
     def comments_between(self, first_row: int, last_row: int) -> list[Comment]:
         """Comments on rows first_row..last_row (cheap when the rows have no `#`)."""
         for line in self.source.lines[first_row - 1 : last_row]:  # a loop, not a generator in any()
             if "#" in line:
-                return [c for c in self.comments if first_row <= c.row <= last_row]
+                rows = self._comment_rows
+                return self.comments[bisect.bisect_left(rows, first_row) : bisect.bisect_right(rows, last_row)]
         return []
 
     @cached_property
