@@ -249,27 +249,31 @@ def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> Fi
     text = source.text
     applied: Counter = Counter()
     current = source
+    remaining: list[Diagnostic] | None = None  # the diagnostics of `current`, once known
     for _ in range(MAX_PASSES):
-        diagnostics = checker.check(current)
-        chosen = _choose(diagnostics, unsafe)
+        remaining = checker.check(current)
+        chosen = _choose(remaining, unsafe)
         if not chosen:
             break
         text = apply_edits(text, [edit for d in chosen for edit in d.fix.edits], source.newline)
         applied.update(d.code for d in chosen)
-        current = SourceFile(source.path, text, source.encoding, source.bom, source.newline)
+        current, remaining = SourceFile(source.path, text, source.encoding, source.bom, source.newline), None
         try:
             current.tree
         except SourceError as exc:
             codes = ", ".join(sorted(set(d.code for d in chosen)))
             raise SourceError(source.path, f"fixes for {codes} produced invalid code ({exc.reason}); file left untouched") from None
     if applied:
-        text = remove_unused_imports(source.text, text, source.newline)
-        current = SourceFile(source.path, text, source.encoding, source.bom, source.newline)
-        try:
-            current.tree
-        except SourceError as exc:
-            raise SourceError(source.path, f"removing unused imports produced invalid code ({exc.reason}); file left untouched") from None
-    remaining = checker.check(current) if applied else checker.check(source)
+        cleaned = remove_unused_imports(source.text, text, source.newline)
+        if cleaned != text:
+            text = cleaned
+            current, remaining = SourceFile(source.path, text, source.encoding, source.bom, source.newline), None
+            try:
+                current.tree
+            except SourceError as exc:
+                raise SourceError(source.path, f"removing unused imports produced invalid code ({exc.reason}); file left untouched") from None
+    if remaining is None:  # the last pass's fixes or the import clean-up changed the text
+        remaining = checker.check(current)
     return FixResult(source, text, applied, remaining)
 
 

@@ -227,3 +227,18 @@ def test_many_imports_emptied_in_many_scopes_are_removed_in_one_pass_over_them(t
     assert result.new_text.count("fx.min(a, b)") == functions
     assert "import arith" not in result.new_text and result.new_text.count("def f") == functions
     assert calls["call"] == 0  # each call walked every scope: functions**2 in all
+
+
+@pytest.mark.parametrize("text, checks", [
+    ("import flydsl.expr as fx\nv = fx.Int32(a)\n", 1),  # nothing to fix: one check
+    ("import flydsl.expr as fx\nv = fx.Int32(fx.Int32(a))\n", 2),  # a pass, then the check finding nothing
+    ("from flydsl.expr import arith\nm = arith.minimumf(a, b)\n", 3),  # ... and one after the import clean-up
+])
+def test_fixing_checks_the_final_text_once(tmp_path, monkeypatch, text, checks):
+    checker = Checker(make_settings(tmp_path))
+    checked = []
+    original = checker.check
+    monkeypatch.setattr(checker, "check", lambda source, **kw: checked.append(source.text) or original(source, **kw))
+    result = fix_source(SourceFile(str(tmp_path / "k.py"), text), checker)
+    assert len(checked) == checks and checked[-1] == result.new_text
+    assert result.remaining == original(SourceFile(str(tmp_path / "k.py"), result.new_text))
