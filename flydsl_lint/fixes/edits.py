@@ -19,7 +19,7 @@ _OPEN_CONTEXTS = (ast.keyword, ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, 
 
 def needs_parentheses(rule: "Rule", node: ast.expr, replaced: ast.expr) -> bool:
     """Whether `node`'s text must be parenthesized when it takes `replaced`'s place."""
-    if isinstance(node, _ATOMIC) or rule.text(node).startswith("("):
+    if isinstance(node, _ATOMIC) or is_parenthesized(rule.text(node)):
         return False
     parent = rule.model.parent(replaced)
     if isinstance(parent, _OPEN_CONTEXTS):
@@ -29,6 +29,32 @@ def needs_parentheses(rule: "Rule", node: ast.expr, replaced: ast.expr) -> bool:
     if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and not isinstance(node, (ast.NamedExpr, ast.Starred)):
         return isinstance(node, (ast.Lambda, ast.IfExp)) and isinstance(parent, ast.Tuple)
     return True
+
+
+def is_parenthesized(text: str) -> bool:
+    """Whether an expression's text is one parenthesized whole: its first `(`
+    closes at its last character (`(a, b)`, not `(a) + b` nor `(a), b`)."""
+    if not (text.startswith("(") and text.endswith(")")):
+        return False
+    import io
+    import tokenize  # imported here: only fixes of expressions starting with `(` need it
+
+    lines = text.split("\n")
+    last = (len(lines), len(lines[-1]))
+    depth = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type != tokenize.OP:
+                continue
+            if token.string in "([{":
+                depth += 1
+            elif token.string in ")]}":
+                depth -= 1
+                if depth == 0:
+                    return token.end == last
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return False  # cannot tell: parentheses added to a whole are harmless
 
 
 def replace_with_argument(rule: "Rule", call: ast.Call, argument: ast.expr) -> Edit:
@@ -47,7 +73,7 @@ def replace_callee(rule: "Rule", call: ast.Call, callee: str) -> Edit:
 def as_method_receiver(rule: "Rule", node: ast.expr) -> str:
     """Text of `node` usable before `.method()`."""
     text = rule.text(node)
-    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or text.startswith("("):
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Call, ast.Subscript)) or is_parenthesized(text):
         return text
     return f"({text})"
 

@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ..engine.project import LEGACY_MODULE_NAMES, followed
 from ..engine.registry import Invalid, Rule, register
-from ..fixes.edits import _OPEN_CONTEXTS, reference, replace_callee
+from ..fixes.edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type
 
 # Raw typed-arithmetic spellings and their fx replacements, as in FlyDSL's
@@ -571,7 +571,7 @@ def default_fastmath(rule: Rule, node: ast.Call) -> bool:
 
 def _operand_text(rule: Rule, node: ast.expr) -> str:
     text = rule.text(node)
-    return text if isinstance(node, _PRECEDENCE_SAFE) or text.startswith("(") else f"({text})"
+    return text if isinstance(node, _PRECEDENCE_SAFE) or is_parenthesized(text) else f"({text})"
 
 
 def _wrap_result(rule: Rule, call: ast.expr, text: str) -> str:

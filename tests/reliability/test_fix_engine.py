@@ -242,3 +242,15 @@ def test_fixing_checks_the_final_text_once(tmp_path, monkeypatch, text, checks):
     result = fix_source(SourceFile(str(tmp_path / "k.py"), text), checker)
     assert len(checked) == checks and checked[-1] == result.new_text
     assert result.remaining == original(SourceFile(str(tmp_path / "k.py"), result.new_text))
+
+
+# ---------------------------------------------- found by test_fuzz_fixes.py
+@pytest.mark.parametrize("text, fixed", [
+    # `(a) + b` starts with a parenthesis but is not parenthesized as a whole.
+    ("from flydsl.expr.arith import ArithValue\nv = ArithValue((a) + b) * 2\n", "v = ((a) + b) * 2\n"),
+    ("from flydsl.expr import arith\nc = arith.unwrap((a  # hi\n    ) >= b)\n", "c = ((a  # hi\n    ) >= b).ir_value()\n"),
+    ("from flydsl.expr import arith\nc = arith.unwrap((a, b))\n", "c = (a, b).ir_value()\n"),
+    ("from flydsl.expr import arith\nc = arith.unwrap((a)(b))\n", "c = (a)(b).ir_value()\n"),
+])
+def test_an_operand_starting_with_a_parenthesis_keeps_its_precedence(tmp_path, text, fixed):
+    assert fix_text(text, tmp_path, unsafe=True) == fixed
