@@ -41,10 +41,11 @@ class FileResult:
 
 
 class RunResult:
-    __slots__ = ("files",)
+    __slots__ = ("files", "target")
 
-    def __init__(self, files: list[FileResult] | None = None) -> None:
+    def __init__(self, files: list[FileResult] | None = None, target: tuple[str | None, str] = (None, "unknown")) -> None:
         self.files = files if files is not None else []
+        self.target = target  # (the FlyDSL release fixes were gated on, where it came from)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -396,11 +397,17 @@ def _is_macos() -> bool:
     return sys.platform == "darwin"
 
 
+def target_of(settings: Settings) -> tuple[str | None, str]:
+    """The target release as a run reports it: its number (None: unknown) and its source."""
+    version = settings.target_version
+    return (str(version) if version is not None else None), settings.target_version_source
+
+
 def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bool = True,
         jobs: int | None = None) -> RunResult:
     """Check or fix `paths`. `jobs`: worker processes (None: by the work and the CPUs; 1: none)."""
     files, missing = discover(paths, settings)
-    result = RunResult([FileResult(bad.path, error=f"{bad.path}: {bad.reason}") for bad in missing])
+    result = RunResult([FileResult(bad.path, error=f"{bad.path}: {bad.reason}") for bad in missing], target_of(settings))
     cache = None
     if use_cache:
         from .cache import Cache

@@ -453,7 +453,7 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     """Check source piped in (editors, formatters' pipelines). With --fix the
     fixed source goes to stdout and the report to stderr, as in ruff; source that
     cannot be checked or is excluded comes back unchanged."""
-    from ..engine.runner import FileResult, RunResult, check_data
+    from ..engine.runner import FileResult, RunResult, check_data, target_of
     from ..engine.source import too_large
 
     name = args.stdin_filename or "-"
@@ -469,7 +469,7 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
         file_result, fixed = FileResult(name), data
     else:
         file_result, fixed = check_data(name, data, settings, mode)
-    result = RunResult([file_result])
+    result = RunResult([file_result], target_of(settings))
     if mode.fix:  # the fixed source alone on stdout; the report beside it on stderr
         sys.stdout.buffer.write(fixed)
         if oversized:  # handed back whole, unread, as any source that cannot be checked

@@ -113,6 +113,26 @@ def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
     display = sum(1 for d in diagnostics if d.fix is not None and d.fix.applicability is Applicability.DISPLAY)
     if display:
         stream.write(f"{display} suggested rewrite{'s' * (display != 1)} (display-only) can be shown with `--show-fixes`.\n")
+    held_back = held_back_line(result)
+    if held_back:
+        stream.write(held_back + "\n")
+
+
+def held_back_line(result: RunResult) -> str | None:
+    """`31 fixes need FlyDSL >= 0.3.2; target 0.3.1 from requirements.txt (...)`, if any fix was held back."""
+    from ..engine.versions import Version
+
+    needs = Counter(d.fix_needs for d in result.diagnostics if d.fix_needs)
+    if not needs:
+        return None
+    counts = [f"{count} fix{'es' * (count != 1)} need{'s' * (count == 1)} FlyDSL >= {release}"
+              for release, count in sorted(needs.items(), key=lambda item: Version.parse(item[0]))]
+    version, source = result.target
+    if version is None:
+        where = "target unknown: set `target-version` (or --target-version), or pin flydsl in the project"
+    else:
+        where = f"target {version} from {source}"
+    return f"{', '.join(counts)}; {where}"
 
 
 def write_statistics(result: RunResult, stream: TextIO, options: dict, fmt: str = "text") -> None:
@@ -420,6 +440,7 @@ def sarif_log(result: RunResult) -> dict:
                             "rules": rules}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().resolve().as_uri() + "/"}},
         "results": results,
+        "properties": {"flydslTarget": {"version": result.target[0], "source": result.target[1]}},
         "invocations": [{
             "executionSuccessful": not result.errors,
             "toolExecutionNotifications": [{"level": "error", "message": {"text": error}} for error in result.errors],

@@ -250,11 +250,14 @@ def test_diagnostics_round_trip_exactly():
     )
     for original in (
         Diagnostic("FLY301", "msg with \"quotes\" and ünïcode", "a.py", Position(3, 4), Position(3, 19), fix, 3),
-        Diagnostic("FLY003", "m", "a.py", Position(1, 0), Position(1, 5), None, 1, suppressed=True),
+        Diagnostic("FLY013", "m", "a.py", Position(1, 0), Position(1, 5), None, 1, suppressed=True),
+        Diagnostic("FLY301", "m (fix needs FlyDSL >= 0.3.2)", "a.py", Position(1, 0), Position(1, 5), None, 1,
+                   fix_needs="0.3.2"),
     ):
         data = json.loads(json.dumps(diagnostic_to_json(original)))
         back = diagnostic_from_json(data, "a.py")
         assert back == original and back.fix == original.fix and back.suppressed == original.suppressed
+        assert back.fix_needs == original.fix_needs
 
 
 def test_unchecked_file_errors_are_cached_and_reported_under_the_current_name(tmp_path, monkeypatch):
