@@ -73,8 +73,12 @@ class Context:
         return parse_file_exemptions(self.comments, self.source.lines)
 
     @cached_property
-    def is_tuned_kernel(self) -> bool:  # asked by every fix: resolve the path once
+    def is_tuned_kernel(self) -> bool:
         return self.settings.is_tuned_kernel(self.source.path)
+
+    @cached_property
+    def guards_tuned_kernel(self) -> bool:  # asked by every fix: resolve the path once
+        return self.settings.guards_tuned_kernel(self.source.path)
 
 
 class _CallIndex:

@@ -96,6 +96,9 @@ class Settings(NamedTuple):
     cache_dir_source: str = "default"
     output_format: str | None = None  # the report's format when the command line names none
     ignore_noqa: bool = False  # `# noqa` and file exemptions suppress nothing (ruff's --ignore-noqa)
+    fix_tuned_kernels: bool = False  # the user's opt-in: fixes apply to tuned kernels too
+    # Tuned kernels named on the command line (resolved paths): naming one is an opt-in for it.
+    named_tuned_kernels: tuple[str, ...] = ()
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; larger files are refused unread
 
     def is_selected(self, code: str) -> bool:
@@ -151,13 +154,19 @@ class Settings(NamedTuple):
     def is_tuned_kernel(self, path: str) -> bool:
         return _matches_any(_relative(path, self.root), self.tuned_kernels)
 
+    def guards_tuned_kernel(self, path: str) -> bool:
+        """Whether `path` is a tuned kernel whose fixes are shown, never applied: it was not
+        named on the command line and `fix-tuned-kernels` is off."""
+        return (self.is_tuned_kernel(path) and not self.fix_tuned_kernels
+                and os.path.realpath(path) not in self.named_tuned_kernels)
+
     def fingerprint(self) -> str:
         """Everything that can change a file's diagnostics, for the cache key."""
         parts = (
             self.select, self.ignore, self.extend_select, self.per_file_ignores, str(self.target_version),
             self.fixable, self.unfixable, self.extend_fixable,
             self.target_arch, self.legacy_module_roots, self.src, self.tuned_kernels, str(self.root),
-            self.ignore_noqa,
+            self.ignore_noqa, self.fix_tuned_kernels, self.named_tuned_kernels,
         )
         return repr(parts)
 
@@ -364,7 +373,7 @@ def _parse_table(table: dict, where: str) -> dict:
             if bad:
                 raise ConfigError(f"{where}: `target-arch` has {bad[0]!r}, not a gfx target like \"gfx942\"")
             parsed["target_arch"] = arches
-        elif key in ("respect-gitignore", "force-exclude"):
+        elif key in ("respect-gitignore", "force-exclude", "fix-tuned-kernels"):
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: `{key}` must be true or false")
             parsed[key.replace("-", "_")] = value

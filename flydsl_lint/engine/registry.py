@@ -238,13 +238,14 @@ class Rule:
         if _SAFETY_RANK[chosen] < _SAFETY_RANK[declared]:
             chosen = declared
         edits = tuple(sorted(edits))
-        if chosen is Applicability.SAFE and not self.edits_comments:
-            if self._drops_comment(edits):
-                chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
-            elif self.context.is_tuned_kernel:
-                # The guide: even an op-identical swap can shift a tuned kernel's
-                # schedule, so code edits there wait for a performance check.
-                chosen, message = Applicability.UNSAFE, f"{message} (scheduler-sensitive kernel: verify performance)"
+        if self.edits_comments:
+            return Fix(edits, chosen, message)
+        if chosen is not Applicability.DISPLAY and self.context.guards_tuned_kernel:
+            # The guide: even an op-identical swap can shift a tuned kernel's schedule,
+            # so its code edits are shown, never applied, until the user opts in.
+            return Fix(edits, Applicability.DISPLAY, f"{message} (scheduler-sensitive kernel: {TUNED_KERNEL_OPT_IN})")
+        if chosen is Applicability.SAFE and self._drops_comment(edits):
+            chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
         return Fix(edits, chosen, message)
 
     def _drops_comment(self, edits: tuple[Edit, ...]) -> bool:
@@ -293,6 +294,9 @@ class Rule:
 
     def text(self, node: ast.AST) -> str:
         return self.context.source.segment(node)
+
+
+TUNED_KERNEL_OPT_IN = "applied only when the file is named on the command line or with fix-tuned-kernels = true"
 
 
 def _comment_tokens(content: str) -> list[str] | None:

@@ -250,6 +250,7 @@ def _check(args: argparse.Namespace) -> int:
         return EXIT_ERROR
     mode = Mode(fix=(args.fix or args.fix_only) and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
+    settings = settings._replace(named_tuned_kernels=_named_tuned_kernels(args, stdin, settings))
     if stdin:
         if args.diff_base or args.add_noqa:
             print("flydsl-lint: error: --diff-base/--add-noqa need files, not stdin", file=sys.stderr)
@@ -287,6 +288,16 @@ def _check(args: argparse.Namespace) -> int:
             print(f"Added {count} noqa directive{'s' * (count != 1)} in {len(outcome.files)} file{'s' * (len(outcome.files) != 1)}.", file=sys.stderr)
         return EXIT_ERROR if result.errors or outcome.errors else EXIT_CLEAN
     return _report_to_output(result, args, mode, sys.stdout)
+
+
+def _named_tuned_kernels(args: argparse.Namespace, stdin: bool, settings) -> tuple[str, ...]:
+    """The tuned kernels the user named, whose fixes may then apply. Under --force-exclude
+    (pre-commit names every staged file) a named file counts as found, not chosen."""
+    if args.force_exclude:
+        return ()
+    named = [args.stdin_filename] if stdin and args.stdin_filename else [] if stdin else args.paths
+    return tuple(sorted(os.path.realpath(path) for path in named
+                        if settings.is_tuned_kernel(path) and (stdin or os.path.isfile(path))))
 
 
 def _cache_usable(settings) -> bool:

@@ -174,9 +174,11 @@ class DoubleWrap(Rule):
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n", fixed="import flydsl.expr as fx\noff = fx.Int64(base)\n"),
-        # In a scheduler-sensitive (tuned) kernel every code fix waits for --unsafe-fixes.
+        # In a scheduler-sensitive (tuned) kernel every code fix is shown, never applied (until the user opts in).
+        Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n",
+                suggested="import flydsl.expr as fx\noff = fx.Int64(base)\n", path="kernels/attention/flash_attn_gfx950.py"),
         Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n", fixed="import flydsl.expr as fx\noff = fx.Int64(base)\n",
-                unsafe=True, path="kernels/attention/flash_attn_gfx950.py"),
+                path="kernels/attention/flash_attn_gfx950.py", settings={"fix_tuned_kernels": True}),
         # Dropping the outer call would drop the comment, so the fix is unsafe there.
         Invalid("from flydsl.expr import Float32 as F32\ny = F32(\n    F32(v)  # already f32\n)\n",
                 fixed="from flydsl.expr import Float32 as F32\ny = F32(v)\n", unsafe=True),

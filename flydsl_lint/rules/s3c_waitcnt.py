@@ -366,7 +366,7 @@ class _WaitcntRule(Rule):
 
     def waitcnt_fix(self, node: ast.AST, keywords: tuple | None, from_config: bool):
         """The keyword-form replacement of `node`, or None where not provable."""
-        if not keywords or self.context.is_tuned_kernel:
+        if not keywords or self.context.guards_tuned_kernel:
             return None
         spelled = reference(self, KEYWORD_FORM, "fx", "flydsl.expr")
         if spelled is None:

@@ -46,9 +46,8 @@ class _AtomCallRule(Rule):
             if spelled is not None:
                 callee, imports = spelled
                 applicability, note = self._lowered(node)
-                # Tuned kernels: shown, never applied (scheduler-sensitive).
                 fix = self.make_fix([replace_callee(self, node, callee), *imports], f"Replace with `{callee}`{note}",
-                                    Applicability.DISPLAY if self.context.is_tuned_kernel else applicability)
+                                    applicability)
         where = (" in a loop: one call over the partitioned tensor can replace the loop" if _in_loop(self, node)
                  else "")
         self.report(node, fix=fix, where=where)
