@@ -27,29 +27,53 @@ class VerifyConfig:
     perf_threshold: float = 0.02  # device mode: fail when the median is >2% slower
     rtol: float = 1e-3
     atol: float = 1e-5
-    timeout_seconds: float = 1800
+    timeout_seconds: float = 1800.0
+
+
+def _read(pyproject: Path) -> dict:
+    try:
+        return tomllib.loads(pyproject.read_bytes().decode("utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{pyproject}: cannot be read: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{pyproject}: not UTF-8 (byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{pyproject}: {exc}") from None
+
+
+def _verify_section(data: dict, pyproject: Path) -> dict:
+    """``data["tool"]["flydsl-lint"]["verify"]``, each level checked to be a table."""
+    section, name = data, ""
+    for key in ("tool", "flydsl-lint", "verify"):
+        name = f"{name}.{key}" if name else key
+        section = section.get(key, {})
+        if not isinstance(section, dict):
+            raise ConfigError(f"{pyproject}: [{name}] must be a table, not {type(section).__name__}")
+    return section
+
+
+def _checked(value, default, where: str):
+    """``value`` if it has the default's kind (a number for a number, a list of strings for a list)."""
+    if isinstance(default, list):
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        raise ConfigError(f"{where} must be a list of strings")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ConfigError(f"{where} must be a number")
 
 
 def load_config(repo: Path) -> VerifyConfig:
     pyproject = repo / "pyproject.toml"
     if not pyproject.is_file():
         return VerifyConfig()
-    try:
-        data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{pyproject}: {exc}") from exc
-    section = data.get("tool", {}).get("flydsl-lint", {}).get("verify", {})
     config = VerifyConfig()
-    for key, value in section.items():
+    for key, value in _verify_section(_read(pyproject), pyproject).items():
         attribute = key.replace("-", "_")
         if not hasattr(config, attribute):
             raise ConfigError(f"{pyproject}: unknown key [tool.flydsl-lint.verify] {key}")
-        expected = type(getattr(config, attribute))
-        if expected is float and isinstance(value, int):
-            value = float(value)
-        if not isinstance(value, expected):
-            raise ConfigError(f"{pyproject}: [tool.flydsl-lint.verify] {key} must be a {expected.__name__}")
-        setattr(config, attribute, value)
+        setattr(config, attribute, _checked(value, getattr(config, attribute),
+                                            f"{pyproject}: [tool.flydsl-lint.verify] {key}"))
     for probe in config.probes:
         if ":" not in probe:
             raise ConfigError(f"{pyproject}: probe {probe!r} must look like module:function")
