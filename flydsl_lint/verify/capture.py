@@ -7,6 +7,11 @@ fresh numbered directory before each compilation, then appends one manifest
 line naming the test (or probe) that asked for it. The parent process reads
 the manifest; nothing here parses ISA.
 
+When the hook itself does not fit the installed flydsl (its compile step moved
+or takes other arguments) or the shim cannot be installed, the reason goes to
+a manifest of its own: the parent reports that as a setup error, never as a
+kernel's compile error.
+
 Run as ``python -m flydsl_lint.verify.capture --probe module:function ...`` to
 call probe entry points; the pytest plugin in ``pytest_capture`` reuses the
 recorder for test runs.
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import itertools
 import json
 import os
@@ -29,6 +35,7 @@ ENV_DUMP_ROOT = "FLYDSL_VERIFY_DUMP_ROOT"
 COMPILES_MANIFEST = "compiles.jsonl"
 OUTCOMES_MANIFEST = "outcomes.jsonl"
 LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
+HOOK_ERRORS_MANIFEST = "hook-errors.jsonl"
 
 OUTSIDE_ANY_TEST = "<module import>"
 
@@ -36,6 +43,30 @@ OUTSIDE_ANY_TEST = "<module import>"
 def append_json_line(path: Path, record: dict) -> None:
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")
+
+
+class HookError(RuntimeError):
+    """Our compile hook (recorder or shim) does not fit the installed flydsl: a setup error."""
+
+
+def flydsl_version() -> str:
+    """The version of the flydsl this process imports (not merely one installed somewhere)."""
+    try:
+        import flydsl
+
+        return str(flydsl.__version__)
+    except Exception:  # flydsl that does not even import: fall back to its metadata
+        from importlib import metadata
+
+        try:
+            return metadata.version("flydsl")
+        except metadata.PackageNotFoundError:
+            return "(unknown version)"
+
+
+def record_hook_error(dump_root: Path, exc: BaseException) -> None:
+    reason = str(exc) if isinstance(exc, HookError) else describe_exception(exc)
+    append_json_line(dump_root / HOOK_ERRORS_MANIFEST, {"reason": reason, "flydsl": flydsl_version()})
 
 
 def _flydsl_package_dir() -> str:
@@ -73,19 +104,26 @@ class CompileRecorder:
         self._sequence = itertools.count()
 
     def install(self) -> None:
-        from flydsl.compiler.jit_function import MlirCompiler
-
+        try:
+            from flydsl.compiler.jit_function import MlirCompiler
+        except (ImportError, AttributeError) as exc:
+            reason = f"flydsl.compiler.jit_function.MlirCompiler is not there ({describe_exception(exc)})"
+            raise HookError(reason) from exc
         original_compile = MlirCompiler.compile  # bound classmethod
+        signature = inspect.signature(original_compile)
+        if "func_name" not in signature.parameters:
+            raise HookError(f"MlirCompiler.compile{signature} has no func_name parameter to name the kernel by")
         recorder = self
 
-        def recording_compile(cls, asm, *, func_name, config, **kwargs):
-            seq = next(recorder._sequence)
-            # pid keeps directories apart when pytest-xdist shares one dump root.
-            dump_dir = recorder.dump_root / f"c{os.getpid()}-{seq:04d}"
-            os.environ["FLYDSL_DUMP_DIR"] = str(dump_dir)
-            record = {"seq": seq, "label": recorder.current_label, "func_name": func_name, "dump_dir": dump_dir.name}
+        def recording_compile(cls, *args, **kwargs):
             try:
-                return original_compile(asm, func_name=func_name, config=config, **kwargs)
+                call = signature.bind(*args, **kwargs)
+                call.apply_defaults()
+                record = recorder._begin(call.arguments["func_name"])
+            except Exception as exc:  # in our frames, before FlyDSL compiles anything
+                raise recorder.hook_failed(HookError(f"MlirCompiler.compile{signature}: {exc}")) from exc
+            try:
+                return original_compile(*args, **kwargs)
             except BaseException as exc:
                 record["error"] = describe_exception(exc)
                 raise
@@ -93,6 +131,18 @@ class CompileRecorder:
                 append_json_line(recorder.manifest, record)
 
         MlirCompiler.compile = classmethod(recording_compile)
+
+    def _begin(self, func_name: str) -> dict:
+        """Point the next compilation at a fresh dump directory; its manifest record."""
+        seq = next(self._sequence)
+        # pid keeps directories apart when pytest-xdist shares one dump root.
+        dump_dir = self.dump_root / f"c{os.getpid()}-{seq:04d}"
+        os.environ["FLYDSL_DUMP_DIR"] = str(dump_dir)
+        return {"seq": seq, "label": self.current_label, "func_name": func_name, "dump_dir": dump_dir.name}
+
+    def hook_failed(self, exc: HookError) -> HookError:
+        record_hook_error(self.dump_root, exc)
+        return exc
 
     def record_outcome(self, label: str, outcome: str, message: str = "") -> None:
         """outcome: passed | output-mismatch | compile-error | error | skipped."""
@@ -113,9 +163,13 @@ def start_from_environment() -> CompileRecorder:
     """Install the shim and recorder as configured by the parent process."""
     from flydsl_lint.verify import shim
 
-    shim.install(os.environ[ENV_ARCH])
     recorder = CompileRecorder(Path(os.environ[ENV_DUMP_ROOT]))
-    recorder.install()
+    try:
+        shim.install(os.environ[ENV_ARCH])
+        recorder.install()
+    except Exception as exc:
+        record_hook_error(recorder.dump_root, exc)
+        raise
     return recorder
 
 

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from flydsl_lint.verify import changes, device
+from flydsl_lint.verify.capture import HookError
 from flydsl_lint.verify.config import ConfigError, load_config
 from flydsl_lint.verify.imports import ImportGraph
 from flydsl_lint.verify.plan import build_plan
@@ -167,6 +168,9 @@ def main(argv: list[str] | None = None) -> int:
             return _run(args, stack)
     except (SetupError, ConfigError, ToolchainError, changes.GitError) as exc:
         print(f"flydsl-lint-verify: setup error: {exc}", file=sys.stderr)
+        return EXIT_SETUP
+    except HookError as exc:
+        print(f"flydsl-lint-verify: error: {exc}", file=sys.stderr)
         return EXIT_SETUP
     except KeyboardInterrupt:
         print("flydsl-lint-verify: interrupted; temporary worktrees removed", file=sys.stderr)

@@ -129,6 +129,13 @@ def _read_json_lines(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _raise_hook_error(dump_root: Path) -> None:
+    """A failure of our own hook makes every result of the run meaningless: stop with its reason."""
+    for record in _read_json_lines(dump_root / capture.HOOK_ERRORS_MANIFEST):
+        raise capture.HookError(f"the compile hook does not fit the installed flydsl {record['flydsl']}: "
+                                f"{record['reason']}")
+
+
 def collect_evidence(dump_root: Path, result: CompileResult) -> None:
     """Fold one capture process's manifests and dumps into ``result``."""
     occurrences: Counter = Counter()
@@ -176,6 +183,7 @@ def run_capture(
         dump_root.mkdir(parents=True, exist_ok=True)
         env = _capture_environment(tree, arch, dump_root, linker)
         returncode, log_tail = _run(command, cwd=tree, env=env, log_path=evidence_dir / f"{name}.log", timeout=timeout)
+        _raise_hook_error(dump_root)
         collect_evidence(dump_root, result)
         if returncode is None:
             result.failures.append(CompileFailure(name, "", f"timed out after {timeout:.0f}s"))

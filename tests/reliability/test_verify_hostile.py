@@ -4,10 +4,16 @@ leaves nothing behind when interrupted."""
 
 from __future__ import annotations
 
+import importlib.util
+import os
+from pathlib import Path
+
 import pytest
 
 from tests.verify import fake_flydsl_repo
-from tests.verify.conftest import run_verify
+from tests.verify.conftest import REPO_ROOT, run_verify
+
+requires_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (the shim imports it)")
 
 
 @pytest.fixture
@@ -37,5 +43,43 @@ def test_malformed_config_is_one_line(repo, text, reason):
     result = run_verify(repo, "--list")
     assert result.returncode == 2
     _one_line_naming(result.stderr, f"{repo / 'pyproject.toml'}: {reason}")
+
+
+# Item 12: our compile hook not fitting the installed flydsl is a setup error, not broken parity.
+
+FAKE_JIT_FUNCTION = '''\
+class MlirCompiler:
+    @classmethod
+    def compile(cls, module, name, options):  # another release's signature
+        return module
+'''
+
+
+def _fake_flydsl(root: Path, jit_function: str | None) -> Path:
+    package = root / "flydsl"
+    (package / "compiler").mkdir(parents=True)
+    (package / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    (package / "compiler/__init__.py").write_text(
+        "def build():\n    from flydsl.compiler.jit_function import MlirCompiler\n"
+        "    return MlirCompiler.compile('module', 'kernel', None)\n")
+    if jit_function is not None:
+        (package / "compiler/jit_function.py").write_text(jit_function)
+    return root
+
+
+@requires_torch
+@pytest.mark.parametrize("jit_function, reason", [
+    (FAKE_JIT_FUNCTION, "MlirCompiler.compile(module, name, options) has no func_name parameter"),
+    (None, "flydsl.compiler.jit_function.MlirCompiler is not there (ModuleNotFoundError"),
+])
+def test_hook_not_fitting_flydsl_is_a_setup_error(repo, tmp_path, jit_function, reason):
+    fake = _fake_flydsl(tmp_path / "fake", jit_function)
+    (repo / "tests/kernels/test_build.py").write_text("import flydsl.compiler\n\ndef test_build():\n"
+                                                     "    flydsl.compiler.build()\n")
+    result = run_verify(repo, "--tests", "tests/kernels/test_build.py", "--mode", "compile",
+                        env={"PYTHONPATH": os.pathsep.join([str(fake), str(REPO_ROOT)])})
+    assert result.returncode == 2, result.stdout + result.stderr
+    _one_line_naming(result.stderr, "flydsl-lint-verify: error: the compile hook does not fit the installed "
+                                    f"flydsl 9.9.9: {reason}")
 
 
