@@ -4,15 +4,42 @@ Built from the AST of every Python file (nothing is imported or executed).
 An edge A -> B means "A imports B"; importing ``pkg.mod`` also runs
 ``pkg/__init__.py``, and pytest runs every ``conftest.py`` above a test file,
 so both count as imports.
+
+Only regular files are read, at most ``MAX_SOURCE_BYTES`` of each. A file
+whose imports cannot be read (too large, does not parse, unreadable) is
+assumed to import every module, so no test is dropped for want of reading it;
+one that is not a regular file at all (a FIFO, a broken symbolic link) can be
+neither imported nor collected, so it is left out. Both are listed, with the
+reason, in ``ImportGraph.unanalysable`` and ``ImportGraph.not_files``.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import stat
 from collections import deque
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterable, Union
 
 _SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", "node_modules", "thirdparty", "third_party"}
+MAX_SOURCE_BYTES = 4 << 20
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """Why a .py file's imports could not be read."""
+
+    reason: str
+    is_file: bool  # False: not a regular file, so nothing can import or collect it
+
+
+Source = Union[bytes, Unreadable]
+
+
+def too_large() -> Unreadable:
+    return Unreadable(f"larger than {MAX_SOURCE_BYTES >> 20} MiB", is_file=True)
 
 
 def module_name(path: str) -> str:
@@ -23,14 +50,62 @@ def module_name(path: str) -> str:
     return ".".join(parts)
 
 
+def is_skipped(path: str) -> bool:
+    """A repo-relative path under a directory the graph ignores (build output, vendored code, dot dirs)."""
+    return any(part in _SKIPPED_DIRS or part.startswith(".") for part in path.split("/")[:-1])
+
+
 def python_files(root: Path) -> list[str]:
-    files = []
-    for path in root.rglob("*.py"):
-        relative = path.relative_to(root)
-        if any(part in _SKIPPED_DIRS or part.startswith(".") for part in relative.parts[:-1]):
-            continue
-        files.append(relative.as_posix())
-    return sorted(files)
+    relative = (path.relative_to(root).as_posix() for path in root.rglob("*.py"))
+    return sorted(path for path in relative if not is_skipped(path))
+
+
+_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+
+
+def _not_regular(mode: int) -> Unreadable:
+    kind = next((name for test, name in _FILE_KINDS if test(mode)), "special")
+    return Unreadable(f"not a regular file but {kind}", is_file=False)
+
+
+def read_source(path: Path) -> Source:
+    """The bytes of a regular file (symbolic links followed), never blocking on a FIFO or device."""
+    try:
+        mode = os.stat(path).st_mode
+        if not stat.S_ISREG(mode):
+            return _not_regular(mode)
+        # O_NONBLOCK: should the file be swapped for a FIFO after the stat, opening it must not wait.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        return Unreadable("a broken symbolic link" if path.is_symlink() else "vanished", is_file=False)
+    except OSError as exc:
+        return Unreadable(f"cannot be read: {exc.strerror}", is_file=True)
+    with os.fdopen(descriptor, "rb") as handle:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            return _not_regular(mode)
+        try:
+            data = handle.read(MAX_SOURCE_BYTES + 1)
+        except OSError as exc:
+            return Unreadable(f"cannot be read: {exc.strerror}", is_file=True)
+    return too_large() if len(data) > MAX_SOURCE_BYTES else data
+
+
+def tree_sources(root: Path) -> Iterable[tuple[str, Source]]:
+    """Every .py file of a checkout on disk."""
+    return ((path, read_source(root / path)) for path in python_files(root))
+
+
+def parse_source(data: bytes) -> ast.AST | Unreadable:
+    try:
+        return ast.parse(data.decode("utf-8", errors="replace"))
+    except SyntaxError as exc:
+        return Unreadable(f"does not parse (line {exc.lineno}: {exc.msg})", is_file=True)
+    except ValueError as exc:  # e.g. a null byte, before Python 3.12
+        return Unreadable(f"does not parse ({exc})", is_file=True)
+    except (RecursionError, MemoryError):
+        return Unreadable("nested too deeply to parse", is_file=True)
 
 
 def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
@@ -57,18 +132,26 @@ class ImportGraph:
     def __init__(self) -> None:
         self.path_of: dict[str, str] = {}  # module -> repo-relative path
         self.imports: dict[str, set[str]] = {}  # path -> paths it imports
+        self.unanalysable: dict[str, str] = {}  # path -> why its imports are unknown
+        self.not_files: dict[str, str] = {}  # path -> why it is no module at all
 
     def add_tree(self, root: Path) -> "ImportGraph":
-        """Add every module of a checkout; call once per side so deleted files count too."""
-        files = python_files(root)
-        known_files = set(files)
-        for path in files:
-            self.path_of[module_name(path)] = path
-        for path in files:
-            try:
-                tree = ast.parse((root / path).read_text(encoding="utf-8", errors="replace"))
-            except SyntaxError:
-                tree = ast.Module(body=[], type_ignores=[])  # a broken file still depends on its packages
+        """Add every module of a checkout on disk."""
+        return self.add_sources(tree_sources(root))
+
+    def add_sources(self, sources: Iterable[tuple[str, Source]]) -> "ImportGraph":
+        """Add one side's modules; call once per side so deleted files count too."""
+        trees = {}
+        for path, source in sources:
+            parsed = parse_source(source) if isinstance(source, bytes) else source
+            if isinstance(parsed, Unreadable):
+                (self.unanalysable if parsed.is_file else self.not_files)[path] = parsed.reason
+            else:
+                trees[path] = parsed
+            if not isinstance(parsed, Unreadable) or parsed.is_file:
+                self.path_of[module_name(path)] = path
+        known_files = set(trees) | set(self.unanalysable)
+        for path, tree in trees.items():
             module = module_name(path)
             targets = self.imports.setdefault(path, set())
             for name in _imported_names(tree, module, path.endswith("__init__.py")) | _parent_packages(module):
@@ -79,12 +162,17 @@ class ImportGraph:
         return self
 
     def dependents(self, changed: list[str]) -> set[str]:
-        """``changed`` plus every file that imports one of them, transitively."""
+        """``changed`` plus every file that imports one of them, transitively.
+
+        A file whose imports are unknown may import any of them, so it is
+        reached whenever anything changed.
+        """
         importers: dict[str, set[str]] = {}
         for path, targets in self.imports.items():
             for target in targets:
                 importers.setdefault(target, set()).add(path)
-        reached, queue = set(changed), deque(changed)
+        seeds = [*changed, *self.unanalysable] if changed else []
+        reached, queue = set(seeds), deque(seeds)
         while queue:
             for importer in importers.get(queue.popleft(), ()):
                 if importer not in reached:

@@ -62,7 +62,7 @@ def build_plan(
     ``tests_override`` replaces the test selection outright.
     """
     seeds = kernels_override if kernels_override is not None else changed
-    affected = graph.dependents(seeds)
+    affected = graph.dependents(seeds) - set(graph.not_files)
     kernels = sorted(p for p in affected if _under(p, config.kernel_dirs))
     if tests_override is not None:
         tests = list(tests_override)
@@ -70,7 +70,9 @@ def build_plan(
         tests = sorted(p for p in affected if is_test_file(p, config))
     affected_modules = {module_name(p) for p in affected}
     probes = [p for p in config.probes if p.partition(":")[0] in affected_modules]
-    notes = []
+    notes = [f"{path}: {reason}; its imports are unknown, so it counts as affected by any change"
+             for path, reason in sorted(graph.unanalysable.items())]
+    notes += [f"{path}: {reason}; left out of the plan" for path, reason in sorted(graph.not_files.items())]
     if not changed and kernels_override is None and tests_override is None:
         notes.append("no Python files changed")
     elif not tests and not probes:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from flydsl_lint.verify.imports import MAX_SOURCE_BYTES, ImportGraph
 from tests.verify import fake_flydsl_repo
 from tests.verify.conftest import REPO_ROOT, run_verify
 
@@ -25,6 +26,40 @@ def _one_line_naming(stderr: str, *words: str) -> None:
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     for word in words:
         assert word in stderr, stderr
+
+
+# Item 10: planning on files it cannot read.
+
+def _hostile_files(root: Path) -> None:
+    (root / "kernels/broken.py").symlink_to(root / "no-such-file.py")
+    (root / "tests/kernels/test_deep.py").write_text("x = " + "+".join(["1"] * 200_000) + "\n")
+    (root / "kernels/huge.py").write_bytes(b"#" * (MAX_SOURCE_BYTES + 1))
+    (root / "kernels/folder.py").mkdir()
+
+
+def test_list_on_unreadable_working_tree_files(repo):
+    _hostile_files(repo)
+    os.mkfifo(repo / "tests/kernels/test_fifo.py")  # reading it would block forever
+    fake_flydsl_repo.edit(repo, "kernels/elementwise/scale.py", "VEC_WIDTH = 2", "VEC_WIDTH = 4")
+    result = run_verify(repo, "--list")  # bounded by run_verify's timeout
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    notes = result.stdout.partition("notes:\n")[2]
+    assert "  kernels/broken.py: a broken symbolic link; left out of the plan\n" in notes
+    assert "  tests/kernels/test_fifo.py: not a regular file but a FIFO; left out of the plan\n" in notes
+    assert "  kernels/folder.py: not a regular file but a directory; left out of the plan\n" in notes
+    assert ("  tests/kernels/test_deep.py: nested too deeply to parse; its imports are unknown, so it counts as "
+            "affected by any change\n") in notes
+    assert "  kernels/huge.py: larger than 4 MiB; its imports are unknown" in notes
+    tests = result.stdout.partition("tests:\n")[2].partition("probes:")[0].split()
+    assert tests == ["tests/kernels/test_deep.py", "tests/kernels/test_scale.py"]  # not the FIFO, not vec_add
+
+
+def test_a_file_whose_imports_are_unknown_is_reached_by_any_change(repo):
+    (repo / "tests/kernels/test_broken.py").write_text("import kernels.elementwise.scale\ndef broken(:\n")
+    graph = ImportGraph().add_tree(repo)
+    assert graph.unanalysable == {"tests/kernels/test_broken.py": "does not parse (line 2: invalid syntax)"}
+    assert "tests/kernels/test_broken.py" in graph.dependents(["kernels/common/tiling.py"])
+    assert graph.dependents([]) == set()
 
 
 # Item 11: malformed configuration.
