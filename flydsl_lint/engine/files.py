@@ -34,7 +34,9 @@ def _git_listing(folder: Path) -> list[Path] | None:
 
     try:
         result = subprocess.run(
-            ["git", "-C", str(folder), "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", "."],
+            # core.fsmonitor=false: the repository's fsmonitor program must not run (see readonly_git).
+            ["git", "-c", "core.fsmonitor=false", "-C", str(folder), "ls-files", "-z", "--cached", "--others",
+             "--exclude-standard", "--", "."],
             capture_output=True,
             timeout=30,
         )

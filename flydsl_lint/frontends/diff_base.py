@@ -13,6 +13,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from .. import readonly_git
+
 _HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
 
@@ -55,8 +57,9 @@ def _unquote(name: str) -> str:
 
 
 def _git(args: list[str], cwd: Path) -> str:
+    """git in `cwd`, running nothing the repository configures (hooks, fsmonitor, filters, diff drivers)."""
     try:
-        result = subprocess.run(["git", "-c", "core.quotePath=false", *args], cwd=cwd, capture_output=True, timeout=120)
+        result = readonly_git.run(cwd, "-c", "core.quotePath=false", *args, timeout=120)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise DiffBaseError(f"cannot run git: {exc}") from None
     if result.returncode != 0:
@@ -72,7 +75,8 @@ def added_lines(ref: str, cwd: Path) -> dict[Path, set[int]]:
         cwd = cwd.parent if cwd.parent.is_dir() else Path.cwd()
     top = Path(_git(["rev-parse", "--show-toplevel"], cwd).strip())
     _git(["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], cwd)
-    diff = _git(["diff", "--no-color", "--no-ext-diff", "--unified=0", "--diff-filter=ACMR", ref, "--"], top)
+    diff = _git(["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--unified=0", "--diff-filter=ACMR",
+                 ref, "--"], top)
     added = parse_added_lines(diff, top)
     for name in _git(["ls-files", "-z", "--others", "--exclude-standard"], top).split("\0"):
         if name.endswith((".py", ".pyi")):

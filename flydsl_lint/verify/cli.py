@@ -1,158 +1,16 @@
-"""flydsl-lint-verify: prove a change keeps FlyDSL kernels' ISA (or device results) at parity."""
+"""flydsl-lint-verify: prove a change keeps FlyDSL kernels' ISA (or device results) at parity.
+
+The entry point. It imports the command inside ``main`` so that a Ctrl-C at
+any moment, even while the modules load, ends in one "interrupted" line and
+exit status 130, never a traceback.
+"""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
-import importlib.util
-import json
-import os
-import re
-import shutil
 import signal
 import sys
-import tempfile
-import time
-from pathlib import Path
 
-from flydsl_lint.verify import changes, device
-from flydsl_lint.verify.capture import HookError
-from flydsl_lint.verify.config import ConfigError, load_config
-from flydsl_lint.verify.imports import ImportGraph
-from flydsl_lint.verify.plan import build_plan
-from flydsl_lint.verify.report import EXIT_PARITY, EXIT_SETUP, RENDERERS, ProgressBar, VerifyReport, render_terminal
-from flydsl_lint.verify.runner import AFTER, BEFORE, run_compile_mode
-from flydsl_lint.verify.toolchain import ToolchainError, find_linker
-
-WORKING_TREE = "working tree"
-
-
-class SetupError(RuntimeError):
-    pass
-
-
-# Commas separate items, except inside a pytest parameter id such as test_x[a,b].
-_LIST_SEPARATOR = re.compile(r",(?![^\[]*\])")
-
-
-def _split_list(values: list[str] | None) -> list[str] | None:
-    if values is None:
-        return None
-    return [item for value in values for item in _LIST_SEPARATOR.split(value) if item]
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="flydsl-lint-verify", description=__doc__)
-    parser.add_argument("--base", help="ref to compare against (default: merge-base with upstream, else HEAD)")
-    parser.add_argument("--head", help="ref to verify (default: the working tree)")
-    parser.add_argument("--tests", action="append", help="test files or node ids to run instead of the affected ones")
-    parser.add_argument("--kernels", action="append",
-                        help="kernel modules (paths or dotted names) to start from instead of the changed files")
-    parser.add_argument("--arch", action="append", help="target archs, comma-separated (default from config: gfx942)")
-    parser.add_argument("--mode", choices=("auto", "compile", "device"), default="auto",
-                        help="auto: device mode when an AMD GPU is visible, else compile mode")
-    parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
-    parser.add_argument("--report", choices=("text", *RENDERERS), default="text")
-    parser.add_argument("--keep", action="store_true", help="keep the evidence directories and print where")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel capture processes")
-    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository to verify (default: cwd)")
-    return parser.parse_args(argv)
-
-
-def _kernel_paths(kernels: list[str], graph: ImportGraph) -> list[str]:
-    """Accept repo-relative paths and dotted module names alike."""
-    paths = []
-    for kernel in kernels:
-        path = kernel if kernel.endswith(".py") else graph.path_of.get(kernel)
-        if path is None:
-            raise SetupError(f"--kernels {kernel}: no such module in the repository")
-        paths.append(path)
-    return paths
-
-
-def _resolve_mode(requested: str) -> str:
-    if requested != "auto":
-        return requested
-    return "device" if device.visible_amd_gpus() else "compile"
-
-
-def _run(args: argparse.Namespace, stack: contextlib.ExitStack) -> int:
-    started = time.monotonic()
-    repo = changes.repo_root(args.repo)
-    config = load_config(repo)
-    base = changes.resolve_commit(repo, args.base) if args.base else changes.default_base(repo)
-    head = changes.resolve_commit(repo, args.head) if args.head else None
-    mode = _resolve_mode(args.mode)
-    archs = _split_list(args.arch) or config.archs
-
-    scratch = Path(tempfile.mkdtemp(prefix="flydsl-verify-"))
-    if not args.keep:
-        stack.callback(shutil.rmtree, scratch, ignore_errors=True)
-    trees = {BEFORE: stack.enter_context(changes.worktree(repo, base, scratch))}
-    trees[AFTER] = stack.enter_context(changes.worktree(repo, head, scratch)) if head else repo
-
-    graph = ImportGraph().add_tree(trees[BEFORE]).add_tree(trees[AFTER])
-    plan = build_plan(
-        graph=graph,
-        changed=changes.changed_python_files(repo, base, head),
-        config=config,
-        base=base,
-        head=head or WORKING_TREE,
-        archs=archs,
-        mode=mode,
-        tests_override=_split_list(args.tests),
-        kernels_override=_kernel_paths(_split_list(args.kernels), graph) if args.kernels else None,
-    )
-    if args.list:
-        print(json.dumps(plan.as_dict(), indent=2) if args.report == "json" else _format_plan(plan))
-        return EXIT_PARITY
-
-    report = VerifyReport(plan, evidence_dir=scratch if args.keep else None)
-    if not plan.empty:
-        gpus = device.visible_amd_gpus()
-        if mode == "device" and not gpus:
-            raise SetupError("device mode needs an AMD GPU and none is visible; use --mode compile")
-        if importlib.util.find_spec("flydsl") is None:
-            raise SetupError("flydsl is not installed (run scripts/install_compile_toolchain.sh)")
-        progress = ProgressBar()
-        stack.callback(progress.close)
-        evidence = scratch / "evidence"
-        if mode == "compile":
-            findings = run_compile_mode(
-                plan, trees, config=config, linker=find_linker(scratch / "toolchain"), evidence_root=evidence,
-                jobs=args.jobs,
-                on_progress=lambda p: progress.update(
-                    p.finished_jobs, p.total_jobs, f"capture jobs, {p.compilations} compilations, "
-                    f"{time.monotonic() - started:.0f}s"),
-            )
-            report.comparisons, report.notes = findings.comparisons, findings.notes
-            if not report.comparisons:
-                reason = report.notes[0] if report.notes else "see the logs with --keep"
-                raise SetupError(f"no kernel was compiled on either side ({reason})")
-        else:
-            from flydsl_lint.verify import rocm_device  # imports torch; device mode only
-
-            report.device_findings = device.run_device_mode(
-                plan, trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
-            )
-        progress.close()
-    report.elapsed_seconds = time.monotonic() - started
-    renderer = RENDERERS.get(args.report, render_terminal)
-    print(renderer(report))
-    return report.exit_code
-
-
-def _format_plan(plan) -> str:
-    sections = [
-        ("base", [plan.base]), ("head", [plan.head]), ("mode", [plan.mode]), ("archs", plan.archs),
-        ("changed", plan.changed), ("affected kernels", plan.kernels), ("tests", plan.tests),
-        ("probes", plan.probes), ("notes", plan.notes),
-    ]
-    lines = []
-    for title, items in sections:
-        lines.append(f"{title}:" + ("" if items else " (none)"))
-        lines += [f"  {item}" for item in items]
-    return "\n".join(lines)
+EXIT_INTERRUPTED = 130
 
 
 def _raise_keyboard_interrupt(signum, frame):
@@ -160,21 +18,20 @@ def _raise_keyboard_interrupt(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
     # CI cancels jobs with SIGTERM; treat it like Ctrl-C so worktrees get removed.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        with contextlib.ExitStack() as stack:
-            return _run(args, stack)
-    except (SetupError, ConfigError, ToolchainError, changes.GitError) as exc:
-        print(f"flydsl-lint-verify: setup error: {exc}", file=sys.stderr)
-        return EXIT_SETUP
-    except HookError as exc:
-        print(f"flydsl-lint-verify: error: {exc}", file=sys.stderr)
-        return EXIT_SETUP
-    except KeyboardInterrupt:
-        print("flydsl-lint-verify: interrupted; temporary worktrees removed", file=sys.stderr)
-        return 130
+        from flydsl_lint.verify import command
+
+        return command.main(argv)
+    except KeyboardInterrupt as exc:
+        detail = str(exc)
+        print("flydsl-lint-verify: interrupted" + (f"; {detail}" if detail else ""), file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        # Everything is cleaned up: a signal from now on must not turn the exit into a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
 if __name__ == "__main__":

@@ -6,26 +6,96 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from flydsl_lint.verify.imports import MAX_SOURCE_BYTES, ImportGraph
 from tests.verify import fake_flydsl_repo
-from tests.verify.conftest import REPO_ROOT, run_verify
+from tests.verify.conftest import REPO_ROOT, requires_flydsl, run_verify
 
-requires_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs torch (the shim imports it)")
+NOTHING_TEST = "tests/kernels/test_nothing.py"  # compiles nothing: a full run that is cheap
+requires_torch = pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                                    reason="needs torch (the shim imports it)")
 
 
 @pytest.fixture
 def repo(tmp_path):
-    return fake_flydsl_repo.create(tmp_path / "repo")
+    repo = fake_flydsl_repo.create(tmp_path / "repo")
+    (repo / NOTHING_TEST).write_text("def test_nothing():\n    pass\n")
+    fake_flydsl_repo.commit_all(repo, "a test that compiles nothing")
+    return repo
+
+
+def _worktrees(repo: Path) -> list[str]:
+    return fake_flydsl_repo.git(repo, "worktree", "list", "--porcelain").split("\n\n")[:-1]
 
 
 def _one_line_naming(stderr: str, *words: str) -> None:
     assert stderr.count("\n") == 1 and "Traceback" not in stderr, stderr
     for word in words:
         assert word in stderr, stderr
+
+
+# Item 5: the repository's hooks, filters and fsmonitor never run.
+
+def _marker_script(path: Path, marker: Path, then: str = "") -> str:
+    path.write_text(f"#!/bin/sh\necho ran >> '{marker}'\n{then}")
+    path.chmod(0o755)
+    return str(path)
+
+
+def _arm(repo: Path, markers: Path, hooks: str) -> None:
+    """Every way the repository's config can make git run a program on our commands writes a marker."""
+    markers.mkdir()
+    git = fake_flydsl_repo.git
+    if hooks == "hooks-dir":
+        _marker_script(repo / ".git/hooks/post-checkout", markers / "post-checkout")
+    else:
+        (repo.parent / "hooks").mkdir()
+        _marker_script(repo.parent / "hooks/post-checkout", markers / "hooks-path")
+        git(repo, "config", "core.hooksPath", str(repo.parent / "hooks"))
+    (repo / ".gitattributes").write_text("*.py filter=spy diff=spy\n")
+    fake_flydsl_repo.commit_all(repo, "attributes")
+    git(repo, "config", "filter.spy.clean", _marker_script(repo.parent / "clean", markers / "clean", "cat\n"))
+    git(repo, "config", "filter.spy.smudge", _marker_script(repo.parent / "smudge", markers / "smudge", "cat\n"))
+    git(repo, "config", "diff.spy.textconv", _marker_script(repo.parent / "textconv", markers / "textconv", "cat\n"))
+    git(repo, "config", "diff.external", _marker_script(repo.parent / "external", markers / "external"))
+    git(repo, "config", "core.fsmonitor", _marker_script(repo.parent / "fsmonitor", markers / "fsmonitor"))
+    fake_flydsl_repo.edit(repo, "kernels/common/tiling.py", '"""Per-thread', '"""Per thread')  # a dirty tree
+
+
+@pytest.mark.parametrize("hooks", ["hooks-dir", "hooks-path"])
+def test_list_runs_nothing_of_the_repository(repo, tmp_path, hooks):
+    _arm(repo, tmp_path / "markers", hooks)
+    result = run_verify(repo, "--list")
+    assert result.returncode == 0, result.stderr
+    assert "tests/kernels/test_vec_add.py" in result.stdout
+    assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
+    assert len(_worktrees(repo)) == 1
+
+
+@requires_flydsl
+@pytest.mark.parametrize("hooks", ["hooks-dir", "hooks-path"])
+def test_full_run_runs_nothing_of_the_repository(repo, tmp_path, hooks):
+    _arm(repo, tmp_path / "markers", hooks)
+    result = run_verify(repo, "--head", "HEAD", "--tests", NOTHING_TEST)
+    assert "no kernel was compiled" in result.stderr  # it got as far as running the tests in both worktrees
+    assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
+    assert len(_worktrees(repo)) == 1
+
+
+def test_diff_base_runs_nothing_of_the_repository(repo, tmp_path):
+    _arm(repo, tmp_path / "markers", "hooks-dir")
+    result = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--diff-base", "HEAD", "."],
+                            cwd=repo, capture_output=True, text=True, timeout=120,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    assert result.returncode in (0, 1), result.stderr
+    assert sorted(p.name for p in (tmp_path / "markers").iterdir()) == []
 
 
 # Item 10: planning on files it cannot read.
@@ -52,6 +122,17 @@ def test_list_on_unreadable_working_tree_files(repo):
     assert "  kernels/huge.py: larger than 4 MiB; its imports are unknown" in notes
     tests = result.stdout.partition("tests:\n")[2].partition("probes:")[0].split()
     assert tests == ["tests/kernels/test_deep.py", "tests/kernels/test_scale.py"]  # not the FIFO, not vec_add
+
+
+def test_list_on_unreadable_committed_files(repo):
+    _hostile_files(repo)
+    fake_flydsl_repo.commit_all(repo, "hostile files")
+    result = run_verify(repo, "--list", "--base", "HEAD~1", "--head", "HEAD")
+    assert result.returncode == 0 and "Traceback" not in result.stderr, result.stderr
+    notes = result.stdout.partition("notes:\n")[2]
+    assert "  kernels/broken.py: a symbolic link: its target is not read; its imports are unknown" in notes
+    assert "  tests/kernels/test_deep.py: nested too deeply to parse; its imports are unknown" in notes
+    assert "  kernels/huge.py: larger than 4 MiB; its imports are unknown" in notes
 
 
 def test_a_file_whose_imports_are_unknown_is_reached_by_any_change(repo):
@@ -109,8 +190,8 @@ def _fake_flydsl(root: Path, jit_function: str | None) -> Path:
 ])
 def test_hook_not_fitting_flydsl_is_a_setup_error(repo, tmp_path, jit_function, reason):
     fake = _fake_flydsl(tmp_path / "fake", jit_function)
-    (repo / "tests/kernels/test_build.py").write_text("import flydsl.compiler\n\ndef test_build():\n"
-                                                     "    flydsl.compiler.build()\n")
+    test = "import flydsl.compiler\n\n\ndef test_build():\n    flydsl.compiler.build()\n"
+    (repo / "tests/kernels/test_build.py").write_text(test)
     result = run_verify(repo, "--tests", "tests/kernels/test_build.py", "--mode", "compile",
                         env={"PYTHONPATH": os.pathsep.join([str(fake), str(REPO_ROOT)])})
     assert result.returncode == 2, result.stdout + result.stderr
@@ -118,3 +199,46 @@ def test_hook_not_fitting_flydsl_is_a_setup_error(repo, tmp_path, jit_function, 
                                     f"flydsl 9.9.9: {reason}")
 
 
+# Item 14: Ctrl-C at any moment.
+
+def _our_output(stderr: str) -> bool:
+    return "flydsl-lint-verify" in stderr or str(REPO_ROOT / "flydsl_lint") in stderr
+
+
+def _interrupt(repo: Path, tmp: Path, delay: float, *args: str) -> subprocess.CompletedProcess:
+    tmp.mkdir()
+    env = dict(os.environ, TMPDIR=str(tmp), PYTHONPATH=str(REPO_ROOT))
+    process = subprocess.Popen([sys.executable, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def _assert_interrupted_cleanly(result, repo: Path, tmp: Path) -> None:
+    if _our_output(result.stderr) or result.stdout:
+        if result.returncode == 130:
+            assert result.stderr == "flydsl-lint-verify: interrupted\n", result.stderr
+        else:  # it finished before the signal
+            assert result.returncode in (0, 1, 2) and "Traceback" not in result.stderr, result.stderr
+    # else the signal landed in Python's own start-up, before any module of ours ran
+    assert len(_worktrees(repo)) == 1
+    assert [p.name for p in tmp.iterdir() if p.name.startswith("flydsl-verify-")] == []
+
+
+DELAYS = [0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0, 3.0]  # 3 s: while the captures run
+
+
+@requires_flydsl
+@pytest.mark.parametrize("delay", DELAYS)
+def test_interrupting_a_run_leaves_nothing_behind(repo, tmp_path, delay):
+    fake_flydsl_repo.edit(repo, "kernels/elementwise/scale.py", "VEC_WIDTH = 2", "VEC_WIDTH = 4")
+    result = _interrupt(repo, tmp_path / "tmp", delay, "--head", "HEAD", "--tests", NOTHING_TEST)
+    _assert_interrupted_cleanly(result, repo, tmp_path / "tmp")
+
+
+@pytest.mark.parametrize("delay", DELAYS[:4])
+def test_interrupting_a_plan_leaves_nothing_behind(repo, tmp_path, delay):
+    result = _interrupt(repo, tmp_path / "tmp", delay, "--list")
+    _assert_interrupted_cleanly(result, repo, tmp_path / "tmp")

@@ -6,6 +6,7 @@ from flydsl_lint.verify import changes
 from flydsl_lint.verify.config import ConfigError, VerifyConfig, load_config
 from flydsl_lint.verify.imports import ImportGraph, module_name
 from flydsl_lint.verify.plan import build_plan
+from flydsl_lint.verify.scratch import Scratch
 from tests.verify import fake_flydsl_repo
 from tests.verify.conftest import run_verify
 
@@ -80,12 +81,17 @@ def test_changed_files_cover_working_tree_and_untracked(repo):
     assert changes.default_base(repo) == head  # no upstream configured
 
 
-def test_worktree_is_removed_even_on_error(repo, tmp_path):
+def test_worktree_is_removed_even_on_error(repo):
+    scratch = Scratch()
     with pytest.raises(RuntimeError):
-        with changes.worktree(repo, "HEAD", tmp_path) as tree:
+        try:
+            scratch.open(repo)
+            tree = scratch.worktree("HEAD")
             assert (tree / "kernels/elementwise/vec_add.py").is_file()
             raise RuntimeError("boom")
-    assert not tree.exists()
+        finally:
+            scratch.close()
+    assert not tree.exists() and not scratch.path.exists() and scratch.leftovers == []
     listed = subprocess.run(["git", "-C", str(repo), "worktree", "list"], capture_output=True, text=True).stdout
     assert len(listed.strip().splitlines()) == 1
 
