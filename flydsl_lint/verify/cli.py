@@ -1,14 +1,19 @@
 """flydsl-lint-verify: prove a change keeps FlyDSL kernels' ISA (or device results) at parity.
 
-The entry point. It imports the command inside ``main`` so that a Ctrl-C at
-any moment, even while the modules load, ends in one "interrupted" line and
-exit status 130, never a traceback.
+The entry point. It imports the command inside ``main``, with Ctrl-C held
+back until the import is done: a KeyboardInterrupt raised inside the import
+machinery can surface as an "Exception ignored" traceback, or (raised in code
+that a module runs through ``exec``, as dataclasses do) make CPython end the
+process by SIGINT instead of with the exit status given. So an interrupt at
+any moment ends in one "interrupted" line and exit status 130.
 """
 
 from __future__ import annotations
 
 import signal
 import sys
+
+from flydsl_lint.verify.signals import signals_held
 
 EXIT_INTERRUPTED = 130
 
@@ -21,8 +26,8 @@ def main(argv: list[str] | None = None) -> int:
     # CI cancels jobs with SIGTERM; treat it like Ctrl-C so worktrees get removed.
     signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)
     try:
-        from flydsl_lint.verify import command
-
+        with signals_held():
+            from flydsl_lint.verify import command
         return command.main(argv)
     except KeyboardInterrupt as exc:
         detail = str(exc)

@@ -11,23 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import shutil
-import signal
 import tempfile
 from pathlib import Path
 
 from flydsl_lint.verify.changes import GitError, git
-
-_HELD_SIGNALS = {signal.SIGINT, signal.SIGTERM}
-
-
-@contextlib.contextmanager
-def signals_held():
-    """Delay SIGINT/SIGTERM until the block ends (then their handlers run, e.g. raising KeyboardInterrupt)."""
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _HELD_SIGNALS)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+from flydsl_lint.verify.signals import signals_held
 
 
 class Scratch:
