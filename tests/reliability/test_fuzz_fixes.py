@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flydsl_lint.engine.checker import Checker
+from flydsl_lint.engine.diagnostics import Position
 from flydsl_lint.engine.registry import all_rules
 from flydsl_lint.engine.source import SourceFile
 from flydsl_lint.fixes import apply
@@ -150,3 +151,20 @@ def test_fixes_parse_are_idempotent_and_keep_comments(checker, text, unsafe):
     assert fix_source(SourceFile(path, fixed), checker, unsafe=unsafe).new_text == fixed
     if not unsafe:
         assert comment_tokens(fixed) == expected_comments
+
+
+@settings(max_examples=EXAMPLES, deadline=None)
+@given(text=kernel_file())
+def test_fix_edits_stay_within_their_diagnostic(checker, text):
+    """Each edit of a code fix lies inside what its diagnostic reports (whole lines' line
+    breaks included); only an import may be added elsewhere. (The comment rules' edits are
+    checked against their own lines above.)"""
+    source = SourceFile(checker.settings.root.joinpath("k.py").as_posix(), text)
+    for diagnostic in checker.check(source):
+        if diagnostic.code in COMMENT_RULES:
+            continue
+        end_of_line = Position(diagnostic.end.row + 1, 0)
+        for edit in diagnostic.fix.edits if diagnostic.fix else ():
+            is_import = edit.content.startswith(("import ", "from ")) and edit.start == edit.end
+            inside = diagnostic.start <= edit.start and edit.end <= max(diagnostic.end, end_of_line)
+            assert is_import or inside, (diagnostic, edit)
