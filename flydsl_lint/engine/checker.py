@@ -19,7 +19,7 @@ from .noqa import (
     parse_file_exemptions,
     skipped_by_flake8,
 )
-from .project import ProjectIndex, module_name_for
+from .project import ProjectIndex, module_name_for, source_roots
 from .registry import Rule, RuleMeta, all_rules, load_metadata
 from .source import Comment, SourceError, SourceFile, find_comments
 from .target import releases
@@ -152,12 +152,11 @@ class Checker:
 
         One index per package root, so project modules are summarized once a run.
         """
-        module, is_package, package_root = module_name_for(Path(path), self._folders)
+        module, is_package, package_root = module_name_for(Path(path), self._folders, self.settings.src)
         index = self._projects.get(package_root)
         if index is None:
-            roots = [self.settings.root / src for src in self.settings.src]
-            index = ProjectIndex([root for root in roots if root.is_dir()], self.settings.legacy_module_roots)
-            index.add_root(package_root)
+            index = ProjectIndex(source_roots(self.settings.root, package_root, self.settings.src),
+                                 self.settings.legacy_module_roots)
             self._projects[package_root] = index
         return index, module, is_package
 

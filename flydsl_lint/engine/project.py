@@ -114,8 +114,21 @@ def summarize(name: str, is_package: bool, statements: list[ast.stmt]) -> Module
     return summary
 
 
-def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = None) -> tuple[str, bool, Path]:
+# Files that mark a project's root folder; its `src` entries are source roots.
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+DEFAULT_SRC = (".", "python", "src")
+
+
+def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = None,
+                    src: tuple[str, ...] = DEFAULT_SRC) -> tuple[str, bool, Path]:
     """Dotted module name of a file from its package folders, and its root.
+
+    The name comes from the folders holding `__init__.py` above the file; when
+    the top package sits in a folder without one (a namespace package, such as
+    `aiter/ops/` above `aiter/ops/flydsl/`) below a source root of the file's
+    project (`src` entries of the folder holding a `PROJECT_MARKERS` file), the
+    name starts at that source root, as Python imports it. So a file has the
+    same name however much of the tree is linted.
 
     `folders`, kept by the caller for a run, remembers each folder's package
     and root: a run's files share a few folders, so each file costs one
@@ -128,7 +141,7 @@ def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = No
     folder, file_name = os.path.split(name)
     known = folders.get(folder) if folders is not None else None
     if known is None:
-        known = _package_of(Path(os.path.realpath(folder or ".")))
+        known = _package_of(Path(os.path.realpath(folder or ".")), src)
         if folders is not None:
             folders[folder] = known
     package, root = known
@@ -139,13 +152,55 @@ def module_name_for(path: Path, folders: dict[str, tuple[str, Path]] | None = No
     return f"{package}.{stem}" if package else stem, False, root
 
 
-def _package_of(folder: Path) -> tuple[str, Path]:
+def _package_of(folder: Path, src: tuple[str, ...]) -> tuple[str, Path]:
     """The dotted package a (resolved) folder is, and the folder its top package lives in."""
     parts: list[str] = []
     while (folder / "__init__.py").exists():
         parts.insert(0, folder.name)
         folder = folder.parent
+    if parts:
+        source_root = _enclosing_source_root(folder, src)
+        if source_root is not None:
+            parts[:0] = folder.relative_to(source_root).parts
+            folder = source_root
     return ".".join(parts), folder
+
+
+def project_root_of(folder: Path) -> Path | None:
+    """The nearest folder at or above `folder` holding a project marker file."""
+    for candidate in (folder, *folder.parents):
+        if any((candidate / marker).exists() for marker in PROJECT_MARKERS):
+            return candidate
+    return None
+
+
+def _enclosing_source_root(folder: Path, src: tuple[str, ...]) -> Path | None:
+    """The deepest source root of the project around `folder` above it, when
+    `folder` is not one itself and the folders between have names Python can
+    import (as namespace packages); else None."""
+    project_root = project_root_of(folder)
+    if project_root is None:
+        return None
+    roots = [Path(os.path.normpath(project_root / entry)) for entry in src]
+    if folder in roots:
+        return None  # the top package already sits in a source root (`src/pkg/`)
+    above = [root for root in roots if root in folder.parents]
+    if not above:
+        return None
+    deepest = max(above, key=lambda root: len(root.parts))
+    return deepest if all(part.isidentifier() for part in folder.relative_to(deepest).parts) else None
+
+
+def source_roots(settings_root: Path, package_root: Path, src: tuple[str, ...]) -> list[Path]:
+    """Where a file's project modules are looked up, in order: the `src` entries
+    of the settings root, then those of the file's project root (so a subtree
+    linted alone finds the rest of its project), then its package root."""
+    bases = [settings_root]
+    project_root = project_root_of(package_root.resolve())
+    if project_root is not None:
+        bases.append(project_root)
+    roots = [base / entry for base in bases for entry in src]
+    return [root for root in roots if root.is_dir()] + [package_root]
 
 
 class ProjectIndex:
@@ -253,7 +308,7 @@ class ProjectIndex:
         are written against their public paths.
         """
         module, _, name = qualified.rpartition(".")
-        if name not in FOLLOWED_NAMES or not module or _depth > 16 or self._is_final(module):
+        if name not in FOLLOWED_NAMES or not module or _depth > 16 or self.is_final(module):
             return qualified
         summary = self.summary(module)
         if summary is None:
@@ -265,7 +320,7 @@ class ProjectIndex:
         for star in summary.star_modules:
             star_summary = self.summary(star)
             if star_summary is None:
-                if self._is_final(star):
+                if self.is_final(star):
                     return self.canonical(f"{star}.{name}", _depth + 1)
                 continue
             if name in star_summary.defined or name in star_summary.imported or star_summary.star_modules:
@@ -284,5 +339,37 @@ class ProjectIndex:
         return qualified
 
     @staticmethod
-    def _is_final(module: str) -> bool:
+    def is_final(module: str) -> bool:
         return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES
+
+
+def unresolved_project_modules(index: ProjectIndex, path: Path, module: str) -> list[str]:
+    """The modules a file's check looked up in `index` that look like the
+    project's own but that no source root holds: their top package is the
+    file's own or the name of a folder above the file. Each is named up to its
+    first missing component; a name a found module or package binds
+    (`pkg.mod.Class`) is an attribute, not a missing module."""
+    heads = {module.partition(".")[0], *path.resolve().parent.parts}
+    missing = set()
+    for name in sorted(index.touched):
+        if name.partition(".")[0] in heads and not index.is_final(name):
+            first_missing = _first_missing_module(index, name)
+            if first_missing is not None:
+                missing.add(first_missing)
+    return sorted(name for name in missing if not any(name.startswith(other + ".") for other in missing))
+
+
+def _first_missing_module(index: ProjectIndex, name: str) -> str | None:
+    """`name` cut after its first component that is neither found as a module
+    nor bound by the package above it; None when every component is."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        found = index.find(".".join(parts[:end]))
+        if found is None:
+            continue
+        if end == len(parts) or not found[1]:
+            return None  # the whole name, or an attribute of a plain module
+        summary = index.summary(".".join(parts[:end]))
+        bound = summary is not None and (parts[end] in summary.defined or parts[end] in summary.imported)
+        return None if bound else ".".join(parts[: end + 1])
+    return name  # not even its top package is found

@@ -106,7 +106,7 @@ class _Job:
         if key is None:
             from .project import module_name_for
 
-            module, is_package, package_root = module_name_for(path, self._folders)
+            module, is_package, package_root = module_name_for(path, self._folders, self.settings.src)
             key = self._keys[path] = (str(path.resolve()), [module, is_package, str(package_root)], package_root)
         return key
 

@@ -362,7 +362,40 @@ def _show_settings(path: Path, settings) -> int:
         print(f"excluded = {json.dumps(settings.is_excluded(path))}")
         print(f"ignored-here = {json.dumps(settings.ignored_for(str(path)))}")
         print(f"tuned-kernel = {json.dumps(settings.is_tuned_kernel(str(path)))}")
+    module, roots, unresolved = _module_resolution(path, settings)
+    if module is not None:
+        print(f"module = {json.dumps(module)}")
+    print(f"source-roots = {json.dumps([str(root) for root in roots])}")
+    print(f"unresolved-project-modules = {json.dumps(unresolved)}")
     return EXIT_CLEAN
+
+
+def _module_resolution(path: Path, settings) -> tuple[str | None, list[Path], list[str]]:
+    """For --show-settings: the module name of `path` (a file), the source roots
+    its project modules are looked up in, and the project modules that the
+    check of `path` (or of every file below a folder) could not find, each as
+    `module (imported by FILE)`."""
+    from ..engine.checker import Checker
+    from ..engine.files import discover
+    from ..engine.project import unresolved_project_modules
+    from ..engine.source import SourceError, SourceFile, read_data
+
+    checker = Checker(settings)
+    files = [path] if path.is_file() else discover([str(path)], settings)[0]
+    module, roots, unresolved = None, [], {}
+    for file in files:
+        index, name, _ = checker.project_for(str(file))
+        if file == path:
+            module, roots = name, index.roots
+        try:
+            checker.check(SourceFile.from_bytes(str(file), read_data(file, settings.max_file_size)))
+        except SourceError:
+            continue  # a check reports it; the settings do not depend on it
+        for missing in unresolved_project_modules(index, file, name):
+            unresolved.setdefault(missing, str(file))
+    if module is None and files:
+        roots = checker.project_for(str(files[0]))[0].roots
+    return module, roots, [f"{missing} (imported by {file})" for missing, file in sorted(unresolved.items())]
 
 
 def _report_to_output(result, args: argparse.Namespace, mode, stream) -> int:
