@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ..engine.checker import Checker
 from ..engine.diagnostics import Diagnostic, Edit, Position, fix_applies
-from ..engine.model import SemanticModel
+from ..engine.model import Binding, SemanticModel
 from ..engine.source import SourceError, SourceFile, file_kind
 
 MAX_PASSES = 10
@@ -170,6 +170,126 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
     return apply_edits(text, edits, newline)
 
 
+def remove_dead_aliases(original: str, text: str, newline: str, used_elsewhere: Callable[[str], bool]) -> str:
+    """Drop the simple aliases (`_uw = _arith._to_raw`) and integer constants
+    (`VMCNT_MAX = 63`) that were used before the fixes and are used no more.
+
+    Only a statement of its own, directly in the module or a function body, and
+    the only binding of its name there, goes. A module-level name is kept when
+    `__all__` lists it or `used_elsewhere(name)` (another project file may import
+    it); a file that reads names dynamically (`globals()`, `eval`, ...) keeps all.
+    Comments stay, as for imports. Aliases emptied in turn go in the next round.
+    """
+    if _DYNAMIC_NAMES.search(original):
+        return text
+    used_before = {key for key, (_, _, binding) in _debris_candidates(original).items() if binding.used}
+    for _ in range(MAX_PASSES):
+        candidates = _debris_candidates(text)
+        dead = [(statement, alone) for key, (statement, alone, binding) in candidates.items()
+                if key in used_before and binding.used == 0
+                and not (binding.scope.kind == "module" and used_elsewhere(binding.name))]
+        if not dead:
+            return text
+        source = SourceFile(path="<fix>", text=text)
+        edits = [edit for edit in (_statement_removal(source, statement, alone) for statement, alone in dead) if edit]
+        if not edits:
+            return text
+        text = apply_edits(text, edits, newline)
+    return text
+
+
+# Calls that read a scope's names by string: no name is provably dead in such a file.
+_DYNAMIC_NAMES = re.compile(r"\b(?:globals|locals|vars|eval|exec|__getattr__)\b")
+
+
+def _debris_candidates(text: str) -> dict[tuple[str, str], tuple[ast.stmt, bool, Binding]]:
+    """(enclosing defs' names, bound name) -> (statement, alone in its block, binding)
+    for each `name = <dotted name>` or `name = <int literal>` statement directly in
+    the module or a function body that is the only binding of its name there,
+    not declared global or nonlocal, and not listed in `__all__`."""
+    model = SemanticModel(ast.parse(text))
+    model.count_uses()
+    exported = _all_names(model.tree)
+    found: dict[tuple[str, str], tuple[ast.stmt, bool, Binding]] = {}
+    for scope in model.scopes:
+        if scope.kind not in ("module", "function"):
+            continue
+        body = scope.node.body
+        for name, bindings in scope.bindings.items():
+            if len(bindings) != 1 or name in scope.declared_global or name in scope.declared_nonlocal:
+                continue
+            binding = bindings[0]
+            statement = model.parent(binding.node)
+            if binding.kind != "assign" or not _is_debris_shape(statement) or statement not in body:
+                continue
+            if scope.kind == "module" and name in exported:
+                continue
+            found[(_scope_path(model, scope), name)] = (statement, len(body) == 1, binding)
+    return found
+
+
+def _is_debris_shape(statement: ast.AST | None) -> bool:
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return False
+    value = statement.value
+    if isinstance(value, ast.Constant):
+        return type(value.value) is int
+    while isinstance(value, ast.Attribute):
+        value = value.value
+    return isinstance(value, ast.Name)
+
+
+def _scope_path(model: SemanticModel, scope) -> str:
+    names = []
+    while scope is not None and scope.kind != "module":
+        names.append(getattr(scope.node, "name", "<lambda>"))
+        scope = scope.parent
+    return ".".join(reversed(names))
+
+
+def _all_names(tree: ast.Module) -> set[str]:
+    """The string entries of a module-level `__all__` (assigned, extended or added to)."""
+    names: set[str] = set()
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            names.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
+    return names
+
+
+def _used_elsewhere_in_project(checker: Checker, source: SourceFile) -> Callable[[str], bool]:
+    """Whether another Python file under the source roots of `source`'s project
+    mentions a name as a word (it may import it): the files are read on the
+    first question only, as few fixes leave a module-level name unused."""
+    texts: list[str] | None = None
+
+    def used(name: str) -> bool:
+        nonlocal texts
+        if texts is None:
+            texts = list(_other_project_texts(checker, source.path))
+        word = re.compile(rf"\b{re.escape(name)}\b")
+        return any(word.search(text) for text in texts)
+
+    return used
+
+
+def _other_project_texts(checker: Checker, path: str):
+    from ..engine.files import discover
+
+    index = checker.project_for(path)[0]
+    files, _ = discover([str(root) for root in index.roots], checker.settings)
+    seen = {os.path.realpath(path)}
+    for file in files:
+        real = os.path.realpath(file)
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            yield Path(real).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue  # unreadable: its check reports it
+
+
 def _alone_in_its_block(model: SemanticModel, statement: ast.stmt) -> bool:
     """Whether `statement` is the only one of a body, else or finally block (which then needs a `pass`)."""
     parent = model.parent(statement)
@@ -264,14 +384,15 @@ def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> Fi
             codes = ", ".join(sorted(set(d.code for d in chosen)))
             raise SourceError(source.path, f"fixes for {codes} produced invalid code ({exc.reason}); file left untouched") from None
     if applied:
-        cleaned = remove_unused_imports(source.text, text, source.newline)
+        cleaned = remove_dead_aliases(source.text, text, source.newline, _used_elsewhere_in_project(checker, source))
+        cleaned = remove_unused_imports(source.text, cleaned, source.newline)
         if cleaned != text:
             text = cleaned
             current, remaining = SourceFile(source.path, text, source.encoding, source.bom, source.newline), None
             try:
                 current.tree
             except SourceError as exc:
-                raise SourceError(source.path, f"removing unused imports produced invalid code ({exc.reason}); file left untouched") from None
+                raise SourceError(source.path, f"removing names the fixes left unused produced invalid code ({exc.reason}); file left untouched") from None
     if remaining is None:  # the last pass's fixes or the import clean-up changed the text
         remaining = checker.check(current)
     return FixResult(source, text, applied, remaining)

@@ -571,7 +571,8 @@ class RawWaitcntBitfield(_WaitcntRule):
         Invalid(_HX + "rocdl.s_waitcnt(0xC07F)\n", fixed=_HX + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950),
         Invalid(_HX + "rocdl.s_waitcnt(0xFC07)\n", fixed=_HX + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX1100),
         # lgkmcnt=63 encoded on gfx9 (bits 13:8 all set) means "no wait": leave it unset
-        Invalid(_HX + "_VM0 = 0x3F70\nrocdl.s_waitcnt(_VM0)\n", fixed=_HX + "_VM0 = 0x3F70\nrocdl.s_waitcnt(vmcnt=0)\n",
+        # the constant the fix leaves unused goes with it (fixes/apply.py `remove_dead_aliases`)
+        Invalid(_HX + "_VM0 = 0x3F70\nrocdl.s_waitcnt(_VM0)\n", fixed=_HX + "rocdl.s_waitcnt(vmcnt=0)\n",
                 settings=_GFX950),
         # no arch configured: 0 decodes the same everywhere, but the keyword form raises on gfx90a/gfx10/gfx1250
         Invalid("import flydsl.expr as fx\nfx.rocdl.s_waitcnt(0)\n",
