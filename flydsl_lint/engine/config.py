@@ -418,7 +418,8 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
     if path is not None:
         where = str(path)
         data = read_toml(path)
-        table = _tool_table(data, where) if path.name == "pyproject.toml" else data
+        # A pyproject.toml, or any file whose only table is [tool.flydsl-lint]; else bare keys.
+        table = _tool_table(data, where) if path.name == "pyproject.toml" or list(data) == ["tool"] else data
         parsed = _parse_table(table, where)
         root = path.resolve().parent
     settings = Settings(root=root, config_file=path, **parsed)

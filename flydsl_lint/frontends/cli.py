@@ -24,6 +24,15 @@ def _codes(text: str) -> tuple[str, ...]:
     return redirect_codes(tuple(code.upper() for code in _patterns(text)), "the command line")
 
 
+def _target_arches(arches: tuple[str, ...]) -> tuple[str, ...]:
+    from ..engine.config import KNOWN_ARCHES, ConfigError
+
+    bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
+    if bad or not arches:
+        raise ConfigError(f"--target-arch: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
+    return arches
+
+
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
@@ -74,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--ignore-noqa", action="store_true",
                        help="report what `# noqa` comments and file exemptions would suppress")
     check.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
+    check.add_argument("--target-arch", type=_patterns, metavar="ARCHES",
+                       help="comma-separated gfx targets the code runs on, e.g. gfx942,gfx950 (overrides target-arch); "
+                            "s_waitcnt fixes are safe only with one")
     check.add_argument("--stdin-filename", metavar="PATH",
                        help="the name of the source read from stdin, for its settings and the output (implies `-`)")
     check.add_argument("--exclude", type=_patterns, metavar="PATTERNS",
@@ -93,13 +105,20 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--add-noqa", action="store_true", help="write `# noqa: CODE -- reason` comments for every finding")
     check.add_argument("--noqa-reason", metavar="TEXT", help="the reason --add-noqa writes (default: \"TODO: migrate\")")
 
-    rule = commands.add_parser("rule", help="explain a rule (or, with --all, every rule)")
-    rule.add_argument("code", nargs="?")
+    rule = commands.add_parser("rule", help="explain a rule by code or name (or, with --all, every rule)")
+    rule.add_argument("code", nargs="?", metavar="CODE_OR_NAME", help="e.g. FLY301 or typed-arith-spelling")
     rule.add_argument("--all", action="store_true", help="every rule, in code order")
     rule.add_argument("--output-format", choices=["text", "json"], default="text")
     rules = commands.add_parser("rules", help="list every rule")
     rules.add_argument("--output-format", choices=["text", "json"], default="text")
-    commands.add_parser("server", help="run the language server over stdio (needs the `lsp` extra)")
+    commands.add_parser(
+        "server", help="run the language server over stdio (needs the `lsp` extra)",
+        description="A Language Server Protocol server over stdin/stdout, for editors: it publishes FLY "
+                    "diagnostics on open, change and save, offers a quick fix per fixable diagnostic (unsafe ones "
+                    "say so) and a `source.fixAll.flydsl-lint` code action applying safe fixes only. Settings come "
+                    "from each file's pyproject.toml, as for `check`. Your editor starts it; run by hand it waits "
+                    "for a client on stdin. Install with: pip install 'flydsl-lint[lsp]'. "
+                    "See docs/integrations/editors.md.")
     clean = commands.add_parser("clean", help="remove result caches and interrupted fixes' temporaries in folders (default: .) and below")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
     clean.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
@@ -109,7 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _parse(parser, argv)
     try:
         if args.command == "check":
             return _check(args)
@@ -130,6 +149,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_CLEAN
+
+
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse, taking paths after options too (`check a --select FLY3 b`), as ruff
+    does. argparse's own parse_intermixed_args refuses subcommands, so what
+    the first pass leaves over is taken as more paths of the commands that have
+    them, and refused otherwise (an unknown option stays an error)."""
+    args, leftover = parser.parse_known_args(argv)
+    if leftover:
+        options = [item for item in leftover if item.startswith("-") and item != "-"]
+        if options or not hasattr(args, "paths"):
+            parser.error(f"unrecognized arguments: {' '.join(options or leftover)}")
+        args.paths = args.paths + leftover
+    return args
 
 
 def entry() -> None:
@@ -229,6 +262,8 @@ def _check(args: argparse.Namespace) -> int:
             except ValueError:
                 raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
             overrides["target_version_source"] = "command line"
+        if args.target_arch is not None:
+            overrides["target_arch"] = _target_arches(args.target_arch)
         stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
         if not stdin and ("-" in args.paths or args.stdin_filename is not None):
             raise ConfigError("`-` (stdin) and --stdin-filename take no other paths")
@@ -251,6 +286,7 @@ def _check(args: argparse.Namespace) -> int:
     mode = Mode(fix=(args.fix or args.fix_only) and not (args.diff or args.show_fixes), unsafe_fixes=args.unsafe_fixes,
                 diff=args.diff or args.show_fixes)
     settings = settings._replace(named_tuned_kernels=_named_tuned_kernels(args, stdin, settings))
+    args.target_arch_known = bool(settings.target_arch)
     if stdin:
         if args.diff_base or args.add_noqa:
             print("flydsl-lint: error: --diff-base/--add-noqa need files, not stdin", file=sys.stderr)
@@ -453,7 +489,7 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
     from ..engine.config import escape_controls
     from .output import write, write_statistics
 
-    options = {"unsafe_fixes": args.unsafe_fixes, "quiet": args.quiet}
+    options = {"unsafe_fixes": args.unsafe_fixes, "quiet": args.quiet, "target_arch": args.target_arch_known}
     fixed = sum(result.fixed.values())
     for error in result.errors:
         print(f"error: {escape_controls(error)}", file=sys.stderr)
@@ -465,8 +501,9 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
         if not args.quiet:
             print(f"\nWould fix {fixed} error{'s' * (fixed != 1)}.", file=sys.stderr)
         if args.show_fixes:
-            # `full` previews every remaining fix, display-only suggestions included.
-            write(result, "full" if args.output_format == "text" else args.output_format, options, stream)
+            # `full` previews every remaining fix, display-only suggestions included; nothing
+            # was written, so the summary counts findings, not fixes.
+            write(_unfixed(result), "full" if args.output_format == "text" else args.output_format, options, stream)
     elif args.fix_only:
         count = f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n"
         if args.output_format not in HUMAN_FORMATS:  # a machine format gets its empty report, parsable
@@ -491,6 +528,14 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
     if args.fix_only:  # leftover diagnostics are not this mode's concern
         return EXIT_FINDINGS if fixed_and_told else EXIT_CLEAN
     return EXIT_FINDINGS if result.diagnostics or fixed_and_told else EXIT_CLEAN
+
+
+def _unfixed(result):
+    """`result` as a check without fixes reports it: the fix counts of a diff
+    run are what --fix would do, not what was done."""
+    from ..engine.runner import FileResult, RunResult
+
+    return RunResult([FileResult(f.path, f.diagnostics, f.error) for f in result.files], result.target)
 
 
 def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
@@ -583,14 +628,34 @@ def _rule(args: argparse.Namespace) -> int:
             return _all_rules_json()
         sys.stdout.write("\n".join(render_rule(rule) for rule in rules.values()))  # pages end in a newline
         return EXIT_CLEAN
-    code = args.code.upper()
-    if code not in rules:
-        print(f"flydsl-lint: error: unknown rule {code!r} (see `flydsl-lint rules`)", file=sys.stderr)
+    code = _rule_code(args.code, rules)
+    if code is None:
+        print(f"flydsl-lint: error: unknown rule {args.code!r} (see `flydsl-lint rules`)", file=sys.stderr)
         return EXIT_ERROR
     if args.output_format == "json":
         return _print_json(_rule_json(rules[code]))
     sys.stdout.write(render_rule(rules[code]))
     return EXIT_CLEAN
+
+
+def _rule_code(given: str, rules: dict) -> str | None:
+    """The code `rule` was asked about: a code, a renamed code (which says what it
+    is now, on stderr) or a rule's name, as ruff takes both; None if none."""
+    from ..engine.registry import load_metadata, load_redirects
+
+    code = given.upper()
+    redirected = load_redirects().get(code)
+    if redirected is not None:
+        print(f"flydsl-lint: note: {code} is now {redirected}", file=sys.stderr)
+        code = redirected
+    if code in rules:
+        return code
+    by_name = {meta.name: meta.code for meta in load_metadata().values()}
+    return by_name.get(given.strip().lower().replace("_", "-"))
+
+
+LEGEND = ("Fix: [*] safe (applied by --fix), [~] unsafe (needs --unsafe-fixes), "
+          "[.] display-only (shown by --diff/--show-fixes), blank: none.")
 
 
 def _rules(output_format: str) -> int:
@@ -599,9 +664,11 @@ def _rules(output_format: str) -> int:
     if output_format == "json":
         return _all_rules_json()
     metadata = load_metadata()
+    markers = {None: "   ", "safe": "[*]", "unsafe": "[~]", "display-only": "[.]"}
+    print(LEGEND)
     for code in all_rules():
         meta = metadata[code]
-        fix = {None: "   "}.get(meta.fix, "[*]" if meta.fix and meta.fix.value == "safe" else "[~]")
+        fix = markers[meta.fix.value if meta.fix else None]
         off = "" if meta.default else " (off by default)"
         print(f"{code}  {fix} §{meta.section:<3} {meta.name:<36} {meta.summary}{off}")
     return EXIT_CLEAN

@@ -20,10 +20,19 @@ from ..engine.registry import load_metadata
 from ..engine.runner import RunResult
 
 DOCS_PATH = "docs/rules/{code}.md"
+# The rule pages' published folder, e.g. https://github.com/<org>/flydsl-lint/blob/main/docs/rules
+DOCS_URL_VARIABLE = "FLYDSL_LINT_DOCS_URL"
 
 
-def rule_url(code: str) -> str:
-    return DOCS_PATH.format(code=code)
+def rule_url(code: str) -> str | None:
+    """An absolute link to a rule's page, or None: under $FLYDSL_LINT_DOCS_URL
+    when that is an http(s) URL, else the page of this checkout's docs (a
+    file: URI); an installed wheel ships no pages, so it has none. Never a
+    relative path, which no reader of the report could resolve."""
+    base = os.environ.get(DOCS_URL_VARIABLE, "").rstrip("/")
+    if base.startswith(("https://", "http://")):
+        return f"{base}/{code}.md"
+    return _docs_uri(code)
 
 
 def _edit_json(edit: Edit) -> dict:
@@ -116,6 +125,19 @@ def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
     held_back = held_back_line(result)
     if held_back:
         stream.write(held_back + "\n")
+    if not options.get("target_arch", True):
+        waiting = sum(1 for d in diagnostics if _unsafe_for_want_of_an_arch(d))
+        if waiting:
+            stream.write(f"{waiting} unsafe fix{'es' * (waiting != 1)} would be safe with a target arch: "
+                         "set `target-arch` (or --target-arch gfx942,...).\n")
+
+
+def _unsafe_for_want_of_an_arch(diagnostic: Diagnostic) -> bool:
+    from ..engine.registry import all_rules
+
+    rule = all_rules().get(diagnostic.code)
+    return (diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE
+            and getattr(rule, "fix_safe_with_target_arch", False))
 
 
 def held_back_line(result: RunResult) -> str | None:
@@ -360,6 +382,11 @@ def write_junit(result: RunResult, stream: TextIO, options: dict) -> None:
     stream.write("\n")
 
 
+def _see(code: str) -> str:
+    url = rule_url(code)
+    return f"\n\nSee [{code}]({url})." if url else ""
+
+
 def _docs_uri(code: str) -> str | None:
     """An absolute URI for a rule's page, when the docs are on disk (a checkout)."""
     from pathlib import Path
@@ -401,14 +428,14 @@ def sarif_log(result: RunResult) -> dict:
             "fullDescription": {"text": meta.message},
             "help": {
                 "text": f"{meta.message}\nFix: {fix}. {meta.fix_reason}",
-                "markdown": f"{meta.message}\n\n**Fix:** {fix}. {meta.fix_reason}\n\nSee [{code}]({rule_url(code)}).",
+                "markdown": f"{meta.message}\n\n**Fix:** {fix}. {meta.fix_reason}" + _see(code),
             },
             "defaultConfiguration": {"level": "error"},
             "properties": {"section": meta.section, "fix": fix, "tags": [f"guide-section-{meta.section}"]},
         }
         if meta.fix_since:
             rule["properties"]["fixSince"] = meta.fix_since
-        uri = _docs_uri(code)
+        uri = rule_url(code)
         if uri:
             rule["helpUri"] = uri
         rules.append(rule)
@@ -519,12 +546,15 @@ def rdjson_log(result: RunResult, options: dict) -> dict:
         item = {
             "message": d.message,
             "location": {"path": d.path, "range": _rdjson_range(d.start, d.end)},
-            "code": {"value": d.code, "url": rule_url(d.code)},
+            "code": {"value": d.code},
         }
+        url = rule_url(d.code)
+        if url:
+            item["code"]["url"] = url
         if fix_applies(d.fix, unsafe):  # reviewdog offers suggestions as one-click changes: only trusted ones
             item["suggestions"] = [{"range": _rdjson_range(e.start, e.end), "text": e.content} for e in d.fix.edits]
         diagnostics.append(item)
-    return {"source": {"name": "flydsl-lint", "url": "docs/rules.md"}, "severity": "WARNING", "diagnostics": diagnostics}
+    return {"source": {"name": "flydsl-lint"}, "severity": "WARNING", "diagnostics": diagnostics}
 
 
 def write_rdjson(result: RunResult, stream: TextIO, options: dict) -> None:

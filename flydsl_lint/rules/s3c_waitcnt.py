@@ -272,6 +272,10 @@ def classify_shim(function: ast.AST, resolve, is_encoder_hint: bool = False) -> 
 class _WaitcntRule(Rule):
     """Shared machinery: shims, constant values, decoding and the fix."""
 
+    # Without a configured target arch its keyword fixes are unsafe (see `waitcnt_fix`):
+    # the report says a target arch would make them safe.
+    fix_safe_with_target_arch = True
+
     # ----------------------------------------------------------- functions
     def shim_for(self, func: ast.expr, encoder_hint: bool = False) -> Shim | None:
         """The shim a callee refers to, defined in this file or a project module."""

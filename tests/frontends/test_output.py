@@ -11,7 +11,7 @@ import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.runner import FileResult, Mode, RunResult, run
-from flydsl_lint.frontends.output import FORMATS, Style, colour_enabled, sarif_log, write
+from flydsl_lint.frontends.output import FORMATS, Style, colour_enabled, rule_url, sarif_log, write
 from tests.conftest import make_settings
 from tests.test_cli_contract import LEGACY, cli
 
@@ -146,7 +146,7 @@ def test_sarif_content(result):
     rules = run_["tool"]["driver"]["rules"]
     by_id = {rule["id"]: rule for rule in rules}
     assert by_id["FLY103"]["name"] == "arith-index-cast"
-    assert "docs/rules/FLY103.md" in by_id["FLY103"]["help"]["markdown"]
+    assert f"({rule_url('FLY103')})" in by_id["FLY103"]["help"]["markdown"]
     assert by_id["FLY103"]["properties"]["fix"] == "safe"
     first = run_["results"][0]
     assert first["ruleId"] == "FLY103" and rules[first["ruleIndex"]]["id"] == "FLY103"
@@ -256,7 +256,8 @@ def test_rdjson_diagnostics_and_suggestions(result, tmp_path):
     log = json.loads(render(result, "rdjson"))
     assert log["source"]["name"] == "flydsl-lint" and log["severity"] == "WARNING"
     first, unsafe, multiline = log["diagnostics"]
-    assert first["code"] == {"value": "FLY103", "url": "docs/rules/FLY103.md"}
+    assert first["code"] == {"value": "FLY103", "url": rule_url("FLY103")}
+    assert first["code"]["url"].startswith("file:///")  # a checkout's page; never a relative path
     assert first["location"] == {"path": str(tmp_path / "k.py"),
                                  "range": {"start": {"line": 8, "column": 9}, "end": {"line": 8, "column": 37}}}
     assert first["suggestions"] == [{"range": first["location"]["range"], "text": "fx.Index(x)"}]
