@@ -9,6 +9,7 @@ module's top-level statements; the code is never imported or executed.
 from __future__ import annotations
 
 import ast
+import functools
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -35,14 +36,38 @@ LEGACY_MODULE_NAMES = frozenset(LEGACY_MODULES.values())
 FOLLOWED_NAMES: set[str] = set()
 
 
+# For each legacy FlyDSL construct, every module path binding it in some release.
+_LEGACY_PATHS = Path(__file__).resolve().parent.parent / "data" / "legacy_paths.txt"
+
+
+@functools.lru_cache(maxsize=None)
+def legacy_aliases() -> dict[str, frozenset[str]]:
+    """Qualified name -> all the paths that bind the same FlyDSL object in some
+    release (data/legacy_paths.txt, generated from the wheels)."""
+    aliases: dict[str, frozenset[str]] = {}
+    with open(_LEGACY_PATHS, encoding="utf-8") as lines:
+        for line in lines:
+            if line.startswith("#"):
+                continue
+            definition, _, others = line.partition(" = ")
+            paths = frozenset([definition, *others.split()])
+            aliases.update(dict.fromkeys(paths, paths))
+    return aliases
+
+
 def followed(*qualified_names: str) -> frozenset[str]:
     """Declare qualified names a rule matches; returns them as a set.
 
-    Rules build their name sets through this so that a re-export of, say,
-    `buffer_load` by a project module is followed, and nothing else is.
+    The set holds every path that spells the same FlyDSL object in some
+    release (`flydsl.expr.typing.ArithValue` for `flydsl.expr.arith.ArithValue`),
+    so no rule needs per-release knowledge. Rules build their name sets
+    through this so that a re-export of, say, `buffer_load` by a project
+    module is followed, and nothing else is.
     """
-    FOLLOWED_NAMES.update(name.rpartition(".")[2] for name in qualified_names)
-    return frozenset(qualified_names)
+    aliases = legacy_aliases()
+    names = frozenset(qualified_names).union(*(aliases.get(name, ()) for name in qualified_names))
+    FOLLOWED_NAMES.update(name.rpartition(".")[2] for name in names)
+    return names
 
 
 class ModuleSummary:
