@@ -32,6 +32,9 @@ class ArithValueWrap(Rule):
                 fixed="acc = val + peer\n", unsafe=True),
         Invalid("from flydsl.expr import arith as A\nlane = A.ArithValue(tid) % 64\n",
                 fixed="lane = tid % 64\n", unsafe=True),
+        # Every path a release re-exported it from (data/legacy_paths.txt).
+        Invalid("from flydsl.expr.typing import ArithValue\nacc = ArithValue(val) + peer\n",
+                fixed="acc = val + peer\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -58,6 +61,7 @@ class ArithUnwrap(Rule):
         Invalid(_HEADER + "cond = arith.unwrap(idx >= limit)\n", unsafe=True,
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\ncond = (idx >= limit).ir_value()\n"),
         Invalid("from flydsl.expr.arith import unwrap as uw\nv = uw(x)\n", fixed="v = x.ir_value()\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nv = fx.unwrap(x)\n", fixed="v = x.ir_value()\n", unsafe=True),  # 0.2.2-0.2.4
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -85,6 +89,7 @@ class ArithIndexCast(Rule):
         Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
                 fixed="import flydsl.expr as fx\n@flyc.kernel\ndef k(x):\n    off = fx.Index(x)\n"),
         Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
+        Invalid("from flydsl.expr.numeric import index_cast\nfrom flydsl.expr.typing import T\nw = index_cast(T.i32, x)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -120,6 +125,8 @@ class RawValueHelper(Rule):
                 fixed="import flydsl.expr as fx\ncond = fx.as_ir_value(q < n)\n"),
         Invalid("from flydsl.expr import arith\nv = arith._to_raw(x)\n",
                 fixed="import flydsl.expr as fx\nv = fx.as_ir_value(x)\n"),
+        Invalid("from flydsl.expr import math\nv = math._to_raw(x)\n",  # 0.1.5-0.2.1
+                fixed="import flydsl.expr as fx\nv = fx.as_ir_value(x)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -146,6 +153,8 @@ class ArithIndexConstant(Rule):
     invalid = [
         Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64)\n"),
+        Invalid("import flydsl.expr as fx\nlane = tid % fx.index(64)\n", unsafe=True,  # 0.2.2-0.2.4
+                fixed="import flydsl.expr as fx\nlane = tid % fx.Index(64)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:

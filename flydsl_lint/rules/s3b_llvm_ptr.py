@@ -146,6 +146,8 @@ class HandBuiltLlvmPtr(Rule):
         Invalid("import flydsl.expr as fx\nfrom kernels.common import mem_ops\n"
                 "p = mem_ops._create_llvm_ptr(fx.ptrtoint(out_ptr))\n",
                 fixed="p = out_ptr.llvm_ptr\n", unsafe=True),
+        Invalid("import flydsl.expr.typing as fxt\nfrom kernels.common import mem_ops\n"
+                "p = mem_ops._create_llvm_ptr(fxt.ptrtoint(out_ptr))\n", fixed="p = out_ptr.llvm_ptr\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
                 "p = llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<3>'), fx.ptrtoint(a.ptr)).result\n"),
     ]

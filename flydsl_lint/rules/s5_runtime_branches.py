@@ -251,6 +251,8 @@ class ConstExprRuntimeValue(Rule):
     ]
     invalid = [
         Invalid("from flydsl.expr import const_expr, gpu\nif const_expr(gpu.thread_id('x') == 0):\n    pass\n"),
+        Invalid("from flydsl.compiler.ast_rewriter import const_expr\nfrom flydsl.expr import gpu\n"
+                "if const_expr(gpu.thread_id('x') == 0):\n    pass\n"),  # the same function, re-exported
         Invalid("import flydsl.expr as fx\ntid = fx.thread_idx.x\nlane = tid % 64\nif fx.const_expr(lane < 32):\n    pass\n"),
         Invalid("from flydsl.expr import const_expr\nfrom kernels.common import buffer_ops\n"
                 "flag = buffer_ops.buffer_load(rsrc, off, vec_width=1)\nif const_expr(flag):\n    pass\n"),

@@ -84,6 +84,8 @@ class CopyAtomCall(_AtomCallRule):
         Invalid("from flydsl.expr import copy_atom_call as cac\nimport flydsl.expr as fx\ncac(atom, s, d)\n",
                 fixed="import flydsl.expr as fx\nfx.copy(atom, s, d)\n"),
         Invalid("import flydsl.expr as fx\nfx.copy_atom_call(atom, s, d, pred=p)\n"),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import derived\nderived.copy_atom_call(atom, s, d)\n",
+                fixed="import flydsl.expr as fx\nfx.copy(atom, s, d)\n"),  # a re-export of every release
         # tuned kernel: the fix is display-only, never applied
         Invalid("import flydsl.expr as fx\nfx.copy_atom_call(atom, s, d)\n", fixed="import flydsl.expr as fx\nfx.copy_atom_call(atom, s, d)\n",
                 settings={"tuned_kernels": ("kernel.py",)}),
