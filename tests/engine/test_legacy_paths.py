@@ -59,12 +59,16 @@ def test_every_construct_in_the_data_has_a_case():
 
 
 @pytest.mark.parametrize("target", ["0.2.0", "0.5.0"])
+@pytest.mark.parametrize("attribute", [False, True], ids=["from-import", "attribute"])
 @pytest.mark.parametrize("path, paths", list(_spellings()))
-def test_each_spelling_is_reported_by_the_constructs_rule(path, paths, target, tmp_path):
+def test_each_spelling_is_reported_by_the_constructs_rule(path, paths, attribute, target, tmp_path):
     (definition,) = paths & CASES.keys()
     code, snippet = CASES[definition]
     module, _, leaf = path.rpartition(".")
-    source = snippet.format(imp=f"from {module} import {leaf}", leaf=leaf)
+    if attribute:
+        source = snippet.format(imp=f"import {module} as owner", leaf=f"owner.{leaf}")
+    else:
+        source = snippet.format(imp=f"from {module} import {leaf}", leaf=leaf)
     found = [d.code for d in lint_text(source, tmp_path, select=(code,), target_version=Version.parse(target))]
     assert found == [code], source
 
