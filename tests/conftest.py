@@ -1,3 +1,4 @@
+import os
 import sys
 from pathlib import Path
 
@@ -6,6 +7,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+# Every test, and every flydsl-lint process a test starts, targets 0.5.0 unless it says
+# otherwise: without it the target would come from whatever flydsl this machine has installed.
+# Tests of target discovery remove it (`without_target_variable`).
+os.environ["FLYDSL_LINT_TARGET_VERSION"] = "0.5.0"
+
+
+def without_target_variable() -> dict:
+    """This process's environment without the suite's FLYDSL_LINT_TARGET_VERSION."""
+    return {key: value for key, value in os.environ.items() if key != "FLYDSL_LINT_TARGET_VERSION"}
 
 from flydsl_lint.engine.checker import Checker  # noqa: E402
 from flydsl_lint.engine.config import Settings  # noqa: E402

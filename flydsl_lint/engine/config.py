@@ -17,6 +17,7 @@ from .source import DEFAULT_MAX_FILE_SIZE
 from .versions import Version
 
 DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
+TARGET_VERSION_VARIABLE = "FLYDSL_LINT_TARGET_VERSION"  # between --target-version and target-version
 DEFAULT_EXCLUDE = (
     ".git", ".hg", ".svn", ".venv", "venv", "__pycache__", "build", "dist", "node_modules",
     ".tox", ".nox", ".eggs", "*.egg-info", ".mypy_cache", ".pytest_cache", ".ruff_cache", DEFAULT_CACHE_DIR,
@@ -424,6 +425,13 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
         root = path.resolve().parent
     settings = Settings(root=root, config_file=path, **parsed)
     settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
+    chosen = os.environ.get(TARGET_VERSION_VARIABLE)
+    if chosen and overrides.get("target_version") is None:  # the user's own: above the project's config
+        try:
+            version = Version.parse(chosen)
+        except ValueError:
+            raise ConfigError(f"${TARGET_VERSION_VARIABLE} = {chosen!r} is not a FlyDSL version like \"0.5.0\"") from None
+        settings = settings._replace(target_version=version, target_version_source=f"${TARGET_VERSION_VARIABLE}")
     if settings.target_version is None:
         from .target import discover_target  # not needed when the config names the target
 

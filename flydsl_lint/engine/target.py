@@ -49,12 +49,14 @@ class Releases(NamedTuple):
 
 @lru_cache(maxsize=1)
 def releases() -> Releases:
-    """The FlyDSL releases this tool knows (data/releases.toml)."""
-    from .tomlcompat import tomllib  # here: a project with an exact pin never needs it
-
-    with open(Path(__file__).resolve().parent.parent / "data" / "releases.toml", "rb") as handle:
-        data = tomllib.load(handle)
-    return Releases(tuple(Version.parse(v) for v in data["releases"]), Version.parse(data["oldest-supported"]))
+    """The FlyDSL releases this tool knows (data/releases.txt)."""
+    values: dict[str, list[str]] = {}
+    with open(Path(__file__).resolve().parent.parent / "data" / "releases.txt", encoding="utf-8") as lines:
+        for line in lines:
+            if not line.startswith("#") and " = " in line:
+                key, _, rest = line.partition(" = ")
+                values[key] = rest.split()
+    return Releases(tuple(Version.parse(v) for v in values["releases"]), Version.parse(values["oldest-supported"][0]))
 
 
 def discover_target(start: Path) -> Target:

@@ -71,7 +71,8 @@ def test_show_files_lists_what_discovery_picks(tmp_path: Path) -> None:
     assert missing.stderr == "flydsl-lint: error: nowhere.py: no such file or directory\n"
 
 
-def test_show_settings_prints_what_applies_to_a_file(tmp_path: Path) -> None:
+def test_show_settings_prints_what_applies_to_a_file(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.delenv("FLYDSL_LINT_TARGET_VERSION")  # the config's target-version is what this shows
     (tmp_path / "pyproject.toml").write_text(
         '[tool.flydsl-lint]\nselect = ["FLY3"]\nignore = ["FLY302"]\ntarget-version = "0.5.0"\n'
         'per-file-ignores = {"pkg/*" = ["FLY36"]}\n')

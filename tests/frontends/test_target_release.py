@@ -7,6 +7,7 @@ from pathlib import Path
 
 from flydsl_lint.engine.runner import FileResult, RunResult
 from flydsl_lint.frontends.output import held_back_line
+from tests.conftest import without_target_variable
 
 KERNEL = """import flydsl.compiler as flyc
 import flydsl.expr as fx
@@ -23,7 +24,7 @@ def k(a: fx.Float32, b: fx.Float32):
 
 def flydsl_lint(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", *args], cwd=cwd,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=120, env=without_target_variable())
 
 
 def pinned_project(tmp_path: Path, pin: str) -> Path:
@@ -76,3 +77,18 @@ def test_an_unknown_target_says_how_to_set_one():
     assert line == ("2 fixes need FlyDSL >= 0.3.2, 1 fix needs FlyDSL >= 0.4.0; target unknown: set `target-version` "
                     "(or --target-version), or pin flydsl in the project")
     assert held_back_line(RunResult([FileResult("k.py", [])], (None, "unknown"))) is None
+
+
+def test_the_users_variable_beats_the_pin_and_the_command_line_beats_it(tmp_path):
+    project = pinned_project(tmp_path, "flydsl==0.3.1")
+    environment = dict(without_target_variable(), FLYDSL_LINT_TARGET_VERSION="0.4.2")
+    shown = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--show-settings", "kernels/k.py"],
+                           cwd=project, capture_output=True, text=True, timeout=120, env=environment).stdout
+    assert 'target-version = "0.4.2"' in shown and 'target-version-source = "$FLYDSL_LINT_TARGET_VERSION"' in shown
+    shown = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "--show-settings",
+                            "--target-version", "0.3.0", "kernels/k.py"],
+                           cwd=project, capture_output=True, text=True, timeout=120, env=environment).stdout
+    assert 'target-version = "0.3.0"' in shown and 'target-version-source = "command line"' in shown
+    bad = subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", "check", "kernels"], cwd=project,
+                         capture_output=True, text=True, timeout=120, env=dict(environment, FLYDSL_LINT_TARGET_VERSION="new"))
+    assert (bad.returncode, bad.stderr.strip()) == (2, "flydsl-lint: error: $FLYDSL_LINT_TARGET_VERSION = 'new' is not a FlyDSL version like \"0.5.0\"")
