@@ -28,6 +28,16 @@ LEGACY_MODULES = {
     "kernels.common.mem_ops": "mem_ops",
     "flydsl.utils.smem_allocator": "smem_allocator",
     "kernels.common.smem_allocator": "smem_allocator",
+    # FlyDSL's thin wrappers around the vector dialect, since removed
+    # (python/flydsl/expr/vector.py); downstream projects vendor copies.
+    "flydsl.expr.vector": "vector",
+}
+# Where a vendored copy's names resolve to: the legacy module rules match on.
+_CANONICAL_LEGACY = {
+    "buffer_ops": "kernels.common.buffer_ops",
+    "mem_ops": "kernels.common.mem_ops",
+    "smem_allocator": "flydsl.utils.smem_allocator",
+    "vector": "flydsl.expr.vector",
 }
 LEGACY_MODULE_NAMES = frozenset(LEGACY_MODULES.values())
 
@@ -360,7 +370,7 @@ class ProjectIndex:
             return qualified
         under_legacy_root = any(module == root or module.startswith(root + ".") for root in self.legacy_roots)
         if under_legacy_root or (summary is not None and name in summary.defined):
-            return f"kernels.common.{last}.{name}" if last != "smem_allocator" else f"flydsl.utils.smem_allocator.{name}"
+            return f"{_CANONICAL_LEGACY[last]}.{name}"
         return qualified
 
     @staticmethod

@@ -357,6 +357,9 @@ _VECTOR_REPLACEMENTS = {
     "reduction": "`vec.reduce(op)`", "ReductionOp": "`vec.reduce(op)`",
     "shape_cast": "`vec.reshape(shape)`", "ShapeCastOp": "`vec.reshape(shape)`",
 }
+# Follow project re-exports of these ops to a vendored copy of the legacy
+# `flydsl.expr.vector` wrappers (see engine.project.LEGACY_MODULES).
+followed(*(f"flydsl.expr.vector.{op}" for op in _VECTOR_REPLACEMENTS))
 
 
 @register
