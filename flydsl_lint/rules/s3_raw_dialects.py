@@ -370,7 +370,9 @@ class RawVectorOp(Rule):
     equivalents: indexing, `.bitcast(dtype)`, `Vector.filled`, `.broadcast_to`,
     `Vector.from_elements`, `Vector.load`/`.store`, `.shuffle`, `.reduce`.
     `vector.insert*` has no typed equivalent and is not reported, nor are ops
-    whose operands are all visibly raw values (a raw SSA boundary)."""
+    whose operands are all visibly raw values (a raw SSA boundary). Calls into
+    a vendored copy of the legacy `flydsl.expr.vector` wrappers (a project
+    module named `vector` defining the op) are reported like the original."""
 
     code = "FLY321"
     call_modules = frozenset(VECTOR_MODULES)

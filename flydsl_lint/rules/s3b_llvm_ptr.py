@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from ..engine.diagnostics import Applicability
+from ..engine.diagnostics import Applicability, Position
 from ..engine.project import followed
 from ..engine.registry import Invalid, Rule, leaves, register
 from ..fixes.edits import as_method_receiver
 from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
+from .s3_raw_dialects import in_boundary_module
 
 # int/index -> !llvm.ptr<AS> helpers: (value, address_space=...)
 CREATE = followed(*names(BUFFER_OPS, "create_llvm_ptr"), *names(MEM_OPS, "_create_llvm_ptr", "to_llvm_ptr"))
@@ -208,6 +210,9 @@ class LlvmPtrFromRawAddress(Rule):
     valid = [
         _HEAD + "p = buffer_ops.create_llvm_ptr(fx.ptrtoint(a.ptr), address_space=3)\n",
         "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",
+        # A hand-rolled element-pointer helper has a fly pointer at hand: FLY354.
+        "import flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl._mlir.dialects import llvm\n"
+        "def _elem_ptr(p, off):\n    return llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<3>'), fx.ptrtoint(p) + off).result\n",
     ]
     invalid = [
         Invalid(_HEAD + "lds_ptr = buffer_ops.create_llvm_ptr(lds_addr, address_space=3)\n"),
@@ -220,5 +225,129 @@ class LlvmPtrFromRawAddress(Rule):
         name = resolve(self.model, node.func)
         if name not in CREATE and name not in INT_TO_PTR:
             return
-        if _PointerSource(self).pointer(node, _address(self, node, name)) is None:
-            self.report(node, helper=name.rpartition(".")[2])
+        if _PointerSource(self).pointer(node, _address(self, node, name)) is not None:
+            return
+        if name in INT_TO_PTR and _in_element_pointer_helper(self, node):
+            return  # FLY354: the helper has a fly pointer at hand
+        self.report(node, helper=name.rpartition(".")[2])
+
+
+# A hand-rolled element-pointer helper: fly pointer -> integer (ptrtoint),
+# plus an offset, back to `!llvm.ptr` with IntToPtrOp.
+_PTR_TO_INT = followed(f"{_LLVM}.PtrToIntOp", f"{_LLVM}.ptrtoint")
+_ADD = followed(f"{_LLVM}.AddOp", f"{_LLVM}.add", "flydsl._mlir.dialects.arith.AddIOp", "flydsl._mlir.dialects.arith.addi",
+                "flydsl.expr.arith.addi")
+# Ops whose result is a fly pointer's (or fly tensor's) address as an `!llvm.ptr`.
+_FLY_POINTER_ADDRESS = followed("flydsl._mlir.dialects.fly.extract_aligned_pointer_as_index", "flydsl.expr.to_llvm_ptr",
+                                "flydsl.expr.primitive.to_llvm_ptr", "flydsl.expr.typing.to_llvm_ptr")
+_TRACE_DEPTH = 6
+
+
+class _Derivation:
+    """What an expression is computed from inside one function: it walks the
+    expression and, through names assigned in plain `name = value`
+    statements, the values those names were given."""
+
+    def __init__(self, rule: Rule) -> None:
+        self.rule = rule
+        self.model = rule.model
+
+    def nodes(self, value: ast.expr) -> Iterator[ast.AST]:
+        seen: set[int] = set()
+        pending = [(value, 0)]
+        while pending:
+            expression, depth = pending.pop()
+            for node in ast.walk(expression):
+                if id(node) in seen:
+                    continue
+                seen.add(id(node))
+                yield node
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and depth < _TRACE_DEPTH:
+                    pending.extend((assigned, depth + 1) for assigned in assigned_values(self.model, node) or ())
+
+    def calls(self, value: ast.expr, qualified: frozenset[str]) -> list[ast.Call]:
+        return [node for node in self.nodes(value) if isinstance(node, ast.Call) and resolve(self.model, node.func) in qualified]
+
+    def adds(self, value: ast.expr) -> bool:
+        return any(isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) for node in self.nodes(value)) or bool(self.calls(value, _ADD))
+
+    def fly_address(self, value: ast.expr) -> bool:
+        """`fx.ptrtoint(p)`, or llvm ptrtoint of a fly pointer's `!llvm.ptr`."""
+        if self.calls(value, PTRTOINT):
+            return True
+        for ptrtoint in self.calls(value, _PTR_TO_INT):
+            source = argument(ptrtoint, 1, "arg")
+            if source is not None and (self.calls(source, _FLY_POINTER_ADDRESS) or any(
+                    isinstance(node, ast.Attribute) and node.attr == "llvm_ptr" for node in self.nodes(source))):
+                return True
+        return False
+
+
+def element_pointer_casts(rule: Rule, function: ast.AST) -> list[ast.Call]:
+    """The IntToPtrOp calls of `function` whose integer is a fly pointer's
+    address plus an offset: the function is a hand-rolled `get_llvm_ptr`."""
+    model = rule.model
+    derivation = _Derivation(rule)
+    found = []
+    for node in ast.walk(function):
+        if (isinstance(node, ast.Call) and model.enclosing_function(node) is function
+                and resolve(model, node.func) in INT_TO_PTR):
+            address = argument(node, 1, "val")
+            if address is not None and derivation.adds(address) and derivation.fly_address(address):
+                found.append(node)
+    return found
+
+
+def _in_element_pointer_helper(rule: Rule, call: ast.Call) -> bool:
+    function = rule.model.enclosing_function(call)
+    return function is not None and call in element_pointer_casts(rule, function)
+
+
+_PTR_HEAD = "import flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl._mlir.dialects import fly, llvm\nfrom flydsl.expr.typing import T\n"
+
+
+@register
+class HandRolledElementPtr(Rule):
+    """A local function that does what the legacy `mem_ops.get_llvm_ptr` did:
+    takes a fly pointer's address as an integer (`fx.ptrtoint(p)`, or
+    `llvm.PtrToIntOp` of `fly.extract_aligned_pointer_as_index` / `.llvm_ptr`),
+    adds an offset and casts back with `llvm.IntToPtrOp` and a hardcoded
+    `!llvm.ptr<AS>`. Keep the offset math on the fly pointer (a layout view,
+    or `get_element_ptr`) and take the `!llvm.ptr` with `.llvm_ptr` /
+    `fx.to_llvm_ptr`, so the backend resolves the address space. Preserve
+    byte versus element GEPs and alignment.
+
+    Reported on the `def`, once, when its IntToPtrOp's integer provably comes
+    from such an address through an add (`+`, `llvm.AddOp`, `arith.addi`),
+    directly or through names assigned in the function. The IntToPtrOp itself
+    is then not reported as FLY353: the fly pointer is at hand."""
+
+    code = "FLY354"
+    valid = [
+        _PTR_HEAD + "def ptr_at(p):\n    return p.llvm_ptr\n",
+        # No offset: a plain cast, FLY351's business.
+        _PTR_HEAD + "def as_ptr(p):\n    return llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<1>'), fx.ptrtoint(p)).result\n",
+        # A raw integer address plus an offset: no fly pointer to start from.
+        _PTR_HEAD + "def at(addr_i64, off):\n    return llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<1>'), addr_i64 + off).result\n",
+    ]
+    invalid = [
+        Invalid(_PTR_HEAD + "def get_llvm_ptr(ptr, offset, dtype_bytes):\n"
+                "    ptr_type = ir.Type.parse('!llvm.ptr<1>')\n"
+                "    base = fly.extract_aligned_pointer_as_index(ptr_type, ptr)\n"
+                "    base = llvm.PtrToIntOp(T.i64, base).result\n"
+                "    addr = llvm.AddOp(base, offset * dtype_bytes, llvm.IntegerOverflowFlags(0)).result\n"
+                "    return llvm.IntToPtrOp(ptr_type, addr).result\n"),
+        Invalid(_PTR_HEAD + "def _elem_ptr(p, off):\n"
+                "    return llvm.IntToPtrOp(ir.Type.parse('!llvm.ptr<3>'), fx.Int64(fx.ptrtoint(p)) + off).result\n"),
+    ]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        if in_boundary_module(self) or not element_pointer_casts(self, node):
+            return
+        source = self.context.source
+        start = Position(node.lineno, source.char_col(node.lineno, node.col_offset))
+        column = source.lines[node.lineno - 1].find(node.name, node.col_offset)  # the `def name` header
+        end = Position(node.lineno, source.char_col(node.lineno, column + len(node.name)) if column >= 0 else start.col)
+        self.report(start=start, end=end, function=node.name)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
