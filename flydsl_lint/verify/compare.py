@@ -32,6 +32,7 @@ class KernelComparison:
     occurrence: int = 0
     side: str = ""  # for compile-error: "before" or "after"
     message: str = ""
+    change: str = ""  # for changed: what moved, in one line (see `describe_change`)
 
     @property
     def breaks_parity(self) -> bool:
@@ -47,6 +48,24 @@ def resource_deltas(before: Resources, after: Resources) -> dict[str, tuple[int 
 def histogram_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str, tuple[int, int]]:
     classes = sorted(set(before) | set(after))
     return {c: (before.get(c, 0), after.get(c, 0)) for c in classes if before.get(c, 0) != after.get(c, 0)}
+
+
+def _shown(instructions: list[str], index: int) -> str:
+    return f"`{instructions[index]}`" if index < len(instructions) else "(none)"
+
+
+def describe_change(before: KernelIsa, after: KernelIsa, resources: dict[str, tuple[int | None, int | None]]) -> str:
+    """One line saying what changed: the instruction count, where the
+    normalized ISA first differs (1-based, with both sides' instruction), and
+    the resources that moved."""
+    old, new = before.instructions, after.instructions
+    parts = [f"instructions {len(old)}->{len(new)}" if len(old) != len(new) else f"same {len(old)} instructions"]
+    first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    if old != new:
+        parts.append(f"first difference at instruction {first + 1}: {_shown(old, first)} -> {_shown(new, first)}")
+    if resources:
+        parts.append("resources " + ", ".join(f"{name} {a}->{b}" for name, (a, b) in resources.items()))
+    return "; ".join(parts)
 
 
 def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> KernelComparison:
@@ -83,4 +102,5 @@ def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> Kernel
         histogram_deltas=histogram_deltas(before.histogram, after.histogram),
         isa_diff=diff[:DIFF_MAX_LINES],
         message=message,
+        change=describe_change(before, after, resources),
     )

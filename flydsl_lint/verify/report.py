@@ -52,10 +52,12 @@ def _comparison_line(c: KernelComparison) -> str:
     line = f"{c.verdict:<13} {_where(c)}"
     if c.side:
         line += f" ({c.side}): {c.message.splitlines()[0] if c.message else ''}"
-    elif c.message:
-        line += f"  note: {c.message.splitlines()[0]}"
-    if c.resource_deltas:
+    if c.change:
+        line += f"  {c.change}"
+    elif c.resource_deltas:
         line += f"  resources: {_format_resources(c.resource_deltas)}"
+    if c.message and not c.side:
+        line += f"  note: {c.message.splitlines()[0]}"
     if c.histogram_deltas:
         line += f"  classes: {_format_resources(c.histogram_deltas)}"
     return line
@@ -110,7 +112,7 @@ def render_markdown(report: VerifyReport) -> str:
         lines += ["| verdict | test | arch | kernel | resources | instruction classes |", "|---|---|---|---|---|---|"]
         for c in report.comparisons:
             detail = c.message.splitlines()[0] if c.message else ""
-            resources = _format_resources(c.resource_deltas) or detail
+            resources = c.change or _format_resources(c.resource_deltas) or detail
             lines.append(
                 f"| {c.verdict}{f' ({c.side})' if c.side else ''} | `{c.test_id}` | {c.arch} | `{c.kernel}` "
                 f"| {resources} | {_format_resources(c.histogram_deltas)} |"

@@ -86,3 +86,35 @@ def test_progress_bar_only_on_a_tty():
     ProgressBar(tty).update(1, 4, "jobs")
     assert quiet.getvalue() == ""
     assert "1/4 jobs" in tty.getvalue() and "#" * 7 in tty.getvalue()
+
+
+def _isa(instructions, vgpr=8, code_object=None):
+    from flydsl_lint.verify.isa import KernelIsa, Resources
+
+    return KernelIsa("k_0", "gfx942", instructions, Resources(vgpr=vgpr), code_object=code_object)
+
+
+def test_changed_with_equal_resources_says_where_the_isa_first_differs():
+    from flydsl_lint.verify.compare import compare_kernels
+
+    before = _isa(["s_load_dword s0", "v_add_f32 v1, v1, v2", "s_endpgm"], code_object="a")
+    after = _isa(["s_load_dword s0", "v_add_f32 v1, v2, v1", "v_nop", "s_endpgm"], code_object="b")
+    c = compare_kernels(before, after)
+    assert c.verdict == CHANGED and c.resource_deltas == {}
+    assert c.change == "instructions 3->4; first difference at instruction 2: `v_add_f32 v1, v1, v2` -> `v_add_f32 v1, v2, v1`"
+    line = render_terminal(VerifyReport(_report().plan, [c]))
+    assert "changed" in line and "instructions 3->4; first difference at instruction 2" in line
+
+
+def test_changed_by_an_appended_instruction_names_it():
+    from flydsl_lint.verify.compare import compare_kernels
+
+    c = compare_kernels(_isa(["s_nop 0"]), _isa(["s_nop 0", "s_endpgm"]))
+    assert c.change == "instructions 1->2; first difference at instruction 2: (none) -> `s_endpgm`"
+
+
+def test_changed_resources_only_says_so():
+    from flydsl_lint.verify.compare import compare_kernels
+
+    c = compare_kernels(_isa(["s_endpgm"], vgpr=8), _isa(["s_endpgm"], vgpr=12))
+    assert c.change == "same 1 instructions; resources vgpr 8->12"
