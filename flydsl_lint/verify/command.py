@@ -19,7 +19,9 @@ from flydsl_lint.verify.capture import HookError
 from flydsl_lint.verify.config import ConfigError, load_config
 from flydsl_lint.verify.imports import ImportGraph
 from flydsl_lint.verify.plan import build_plan
-from flydsl_lint.verify.report import EXIT_PARITY, EXIT_SETUP, RENDERERS, ProgressBar, VerifyReport, render_terminal
+from flydsl_lint.verify.report import (
+    EXIT_PARITY, EXIT_SETUP, RENDERERS, ProgressBar, VerifyReport, no_kernel_compiled_message, render_terminal,
+)
 from flydsl_lint.verify.runner import AFTER, BEFORE, run_compile_mode
 from flydsl_lint.verify.scratch import Scratch
 from flydsl_lint.verify.toolchain import ToolchainError, find_linker
@@ -130,8 +132,7 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
                 )
                 report.comparisons, report.notes = findings.comparisons, findings.notes
                 if not report.comparisons:
-                    reason = report.notes[0] if report.notes else "see the logs with --keep"
-                    raise SetupError(f"no kernel was compiled on either side ({reason})")
+                    raise SetupError(no_kernel_compiled_message(plan, findings.outcomes))
             else:
                 from flydsl_lint.verify import rocm_device  # imports torch; device mode only
 

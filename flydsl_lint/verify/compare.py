@@ -19,6 +19,13 @@ DIFF_CONTEXT_LINES = 2
 DIFF_MAX_LINES = 80
 
 
+def first_line(message: str) -> str:
+    """The line of an error message that names it."""
+    lines = [line for line in message.splitlines() if line.strip()]
+    # pytest's collection errors end with the line that names the real exception.
+    return (lines[-1] if lines and lines[-1].startswith("E ") else lines[0] if lines else "").strip()
+
+
 @dataclass
 class KernelComparison:
     kernel: str

@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flydsl_lint.verify.compare import IDENTICAL, KernelComparison
+from flydsl_lint.verify.compare import IDENTICAL, KernelComparison, first_line
 from flydsl_lint.verify.plan import Plan
 
 EXIT_PARITY = 0
@@ -37,6 +37,43 @@ class VerifyReport:
     @property
     def exit_code(self) -> int:
         return EXIT_BROKEN if self.broken else EXIT_PARITY
+
+
+NO_KERNEL_REASONS_SHOWN = 10
+_IMPORT_ERRORS = ("ModuleNotFoundError", "ImportError", "E ModuleNotFoundError", "E ImportError")
+
+
+def _outcome_reason(outcome: str, message: str) -> str:
+    """Why one test or probe compiled no kernel, in a few words."""
+    detail = first_line(message)
+    if outcome == "passed":
+        return "passed without compiling a kernel"
+    if outcome == "error" and detail.startswith(_IMPORT_ERRORS):
+        outcome = "import error"
+    return f"{outcome} ({detail.removeprefix('E ').strip()})" if detail else outcome
+
+
+def _test_file(label: str) -> str:
+    return label.removeprefix("collect:").split("::")[0]
+
+
+def no_kernel_compiled_message(plan: Plan, outcomes: dict[str, dict[str, tuple[str, str]]]) -> str:
+    """One line naming, per arch and test, why no kernel was compiled: skipped
+    (with pytest's reason), import or other error, no test ran, or passed
+    without reaching a compile."""
+    reasons = []
+    for arch in plan.archs:
+        ran = outcomes.get(arch, {})
+        for label, (outcome, message) in sorted(ran.items()):
+            shown = label.removeprefix("collect:")
+            reasons.append(f"[{arch}] {shown}: {_outcome_reason(outcome, message)}")
+        seen = {_test_file(label) for label in ran}
+        reasons += [f"[{arch}] {test}: no test ran" for test in plan.tests if test.split("::")[0] not in seen]
+    if not reasons:
+        return "no kernel was compiled on either side (no test or probe recorded an outcome; see the logs with --keep)"
+    hidden = len(reasons) - NO_KERNEL_REASONS_SHOWN
+    shown = "; ".join(reasons[:NO_KERNEL_REASONS_SHOWN]) + (f"; and {hidden} more (see the logs with --keep)" if hidden > 0 else "")
+    return f"no kernel was compiled on either side: {shown}"
 
 
 def _format_resources(deltas: dict) -> str:

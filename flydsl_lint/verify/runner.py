@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from flydsl_lint.verify.capture import COMPILES_MANIFEST
-from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison
+from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, first_line
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
@@ -22,6 +22,9 @@ BEFORE, AFTER = "before", "after"
 class CompileModeFindings:
     comparisons: list[KernelComparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # arch -> test or probe label -> (outcome, message), the after side's where
+    # it ran the test: why a run compiled nothing.
+    outcomes: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
 
 
 class CaptureProgress:
@@ -57,12 +60,6 @@ class CaptureProgress:
             self._on_change(self)
 
 
-def _first_line(message: str) -> str:
-    lines = [line for line in message.splitlines() if line.strip()]
-    # pytest's collection errors end with the line that names the real exception.
-    return (lines[-1] if lines and lines[-1].startswith("E ") else lines[0] if lines else "").strip()
-
-
 def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) -> CompileModeFindings:
     """Tests that errored outside FlyDSL: breaking only when the change introduced the error."""
     findings = CompileModeFindings()
@@ -75,10 +72,10 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
             # e.g. a kernel module that no longer imports: its kernels can no longer be built.
             findings.comparisons.append(KernelComparison(
                 "?", arch, COMPILE_ERROR, test_id=label, side=AFTER,
-                message=f"errored before reaching FlyDSL: {_first_line(new_message)}"))
+                message=f"errored before reaching FlyDSL: {first_line(new_message)}"))
         elif new == "error":
             findings.notes.append(f"[{arch}] {label}: errored on both sides (outside FlyDSL, not counted): "
-                                  f"{_first_line(new_message)}")
+                                  f"{first_line(new_message)}")
         elif old != new:
             findings.notes.append(f"[{arch}] {label}: {old} before, {new} after")
     return findings
@@ -130,4 +127,5 @@ def run_compile_mode(
         outcome_findings = _outcome_findings(arch, before, after)
         findings.comparisons += compare(before, after) + outcome_findings.comparisons
         findings.notes += outcome_findings.notes
+        findings.outcomes[arch] = {**before.outcomes, **after.outcomes}
     return findings

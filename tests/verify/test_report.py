@@ -118,3 +118,30 @@ def test_changed_resources_only_says_so():
 
     c = compare_kernels(_isa(["s_endpgm"], vgpr=8), _isa(["s_endpgm"], vgpr=12))
     assert c.change == "same 1 instructions; resources vgpr 8->12"
+
+
+def test_no_kernel_compiled_names_each_tests_reason():
+    from flydsl_lint.verify.report import no_kernel_compiled_message
+
+    plan = Plan("a" * 40, "working tree", [], [], ["tests/kernels/test_a.py", "tests/kernels/test_b.py",
+                                                  "tests/kernels/test_c.py"], [], ["gfx942"], "compile")
+    outcomes = {
+        "gfx942": {
+            "tests/kernels/test_a.py::test_a[1]": ("skipped", "requires gfx950"),
+            "collect:tests/kernels/test_b.py": ("error", "ModuleNotFoundError: No module named 'kernels.b'"),
+        },
+    }
+    message = no_kernel_compiled_message(plan, outcomes)
+    assert message.startswith("no kernel was compiled on either side: ")
+    assert "[gfx942] tests/kernels/test_a.py::test_a[1]: skipped (requires gfx950)" in message
+    assert "[gfx942] tests/kernels/test_b.py: import error (ModuleNotFoundError: No module named 'kernels.b')" in message
+    assert "[gfx942] tests/kernels/test_c.py: no test ran" in message
+    assert "\n" not in message
+
+
+def test_no_kernel_compiled_by_passing_tests_says_they_compiled_nothing():
+    from flydsl_lint.verify.report import no_kernel_compiled_message
+
+    plan = Plan("a" * 40, "working tree", [], [], ["tests/t.py"], [], ["gfx942"], "compile")
+    message = no_kernel_compiled_message(plan, {"gfx942": {"tests/t.py::test_x": ("passed", "")}})
+    assert message.endswith("[gfx942] tests/t.py::test_x: passed without compiling a kernel")
