@@ -10,6 +10,13 @@ any moment ends in one "interrupted" line and exit status 130.
 
 from __future__ import annotations
 
+if __name__ == "__main__":
+    # Run as `python -m`: hold Ctrl-C back before the first import below (`signal` alone
+    # imports enum), with the C module the interpreter has already loaded. main() lets it go.
+    import _signal
+
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT, _signal.SIGTERM})
+
 import signal
 import sys
 
@@ -28,6 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with signals_held():
             from flydsl_lint.verify import command
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # what `python -m` held
         return command.main(argv)
     except KeyboardInterrupt as exc:
         detail = str(exc)
