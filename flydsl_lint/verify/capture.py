@@ -27,6 +27,7 @@ import json
 import os
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 
 # Environment contract between the parent (compile_runner) and this process.
@@ -49,6 +50,10 @@ class HookError(RuntimeError):
     """Our compile hook (recorder or shim) does not fit the installed flydsl: a setup error."""
 
 
+class UnsupportedRelease(HookError):
+    """The installed flydsl is outside the releases compile mode has a hook for."""
+
+
 def flydsl_version() -> str:
     """The version of the flydsl this process imports (not merely one installed somewhere)."""
     try:
@@ -66,7 +71,8 @@ def flydsl_version() -> str:
 
 def record_hook_error(dump_root: Path, exc: BaseException) -> None:
     reason = str(exc) if isinstance(exc, HookError) else describe_exception(exc)
-    append_json_line(dump_root / HOOK_ERRORS_MANIFEST, {"reason": reason, "flydsl": flydsl_version()})
+    record = {"reason": reason, "flydsl": flydsl_version(), "unsupported": isinstance(exc, UnsupportedRelease)}
+    append_json_line(dump_root / HOOK_ERRORS_MANIFEST, record)
 
 
 def _flydsl_package_dir() -> str:
@@ -92,6 +98,58 @@ def describe_exception(exc: BaseException) -> str:
     return "".join(lines).strip()
 
 
+def release_tuple(version: str) -> tuple[int, ...] | None:
+    """(0, 3, 4, 1) from "0.3.4.1" or "0.5.0.dev3"; None when it is no release number."""
+    parts = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts) if len(parts) >= 2 else None
+
+
+@dataclass(frozen=True)
+class HookShape:
+    """How ``MlirCompiler.compile`` looks over a range of releases, which is what the recorder wraps.
+
+    The recorder needs only the kernel's name (``func_name``); the parameters
+    are checked anyway, so a release whose compile step was reshaped is
+    reported as a misfit instead of being recorded wrongly.
+    """
+
+    first: str
+    last: str
+    parameters: tuple[str, ...]  # after cls, in order
+
+    def covers(self, release: tuple[int, ...]) -> bool:
+        return release_tuple(self.first) <= release <= release_tuple(self.last)
+
+    def check(self, signature: inspect.Signature) -> None:
+        found = tuple(signature.parameters)
+        if "func_name" not in found:
+            raise HookError(f"MlirCompiler.compile{signature} has no func_name parameter to name the kernel by")
+        if found != self.parameters:
+            raise HookError(f"MlirCompiler.compile{signature} is not the ({', '.join(self.parameters)}) "
+                            f"of flydsl {self.first}–{self.last}")
+
+
+# One shape per signature of MlirCompiler.compile (data/flydsl_api.toml
+# [signatures]), from the oldest release compile mode is tested on.
+HOOK_SHAPES = (
+    HookShape("0.3.0", "0.4.2", ("module", "arch", "func_name", "link_libs")),
+    HookShape("0.5.0", "0.5.0", ("asm", "func_name", "config")),
+)
+SUPPORTED_RANGE = f"{HOOK_SHAPES[0].first}–{HOOK_SHAPES[-1].last}"
+
+
+def hook_shape_for(version: str) -> HookShape:
+    release = release_tuple(version)
+    for shape in HOOK_SHAPES:
+        if release is not None and shape.covers(release[:3]):
+            return shape
+    raise UnsupportedRelease(f"flydsl {version} is not supported by compile mode; supported: {SUPPORTED_RANGE}")
+
+
 class CompileRecorder:
     """Gives each FlyDSL compilation its own dump directory and a manifest line."""
 
@@ -101,9 +159,12 @@ class CompileRecorder:
         self.manifest = dump_root / COMPILES_MANIFEST
         self.outcomes = dump_root / OUTCOMES_MANIFEST
         self.current_label = OUTSIDE_ANY_TEST
+        self.flydsl = ""  # the release compiling, once installed
         self._sequence = itertools.count()
 
     def install(self) -> None:
+        self.flydsl = flydsl_version()
+        shape = hook_shape_for(self.flydsl)
         try:
             from flydsl.compiler.jit_function import MlirCompiler
         except (ImportError, AttributeError) as exc:
@@ -111,8 +172,7 @@ class CompileRecorder:
             raise HookError(reason) from exc
         original_compile = MlirCompiler.compile  # bound classmethod
         signature = inspect.signature(original_compile)
-        if "func_name" not in signature.parameters:
-            raise HookError(f"MlirCompiler.compile{signature} has no func_name parameter to name the kernel by")
+        shape.check(signature)
         recorder = self
 
         def recording_compile(cls, *args, **kwargs):
@@ -138,7 +198,8 @@ class CompileRecorder:
         # pid keeps directories apart when pytest-xdist shares one dump root.
         dump_dir = self.dump_root / f"c{os.getpid()}-{seq:04d}"
         os.environ["FLYDSL_DUMP_DIR"] = str(dump_dir)
-        return {"seq": seq, "label": self.current_label, "func_name": func_name, "dump_dir": dump_dir.name}
+        return {"seq": seq, "label": self.current_label, "func_name": func_name, "dump_dir": dump_dir.name,
+                "flydsl": self.flydsl}
 
     def hook_failed(self, exc: HookError) -> HookError:
         record_hook_error(self.dump_root, exc)

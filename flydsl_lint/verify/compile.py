@@ -55,6 +55,7 @@ class CompileResult:
     specializations: dict[SpecializationKey, KernelIsa] = field(default_factory=dict)
     failures: list[CompileFailure] = field(default_factory=list)
     outcomes: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (outcome, message)
+    flydsl_versions: set[str] = field(default_factory=set)  # the releases that compiled
 
     @property
     def ok(self) -> bool:
@@ -132,6 +133,8 @@ def _read_json_lines(path: Path) -> list[dict]:
 def _raise_hook_error(dump_root: Path) -> None:
     """A failure of our own hook makes every result of the run meaningless: stop with its reason."""
     for record in _read_json_lines(dump_root / capture.HOOK_ERRORS_MANIFEST):
+        if record.get("unsupported"):
+            raise capture.UnsupportedRelease(record["reason"])
         raise capture.HookError(f"the compile hook does not fit the installed flydsl {record['flydsl']}: "
                                 f"{record['reason']}")
 
@@ -140,6 +143,7 @@ def collect_evidence(dump_root: Path, result: CompileResult) -> None:
     """Fold one capture process's manifests and dumps into ``result``."""
     occurrences: Counter = Counter()
     for record in _read_json_lines(dump_root / capture.COMPILES_MANIFEST):
+        result.flydsl_versions.add(record["flydsl"])
         if "error" in record:
             result.failures.append(CompileFailure(record["label"], record["func_name"], record["error"]))
             continue
@@ -164,17 +168,21 @@ def run_capture(
     tests: list[str] = (),
     probes: list[str] = (),
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
+    python: str = sys.executable,
 ) -> CompileResult:
-    """Compile everything ``tests`` and ``probes`` (run inside ``tree``) ask for, for one arch."""
+    """Compile everything ``tests`` and ``probes`` (run inside ``tree``) ask for, for one arch.
+
+    ``python`` is the interpreter whose flydsl compiles (another release's environment, say).
+    """
     result = CompileResult(arch, evidence_dir)
     runs = []
     if tests:
-        pytest_command = [sys.executable, "-m", "pytest", "-p", "flydsl_lint.verify.pytest_capture",
+        pytest_command = [python, "-m", "pytest", "-p", "flydsl_lint.verify.pytest_capture",
                           "-p", "no:cacheprovider", "-q", "--tb=short", "--no-header", *tests]
         runs.append(("tests", pytest_command))
     if probes:
         probe_args = [arg for spec in probes for arg in ("--probe", spec)]
-        runs.append(("probes", [sys.executable, "-m", "flydsl_lint.verify.capture", *probe_args]))
+        runs.append(("probes", [python, "-m", "flydsl_lint.verify.capture", *probe_args]))
     # pytest exits 1 when tests fail, which outputs compared under the shim are
     # expected to do; a probe has no such excuse.
     tolerated_exits = {"tests": (0, 1), "probes": (0,)}
@@ -202,6 +210,7 @@ def compile_source(
     workdir: Path,
     module_name: str = "kernel_under_test",
     timeout: float = 600,
+    python: str = sys.executable,
 ) -> CompileResult:
     """Compile the kernels that ``source``'s function ``entry`` builds, for ``arch``.
 
@@ -222,6 +231,7 @@ def compile_source(
         linker=linker,
         probes=[f"{module_name}:{entry}"],
         timeout=timeout,
+        python=python,
     )
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from flydsl_lint.engine.checker import Checker
 from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.source import SourceFile
+from flydsl_lint.engine.versions import Version
 from flydsl_lint.fixes.apply import fix_source
 from tests.conftest import make_settings
 
@@ -40,11 +41,11 @@ class Variant:
     arch: str
 
 
-def settings_for(root: Path, code: str, arch: str):
+def settings_for(root: Path, code: str, arch: str, release: str):
     # FLY013 judges a `noqa: FLY105` only when FLY105 ran too; FLY105 has no
     # hit in the kernels, so only FLY013 edits are made.
     select = (code, "FLY105") if code == "FLY013" else (code,)
-    return make_settings(root, select=select, target_arch=(arch,))
+    return make_settings(root, select=select, target_arch=(arch,), target_version=Version.parse(release))
 
 
 @dataclass
@@ -56,9 +57,9 @@ class FixOutcome:
     remaining: list  # diagnostics of the code after the fix
 
 
-def apply_fix(source: str, code: str, arch: str, root: Path) -> FixOutcome:
-    """The fix loop exactly as `flydsl-lint check --fix` runs it, for one code."""
-    checker = Checker(settings_for(root, code, arch))
+def apply_fix(source: str, code: str, arch: str, release: str, root: Path) -> FixOutcome:
+    """The fix loop exactly as `flydsl-lint check --fix` runs it, for one code, targeting ``release``."""
+    checker = Checker(settings_for(root, code, arch, release))
     path = str(root / "kernel_under_test.py")
     diagnostics = [d for d in checker.check(SourceFile(path, source)) if d.code == code]
     safe = [d for d in diagnostics if d.fix is not None and d.fix.applicability == Applicability.SAFE]
@@ -80,20 +81,22 @@ def stage_pythonpath(root: Path) -> Path | None:
     return root
 
 
-def compile_all(sources: dict, workdir: Path, extra_path: Path | None) -> dict:
-    """Compile every distinct source once per arch, in parallel; {(source, arch): CompileResult}."""
+def compile_all(jobs: set, pythons: dict[str, str], workdir: Path, extra_path: Path | None) -> dict:
+    """Compile every (source, arch, release) job once, in parallel, with that release's
+    interpreter (``pythons``); {(source, arch, release): CompileResult}."""
     from flydsl_lint.verify.compile import compile_source
 
     previous = os.environ.get("PYTHONPATH")
     if extra_path is not None:
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_path), previous]))
     try:
-        jobs = sorted(set(sources))
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            futures = {
-                job: pool.submit(compile_source, job[0], arch=job[1], entry="build", workdir=workdir / job[1])
-                for job in jobs
-            }
+            futures = {}
+            for source, arch, release in sorted(jobs):
+                futures[(source, arch, release)] = pool.submit(
+                    compile_source, source, arch=arch, entry="build", workdir=workdir / release / arch,
+                    python=pythons[release],
+                )
             return {job: future.result() for job, future in futures.items()}
     finally:
         if previous is None:

@@ -6,7 +6,8 @@ Kinds:
   isa           the fix is applied with the real engine to a FlyDSL kernel written
                 for the proof and both versions are compiled with the real flydsl
                 wheel under COMPILE_ONLY: identical normalized ISA and resources on
-                every arch listed in PLAN.
+                every arch listed in PLAN, on the oldest and the newest FlyDSL release
+                the fix is offered for (proof_releases).
   ast-equality  comment-only fixes: the module's AST is unchanged, so the compiler
                 cannot see the edit.
 """
@@ -14,6 +15,11 @@ Kinds:
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from flydsl_lint.engine.registry import load_metadata
+from flydsl_lint.engine.target import releases
+from flydsl_lint.engine.versions import Version
+from tests.release_envs import chosen_releases
 
 CDNA = ("gfx942", "gfx950")
 CDNA_AND_RDNA = ("gfx942", "gfx950", "gfx1201")
@@ -25,6 +31,24 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
     "MFMA": (CDNA, ("FLY362", "FLY702")),
 }
+
+
+
+def offered_from(code: str) -> Version:
+    """The oldest release a code's fix is offered for: its fix-since, but never below the oldest supported."""
+    since = load_metadata()[code].fix_since
+    oldest = releases().oldest_supported
+    return max(Version.parse(since), oldest) if since else oldest
+
+
+def proof_releases(code: str) -> tuple[str, ...]:
+    """Where a code's fix is proven: its oldest and newest release (FLYDSL_RELEASES: those offering it)."""
+    first = offered_from(code)
+    chosen = chosen_releases()
+    if chosen is not None:
+        return tuple(release for release in chosen if Version.parse(release) >= first)
+    return tuple(dict.fromkeys((str(first), str(releases().known[-1]))))
+
 
 ISA_TEST = "tests/proofs/test_safe_fixes_compile_identically.py::test_fix_compiles_identically"
 

@@ -168,10 +168,10 @@ class MlirCompiler:
 '''
 
 
-def _fake_flydsl(root: Path, jit_function: str | None) -> Path:
+def _fake_flydsl(root: Path, jit_function: str | None, version: str) -> Path:
     package = root / "flydsl"
     (package / "compiler").mkdir(parents=True)
-    (package / "__init__.py").write_text('__version__ = "9.9.9"\n')
+    (package / "__init__.py").write_text(f'__version__ = "{version}"\n')
     (package / "compiler/__init__.py").write_text(
         "def build():\n    from flydsl.compiler.jit_function import MlirCompiler\n"
         "    return MlirCompiler.compile('module', 'kernel', None)\n")
@@ -180,20 +180,34 @@ def _fake_flydsl(root: Path, jit_function: str | None) -> Path:
     return root
 
 
+def _verify_with_fake_flydsl(repo: Path, fake: Path):
+    test = "import flydsl.compiler\n\n\ndef test_build():\n    flydsl.compiler.build()\n"
+    (repo / "tests/kernels/test_build.py").write_text(test)
+    return run_verify(repo, "--tests", "tests/kernels/test_build.py", "--mode", "compile",
+                      env={"PYTHONPATH": os.pathsep.join([str(fake), str(REPO_ROOT)])})
+
+
 @requires_flydsl  # the fake stands in for it, but the shim needs torch and the run a linker
 @pytest.mark.parametrize("jit_function, reason", [
     (FAKE_JIT_FUNCTION, "MlirCompiler.compile(module, name, options) has no func_name parameter"),
+    (FAKE_JIT_FUNCTION.replace("name, options", "*, func_name, options"),
+     "MlirCompiler.compile(module, *, func_name, options) is not the (asm, func_name, config) of flydsl 0.5.0"),
     (None, "flydsl.compiler.jit_function.MlirCompiler is not there (ModuleNotFoundError"),
 ])
 def test_hook_not_fitting_flydsl_is_a_setup_error(repo, tmp_path, jit_function, reason):
-    fake = _fake_flydsl(tmp_path / "fake", jit_function)
-    test = "import flydsl.compiler\n\n\ndef test_build():\n    flydsl.compiler.build()\n"
-    (repo / "tests/kernels/test_build.py").write_text(test)
-    result = run_verify(repo, "--tests", "tests/kernels/test_build.py", "--mode", "compile",
-                        env={"PYTHONPATH": os.pathsep.join([str(fake), str(REPO_ROOT)])})
+    result = _verify_with_fake_flydsl(repo, _fake_flydsl(tmp_path / "fake", jit_function, "0.5.0"))
     assert result.returncode == 2, result.stdout + result.stderr
     _one_line_naming(result.stderr, "flydsl-lint-verify: error: the compile hook does not fit the installed "
-                                    f"flydsl 9.9.9: {reason}")
+                                    f"flydsl 0.5.0: {reason}")
+
+
+@requires_flydsl
+@pytest.mark.parametrize("version", ["9.9.9", "0.2.4", "0.5.1"])
+def test_release_without_a_hook_shape_is_one_line(repo, tmp_path, version):
+    result = _verify_with_fake_flydsl(repo, _fake_flydsl(tmp_path / "fake", FAKE_JIT_FUNCTION, version))
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr == (f"flydsl-lint-verify: error: flydsl {version} is not supported by compile mode; "
+                             "supported: 0.3.0–0.5.0\n")
 
 
 # Item 14: Ctrl-C at any moment.

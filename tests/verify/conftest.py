@@ -14,11 +14,12 @@ requires_flydsl = pytest.mark.skipif(
 )
 
 
-def run_verify(repo: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The CLI in a subprocess, as CI would run it (works without installing flydsl-lint)."""
+def run_verify(repo: Path, *args: str, env: dict | None = None, python: str = sys.executable) -> subprocess.CompletedProcess:
+    """The CLI in a subprocess, as CI would run it (works without installing flydsl-lint);
+    ``python`` is the interpreter, and so the flydsl release, it runs with."""
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(REPO_ROOT), os.environ.get("PYTHONPATH")])))
     environment.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), *args],
+        [python, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), *args],
         capture_output=True, text=True, env=environment, timeout=900,
     )

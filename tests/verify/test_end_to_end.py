@@ -1,4 +1,8 @@
-"""flydsl-lint-verify on a FlyDSL-like repository, compiled with the real flydsl wheel."""
+"""flydsl-lint-verify on a FlyDSL-like repository, compiled with the real flydsl wheel.
+
+Each case runs on the oldest and the newest release compile mode supports, each
+from its own environment (tests/release_envs.py; FLYDSL_RELEASES picks others).
+"""
 
 import json
 import shutil
@@ -8,11 +12,16 @@ import pytest
 
 from flydsl_lint.verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL
 from tests.verify import fake_flydsl_repo
-from tests.verify.conftest import requires_flydsl, run_verify
-
-pytestmark = requires_flydsl
+from tests.release_envs import NEWEST, OLDEST, chosen_releases, release_python
+from tests.verify.conftest import run_verify
 
 VEC_ADD = "kernels/elementwise/vec_add.py"
+
+
+@pytest.fixture(scope="module", params=chosen_releases() or (OLDEST, NEWEST))
+def python(request):
+    """The interpreter verify runs with, one flydsl release per parameter."""
+    return release_python(request.param)
 
 
 @pytest.fixture(scope="module")
@@ -36,22 +45,22 @@ def _json_report(result):
 
 
 @pytest.fixture(scope="module")
-def comment_only(repo):
+def comment_only(repo, python):
     fake_flydsl_repo.edit(repo, "kernels/common/tiling.py", '"""The vec_width', '# a comment-only change\n    """The vec_width')
     try:
-        return run_verify(repo, "--report", "json")
+        return run_verify(repo, "--report", "json", python=python)
     finally:
         fake_flydsl_repo.git(repo, "checkout", "--", ".")
 
 
 @pytest.fixture(scope="module")
-def wider(repo):
-    return run_verify(repo, "--base", "main", "--head", "wider", "--report", "json")
+def wider(repo, python):
+    return run_verify(repo, "--base", "main", "--head", "wider", "--report", "json", python=python)
 
 
 @pytest.fixture(scope="module")
-def broken(repo):
-    result = run_verify(repo, "--base", "main", "--head", "broken", "--report", "json", "--keep")
+def broken(repo, python):
+    result = run_verify(repo, "--base", "main", "--head", "broken", "--report", "json", "--keep", python=python)
     yield result
     shutil.rmtree(json.loads(result.stdout)["evidence_dir"], ignore_errors=True)
 
@@ -78,8 +87,8 @@ def test_vector_width_change_names_kernel_and_resources(wider):
     assert comparison["isa_diff"] and comparison["histogram_deltas"]
 
 
-def test_vector_width_change_terminal_summary(repo):
-    result = run_verify(repo, "--base", "main", "--head", "wider")
+def test_vector_width_change_terminal_summary(repo, python):
+    result = run_verify(repo, "--base", "main", "--head", "wider", python=python)
     assert result.returncode == 1
     assert "changed" in result.stdout and "vec_add_kernel_0" in result.stdout and "code_bytes" in result.stdout
     assert result.stdout.rstrip().splitlines()[-1].startswith("parity broken")
