@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # Installs what `flydsl-lint-verify` compile mode and tests/verify need:
 #   - torch 2.13.0, CPU build only (kernels' tests import torch; no GPU is used)
-#   - flydsl, pinned (see FLYDSL_VERSION below)
+#   - flydsl, only when none is installed (the newest release, 0.5.0), or the
+#     release asked for with FLYDSL_VERSION=0.3.1 / --flydsl-version 0.3.1;
+#     an installed flydsl is never replaced unless asked
+#   - numpy, which the flydsl wheel imports without declaring it
 #   - ziglang, whose bundled ld.lld links the code objects when neither ROCm's
 #     nor a system ld.lld is available
-# Idempotent: each package is installed only when the exact version is missing.
+# Idempotent: each package is installed only when missing (or not the asked-for version).
 set -euo pipefail
 
 PYTHON="${PYTHON:-python}"
 TORCH_VERSION="2.13.0"
-# 0.5.0 is the newest flydsl release on PyPI; it installs as a cp311 manylinux
-# wheel and compiles kernels under COMPILE_ONLY=1 with torch 2.13.0 (verified
-# by tests/verify). Bump deliberately: dump file names and ISA layout are
-# what the verifier parses.
-FLYDSL_VERSION="0.5.0"
+# Compile mode supports flydsl 0.3.0-0.5.0 (flydsl_lint/verify/capture.py
+# HOOK_SHAPES; dump layout checked on each). The default for a machine without
+# flydsl is the newest; bump deliberately.
+DEFAULT_FLYDSL_VERSION="0.5.0"
+FLYDSL_VERSION="${FLYDSL_VERSION:-}"
+if [[ "${1:-}" == "--flydsl-version" && -n "${2:-}" ]]; then
+    FLYDSL_VERSION="$2"
+elif [[ $# -gt 0 ]]; then
+    echo "usage: [PYTHON=python] [FLYDSL_VERSION=X] install_compile_toolchain.sh [--flydsl-version X]" >&2
+    exit 2
+fi
 ZIGLANG_SPEC="ziglang>=0.11"
 # Optional extra index holding CPU torch wheels (e.g. https://download.pytorch.org/whl/cpu)
 # for machines without a local torch-2.13.0+cpu wheel in pip's find-links.
@@ -42,8 +51,11 @@ if ! "$PYTHON" -c "import torch, sys; sys.exit(0 if torch.version.cuda is None e
     exit 2
 fi
 
-if [[ "$(installed_version flydsl)" != "$FLYDSL_VERSION" ]]; then
+flydsl_now="$(installed_version flydsl)"
+if [[ -n "$FLYDSL_VERSION" && "$flydsl_now" != "$FLYDSL_VERSION" ]]; then
     "$PYTHON" -m pip install "flydsl==${FLYDSL_VERSION}"
+elif [[ -z "$flydsl_now" ]]; then
+    "$PYTHON" -m pip install "flydsl==${DEFAULT_FLYDSL_VERSION}"
 fi
 
 # The flydsl wheel declares no dependencies but imports numpy (flydsl.expr.numeric).

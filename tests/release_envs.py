@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.target import releases
+from flydsl_lint.engine.versions import Version
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 ENVS_DIR = Path(os.environ.get("FLYDSL_RELEASE_ENVS") or REPO_ROOT / ".venvs")
@@ -80,3 +81,19 @@ def release_python(version: str) -> str:
         pytest.fail(f"{python.parent.parent} holds flydsl {found}, not {version}: recreate it with "
                     f"scripts/release_env.sh {version}")
     return str(python)
+
+
+def default_releases() -> list[str]:
+    """Every release the tests compile on by default: each safe fix's oldest and newest, and verify's."""
+    from tests.proofs.registry import PLAN, proof_releases
+
+    found = {OLDEST, NEWEST}
+    for _, codes in PLAN.values():
+        for code in codes:
+            found.update(proof_releases(code))
+    return sorted(found, key=Version.parse)
+
+
+if __name__ == "__main__":
+    # scripts/test.sh: the releases needing an environment of their own (not the main venv's).
+    print(" ".join(release for release in default_releases() if release != _main_venv_release()))
