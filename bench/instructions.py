@@ -39,7 +39,7 @@ LINT = textwrap.dedent(
     import sys
     from pathlib import Path
     from flydsl_lint.engine.config import load_settings
-    from flydsl_lint.engine.runner import run
+    from flydsl_lint.run.runner import run
     result = run([sys.argv[1]], load_settings(start=Path(sys.argv[1])), use_cache=False, jobs=1)
     print(len(result.diagnostics))
     """
@@ -51,7 +51,7 @@ PHASE = textwrap.dedent(
     f"""\
     import gc, sys
     from pathlib import Path
-    from flydsl_lint.engine.checker import Checker
+    from flydsl_lint.run.checker import Checker
     from flydsl_lint.engine.config import load_settings
     from flydsl_lint.engine.files import discover
     from flydsl_lint.engine.model import SemanticModel
@@ -154,7 +154,7 @@ def print_flake8(tree: Path) -> None:
 
 
 def print_families(tree: Path, reference: int | None) -> None:
-    from flydsl_lint.engine.registry import all_rules
+    from flydsl_lint.rules import all_rules
 
     def count(selected: list[str]) -> int:
         return instructions([sys.executable, "-c", PHASE, str(tree), "rules", ",".join(selected)])

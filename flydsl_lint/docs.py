@@ -11,7 +11,9 @@ import inspect
 import sys
 from pathlib import Path
 
-from .engine.registry import Invalid, Rule, all_rules, load_metadata, load_redirects
+from .engine.metadata import load_metadata, load_redirects
+from .rules import all_rules
+from .rules._base import Invalid, Rule
 
 SECTION_TITLES = {
     "0": "Project boundaries and tool hygiene", "1": "§1 ArithValue and index helpers", "1b": "§1b Redundant fx.* wraps",

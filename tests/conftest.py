@@ -18,11 +18,11 @@ def without_target_variable() -> dict:
     """This process's environment without the suite's FLYDSL_LINT_TARGET_VERSION."""
     return {key: value for key, value in os.environ.items() if key != "FLYDSL_LINT_TARGET_VERSION"}
 
-from flydsl_lint.engine.checker import Checker  # noqa: E402
 from flydsl_lint.engine.config import Settings  # noqa: E402
 from flydsl_lint.engine.source import SourceFile  # noqa: E402
 from flydsl_lint.engine.versions import Version  # noqa: E402
-from flydsl_lint.fixes.apply import fix_source  # noqa: E402
+from flydsl_lint.run.checker import Checker  # noqa: E402
+from flydsl_lint.run.fix_loop import fix_source  # noqa: E402
 
 
 def make_settings(tmp_path: Path, **overrides) -> Settings:

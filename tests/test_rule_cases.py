@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
-from flydsl_lint.engine.registry import Invalid, Valid, all_rules, load_metadata
+from flydsl_lint.rules._base import Invalid, Valid
+from flydsl_lint.rules import all_rules
+from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.fixes.apply import apply_edits
 from tests.conftest import fix_text, lint_text
 

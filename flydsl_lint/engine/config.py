@@ -189,7 +189,7 @@ def _most_specific(code: str, included: tuple[str, ...], excluded: tuple[str, ..
 
 @functools.lru_cache(maxsize=1)
 def _advisory_codes() -> frozenset[str]:
-    from .registry import load_metadata
+    from .metadata import load_metadata
 
     return frozenset(code for code, meta in load_metadata().items() if not meta.default)
 
@@ -200,7 +200,7 @@ _warned: set[tuple[str, str]] = set()
 def redirect_codes(codes: tuple[str, ...], where: str) -> tuple[str, ...]:
     """`codes` with renamed ones (rules.toml's [redirects]) replaced by their
     new code, each with a one-line warning on stderr (once per place and code)."""
-    from .registry import load_redirects
+    from .metadata import load_redirects
 
     redirects = load_redirects()
     if redirects.keys().isdisjoint(codes):

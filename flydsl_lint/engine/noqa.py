@@ -59,7 +59,7 @@ class NoqaDirective:
 
 
 def _with_new_codes(codes: tuple[str, ...]) -> tuple[str, ...]:
-    from .registry import load_redirects
+    from .metadata import load_redirects
 
     redirects = load_redirects()
     return codes + tuple(redirects[code] for code in codes if code in redirects)

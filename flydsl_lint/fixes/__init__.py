@@ -1,1 +1,1 @@
-"""Applying fixes: non-overlapping edits, re-checked to a fixed point, written atomically."""
+"""Applying fixes: choosing non-overlapping edits, applying them, removing the imports they emptied."""

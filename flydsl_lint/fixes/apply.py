@@ -1,38 +1,18 @@
-"""Apply fixes to a fixed point and write the result without ever losing a file."""
+"""Apply chosen fixes to a text: non-overlapping edits in one sweep, then the imports they emptied removed."""
 
 from __future__ import annotations
 
 import ast
 import bisect
-import os
 import re
-import stat
-import tempfile
-import time
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
-from ..engine.checker import Checker
 from ..engine.diagnostics import Diagnostic, Edit, Position, fix_applies
 from ..engine.model import Binding, SemanticModel
-from ..engine.source import SourceError, SourceFile, file_kind
+from ..engine.source import SourceFile
 
-MAX_PASSES = 10
-
-
-class FixResult:
-    __slots__ = ("source", "new_text", "applied", "remaining")
-
-    def __init__(self, source: SourceFile, new_text: str, applied: Counter, remaining: list[Diagnostic]) -> None:
-        self.source = source
-        self.new_text = new_text
-        self.applied = applied  # code -> fixes applied
-        self.remaining = remaining
-
-    @property
-    def changed(self) -> bool:
-        return self.new_text != self.source.text
+MAX_PASSES = 10  # rounds of fixes (run/fix_loop.py) and of alias removal
 
 
 def apply_edits(text: str, edits: list[Edit], newline: str) -> str:
@@ -62,7 +42,7 @@ def apply_edits(text: str, edits: list[Edit], newline: str) -> str:
     return "".join(reversed(pieces))
 
 
-def _choose(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
+def choose_fixes(diagnostics: list[Diagnostic], unsafe: bool) -> list[Diagnostic]:
     """In source order, each fix that overlaps no fix chosen before it (`Fix.overlaps`)."""
     candidates = sorted((d for d in diagnostics if fix_applies(d.fix, unsafe)), key=lambda d: (d.start, d.code))
     taken = _ChosenEdits([position for d in candidates for edit in d.fix.edits for position in (edit.start, edit.end)])
@@ -257,39 +237,6 @@ def _all_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _used_elsewhere_in_project(checker: Checker, source: SourceFile) -> Callable[[str], bool]:
-    """Whether another Python file under the source roots of `source`'s project
-    mentions a name as a word (it may import it): the files are read on the
-    first question only, as few fixes leave a module-level name unused."""
-    texts: list[str] | None = None
-
-    def used(name: str) -> bool:
-        nonlocal texts
-        if texts is None:
-            texts = list(_other_project_texts(checker, source.path))
-        word = re.compile(rf"\b{re.escape(name)}\b")
-        return any(word.search(text) for text in texts)
-
-    return used
-
-
-def _other_project_texts(checker: Checker, path: str):
-    from ..engine.files import discover
-
-    index = checker.project_for(path)[0]
-    files, _ = discover([str(root) for root in index.roots], checker.settings)
-    seen = {os.path.realpath(path)}
-    for file in files:
-        real = os.path.realpath(file)
-        if real in seen:
-            continue
-        seen.add(real)
-        try:
-            yield Path(real).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue  # unreadable: its check reports it
-
-
 def _alone_in_its_block(model: SemanticModel, statement: ast.stmt) -> bool:
     """Whether `statement` is the only one of a body, else or finally block (which then needs a `pass`)."""
     parent = model.parent(statement)
@@ -362,125 +309,3 @@ def _name_and_comma(text: str, lo: int, hi: int) -> tuple[int, int]:
 def _position(source: SourceFile, offset: int) -> Position:
     row = bisect.bisect_right(source.line_starts, offset)
     return Position(row, offset - source.line_starts[row - 1])
-
-
-def fix_source(source: SourceFile, checker: Checker, unsafe: bool = False) -> FixResult:
-    """Apply fixes until none is left (bounded); the result must parse."""
-    text = source.text
-    applied: Counter = Counter()
-    current = source
-    remaining: list[Diagnostic] | None = None  # the diagnostics of `current`, once known
-    for _ in range(MAX_PASSES):
-        remaining = checker.check(current)
-        chosen = _choose(remaining, unsafe)
-        if not chosen:
-            break
-        text = apply_edits(text, [edit for d in chosen for edit in d.fix.edits], source.newline)
-        applied.update(d.code for d in chosen)
-        current, remaining = SourceFile(source.path, text, source.encoding, source.bom, source.newline), None
-        try:
-            current.tree
-        except SourceError as exc:
-            codes = ", ".join(sorted(set(d.code for d in chosen)))
-            raise SourceError(source.path, f"fixes for {codes} produced invalid code ({exc.reason}); file left untouched") from None
-    if applied:
-        cleaned = remove_dead_aliases(source.text, text, source.newline, _used_elsewhere_in_project(checker, source))
-        cleaned = remove_unused_imports(source.text, cleaned, source.newline)
-        if cleaned != text:
-            text = cleaned
-            current, remaining = SourceFile(source.path, text, source.encoding, source.bom, source.newline), None
-            try:
-                current.tree
-            except SourceError as exc:
-                raise SourceError(source.path, f"removing names the fixes left unused produced invalid code ({exc.reason}); file left untouched") from None
-    if remaining is None:  # the last pass's fixes or the import clean-up changed the text
-        remaining = checker.check(current)
-    return FixResult(source, text, applied, remaining)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Give the file at `path` the contents `data`, so that an interruption leaves old or new, never half.
-
-    The file is replaced, never the name in front of it: a symlink is followed, its
-    target replaced and the link kept. An existing file keeps its mode and, as far
-    as this user may set them, its owner and group; a new one gets the umask's mode.
-    A file with several hard links, or anything but a regular file, is refused with an
-    OSError: replacing it would split the links or the node, and writing into it in
-    place could leave it half-written.
-    """
-    target = Path(os.path.realpath(path))
-    info: os.stat_result | None
-    try:
-        info = os.stat(target)
-    except FileNotFoundError:
-        info = None
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    else:
-        _check_replaceable(info)
-        mode = stat.S_IMODE(info.st_mode)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=TEMPORARY_SUFFIX, dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            if info is not None:
-                _keep_owner(stream.fileno(), info)
-            stream.write(data)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.chmod(temporary, mode)  # after the owner: changing it clears set-id bits
-        os.replace(temporary, target)
-    except BaseException:
-        try:
-            os.unlink(temporary)
-        except FileNotFoundError:
-            pass
-        raise
-
-
-def _check_replaceable(info: os.stat_result) -> None:
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(f"not a regular file ({file_kind(info.st_mode)})")
-    if info.st_nlink > 1:
-        raise OSError(f"has {info.st_nlink} hard links; left untouched "
-                      "(replacing it would split them, writing in place could leave it half-written)")
-
-
-def _keep_owner(descriptor: int, info: os.stat_result) -> None:
-    """Give the new file the old one's owner and group, or its group alone, as far as allowed."""
-    if not hasattr(os, "fchown"):
-        return
-    for owner in (info.st_uid, -1):  # only root may give a file away; a member may set its group
-        try:
-            os.fchown(descriptor, owner, info.st_gid)
-            return
-        except OSError:
-            continue
-
-
-# write_atomic's temporaries are named `.NAME.` + mkstemp's 8 characters + this suffix.
-TEMPORARY_SUFFIX = ".flydsl-lint"
-_TEMPORARY_NAME = re.compile(r"\..+\.[a-z0-9_]{8}" + re.escape(TEMPORARY_SUFFIX))
-# A temporary this recent may be a write under way in another run.
-LEFTOVER_MIN_AGE = 60.0
-
-
-def leftover_temporaries(start: Path, excluded: Callable[[Path], bool]) -> list[Path]:
-    """The temporaries of write_atomic that an interrupted run left in `start` and
-    below it (not in folders `excluded` rejects): regular files, not links, named
-    exactly as it names them and unchanged for LEFTOVER_MIN_AGE seconds."""
-    found: list[Path] = []
-    oldest_allowed = time.time() - LEFTOVER_MIN_AGE
-    for folder, subfolders, names in os.walk(start):
-        subfolders[:] = [sub for sub in subfolders if not excluded(Path(folder) / sub)]
-        for name in names:
-            if not _TEMPORARY_NAME.fullmatch(name):
-                continue
-            path = Path(folder) / name
-            try:
-                info = path.lstat()
-            except OSError:
-                continue
-            if stat.S_ISREG(info.st_mode) and info.st_mtime < oldest_allowed:
-                found.append(path)
-    return sorted(found)

@@ -114,7 +114,7 @@ def add_noqa_to_source(source: SourceFile, diagnostics: list[Diagnostic], reason
 
 def add_noqa(diagnostics: list[Diagnostic], reason: str = DEFAULT_REASON) -> AddNoqaResult:
     """Write directives for every (unsuppressed) diagnostic, file by file."""
-    from ..fixes.apply import write_atomic
+    from ..engine.writes import write_atomic
 
     outcome = AddNoqaResult()
     by_path: dict[str, list[Diagnostic]] = {}

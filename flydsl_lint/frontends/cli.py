@@ -195,9 +195,9 @@ def _clean(args: argparse.Namespace) -> int:
     that an interrupted run left there (see `leftover_temporaries`)."""
     import shutil
 
-    from ..engine.cache import cache_root, find_caches
+    from ..run.cache import cache_root, find_caches
     from ..engine.config import DEFAULT_CACHE_DIR, ConfigError, load_settings
-    from ..fixes.apply import leftover_temporaries
+    from ..engine.writes import leftover_temporaries
 
     status, removed = EXIT_CLEAN, 0
     for raw in args.paths or ["."]:
@@ -242,7 +242,7 @@ def _clean(args: argparse.Namespace) -> int:
 
 def _check(args: argparse.Namespace) -> int:
     from ..engine.config import ConfigError, load_settings
-    from ..engine.runner import Mode, run
+    from ..run.runner import Mode, run
     from ..engine.versions import Version
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args),
@@ -338,7 +338,7 @@ def _named_tuned_kernels(args: argparse.Namespace, stdin: bool, settings) -> tup
 
 def _cache_usable(settings) -> bool:
     """Whether the configured cache folder may be used; if not, a one-line warning says why."""
-    from ..engine.cache import unusable_reason
+    from ..run.cache import unusable_reason
     from ..engine.config import escape_controls
 
     reason = unusable_reason(settings)
@@ -379,7 +379,7 @@ def _show_settings(path: Path, settings) -> int:
     """The resolved settings, one `key = value` line each (values as JSON), as `ruff check --show-settings`."""
     import json
 
-    from ..engine.registry import all_rules
+    from ..rules import all_rules
     from ..engine.versions import Version
 
     if not path.exists():
@@ -411,7 +411,7 @@ def _module_resolution(path: Path, settings) -> tuple[str | None, list[Path], li
     its project modules are looked up in, and the project modules that the
     check of `path` (or of every file below a folder) could not find, each as
     `module (imported by FILE)`."""
-    from ..engine.checker import Checker
+    from ..run.checker import Checker
     from ..engine.files import discover
     from ..engine.project import unresolved_project_modules
     from ..engine.source import SourceError, SourceFile, read_data
@@ -455,7 +455,7 @@ def _write_report(path: Path, report: str) -> None:
     """Replace a regular file (or create one) with the report, whole or not at all;
     write into anything else, never replacing it: this process's own stdout or
     stderr (`-o /dev/stdout` after `>> log` keeps the log), a FIFO, a terminal, /dev/null."""
-    from ..fixes.apply import write_atomic
+    from ..engine.writes import write_atomic
 
     try:
         info: os.stat_result | None = os.stat(path)
@@ -507,7 +507,7 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
     elif args.fix_only:
         count = f"Fixed {fixed} error{'s' * (fixed != 1)}.\n" if fixed else "No errors fixed.\n"
         if args.output_format not in HUMAN_FORMATS:  # a machine format gets its empty report, parsable
-            from ..engine.runner import RunResult
+            from ..run.runner import RunResult
 
             write(RunResult(), args.output_format, options, stream)
             stream = sys.stderr
@@ -533,7 +533,7 @@ def _report(result, args: argparse.Namespace, mode, stream) -> int:
 def _unfixed(result):
     """`result` as a check without fixes reports it: the fix counts of a diff
     run are what --fix would do, not what was done."""
-    from ..engine.runner import FileResult, RunResult
+    from ..run.runner import FileResult, RunResult
 
     return RunResult([FileResult(f.path, f.diagnostics, f.error) for f in result.files], result.target)
 
@@ -542,7 +542,7 @@ def _check_stdin(args: argparse.Namespace, settings, mode) -> int:
     """Check source piped in (editors, formatters' pipelines). With --fix the
     fixed source goes to stdout and the report to stderr, as in ruff; source that
     cannot be checked or is excluded comes back unchanged."""
-    from ..engine.runner import FileResult, RunResult, check_data, target_of
+    from ..run.runner import FileResult, RunResult, check_data, target_of
     from ..engine.source import too_large
 
     name = args.stdin_filename or "-"
@@ -599,7 +599,7 @@ def _fix_availability(rule, meta) -> str:
 def _rule_json(rule) -> dict:
     """A rule as `ruff rule --output-format json` describes one, plus fix_applicability and fix_since."""
     from ..docs import render_rule
-    from ..engine.registry import load_metadata
+    from ..engine.metadata import load_metadata
 
     meta = load_metadata()[rule.code]
     return {"code": meta.code, "name": meta.name, "linter": "flydsl-lint", "summary": meta.summary,
@@ -610,14 +610,14 @@ def _rule_json(rule) -> dict:
 
 def _all_rules_json() -> int:
     """`rule --all` and `rules` in JSON: one list, every rule in code order."""
-    from ..engine.registry import all_rules
+    from ..rules import all_rules
 
     return _print_json([_rule_json(rule) for rule in all_rules().values()])
 
 
 def _rule(args: argparse.Namespace) -> int:
     from ..docs import render_rule
-    from ..engine.registry import all_rules
+    from ..rules import all_rules
 
     if args.all == (args.code is not None):
         print("flydsl-lint: error: `rule` takes either a CODE or --all", file=sys.stderr)
@@ -641,7 +641,7 @@ def _rule(args: argparse.Namespace) -> int:
 def _rule_code(given: str, rules: dict) -> str | None:
     """The code `rule` was asked about: a code, a renamed code (which says what it
     is now, on stderr) or a rule's name, as ruff takes both; None if none."""
-    from ..engine.registry import load_metadata, load_redirects
+    from ..engine.metadata import load_metadata, load_redirects
 
     code = given.upper()
     redirected = load_redirects().get(code)
@@ -659,7 +659,8 @@ LEGEND = ("Fix: [*] safe (applied by --fix), [~] unsafe (needs --unsafe-fixes), 
 
 
 def _rules(output_format: str) -> int:
-    from ..engine.registry import all_rules, load_metadata
+    from ..rules import all_rules
+    from ..engine.metadata import load_metadata
 
     if output_format == "json":
         return _all_rules_json()

@@ -66,7 +66,7 @@ class FlyDSLChecker:
                 raise SystemExit(2) from None
 
     def _checker(self):
-        from ..engine.checker import Checker
+        from ..run.checker import Checker
         from ..engine.config import find_config, load_settings
 
         folder = Path(self.filename).resolve().parent if self.filename not in ("stdin", "-") else None

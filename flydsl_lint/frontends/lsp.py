@@ -61,7 +61,7 @@ class Linter:
     def checker_for(self, path: Path):
         """The document's checker; a config that cannot be read raises SettingsError and
         is read again on the next check (nothing is kept for it)."""
-        from ..engine.checker import Checker
+        from ..run.checker import Checker
         from ..engine.config import ConfigError, find_config, load_settings
 
         folder = path.parent if path.parent.is_dir() else Path.cwd()
@@ -98,7 +98,7 @@ class Linter:
     def fix_all(self, path: Path, text: str) -> str | None:
         """The text after every safe fix, or None when nothing changes or the file cannot be fixed."""
         from ..engine.source import SourceError
-        from ..fixes.apply import fix_source
+        from ..run.fix_loop import fix_source
 
         try:
             outcome = fix_source(self.source(path, text), self.checker_for(path), unsafe=False)

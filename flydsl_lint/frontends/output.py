@@ -16,8 +16,8 @@ from typing import TextIO
 
 from ..engine.config import escape_controls
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, fix_applies
-from ..engine.registry import load_metadata
-from ..engine.runner import RunResult
+from ..engine.metadata import load_metadata
+from ..run.runner import RunResult
 
 DOCS_PATH = "docs/rules/{code}.md"
 # The rule pages' published folder, e.g. https://github.com/<org>/flydsl-lint/blob/main/docs/rules
@@ -133,7 +133,7 @@ def write_summary(result: RunResult, stream: TextIO, options: dict) -> None:
 
 
 def _unsafe_for_want_of_an_arch(diagnostic: Diagnostic) -> bool:
-    from ..engine.registry import all_rules
+    from ..rules import all_rules
 
     rule = all_rules().get(diagnostic.code)
     return (diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE

@@ -6,9 +6,10 @@ import ast
 import re
 
 from ..engine.diagnostics import Edit, Position
+from ..engine.metadata import load_redirects
 from ..engine.noqa import NoqaDirective, mark_exempt
 from ..engine.project import absolute_module
-from ..engine.registry import Invalid, Rule, Valid, all_rules, load_redirects, register
+from ._base import Invalid, Rule, Valid, register, registered_rules
 
 # What FlyDSL's tests/unit/test_expr_optional_rocdl.py forbids `import flydsl.expr`
 # to load: the ROCDL bindings and dialects, and the backend modules that
@@ -226,7 +227,7 @@ class UnusedNoqa(_NoqaRule):
         directives = self.directives()
         if not directives:
             return  # most files: spares matching every rule against the selection (long with a --select list)
-        registered = list(all_rules())
+        registered = list(registered_rules())
         ignored = self.settings.ignored_for(self.context.source.path)
         active = {c for c in registered if self.settings.is_selected(c) and not (ignored and c.startswith(ignored))}
         for directive in directives:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, leaves, register
-from ..fixes.edits import as_method_receiver, reference, replace_callee, replace_with_argument
+from ._base import Invalid, Rule, leaves, register
+from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, TYPED_SCALARS, known_scalar_type, qualified, single_positional, typed_scalar,
 )

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, leaves, register
-from ..fixes.edits import reference
+from ._base import Invalid, Rule, leaves, register
+from ._edits import reference
 from ._memory import (
     BUFFER_OPS, MEM_OPS, argument, assigned_values, binary_operations, byte_sized_name, is_true, keyword_value,
     local_function, names, resolve, returned_values,

@@ -6,8 +6,8 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import LEGACY_MODULE_NAMES, followed
-from ..engine.registry import Invalid, Rule, register
-from ..fixes.edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
+from ._base import Invalid, Rule, register
+from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type
 
 # Raw typed-arithmetic spellings and their fx replacements, as in FlyDSL's

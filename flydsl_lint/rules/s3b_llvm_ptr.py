@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, leaves, register
-from ..fixes.edits import as_method_receiver
+from ._base import Invalid, Rule, leaves, register
+from ._edits import as_method_receiver
 from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
 from .s3_raw_dialects import in_boundary_module
 

@@ -26,8 +26,8 @@ import re
 from ..engine.diagnostics import Applicability, Position
 from ..engine.project import summarize
 from ..engine.segments import Outline, Segment, read_outline
-from ..engine.registry import Invalid, Rule, Valid, leaves, register
-from ..fixes.edits import reference
+from ._base import Invalid, Rule, Valid, leaves, register
+from ._edits import reference
 from ._flydsl import qualified
 
 _ROCDL_MODULES = ("flydsl.expr.rocdl", "flydsl.expr.rocdl.universal", "flydsl._mlir.dialects.rocdl")

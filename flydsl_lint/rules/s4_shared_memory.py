@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.project import followed
-from ..engine.registry import Invalid, Rule, leaves, register
+from ._base import Invalid, Rule, leaves, register
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
 ALLOCATOR = followed(*names(SMEM_ALLOCATOR, "SmemAllocator"))

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from ..engine.project import FOLLOWED_NAMES, followed
-from ..engine.registry import Invalid, Rule, leaves, register
+from ._base import Invalid, Rule, leaves, register
 from ._flydsl import EXPR, known_scalar_type, term_children, typed_scalar
 from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 

@@ -15,7 +15,7 @@ import ast
 import re
 
 from ..engine.project import FOLLOWED_NAMES
-from ..engine.registry import Invalid, Rule, register
+from ._base import Invalid, Rule, register
 
 _MODULES = ("flydsl.expr.rocdl", "flydsl._mlir.dialects.rocdl")
 _MFMA = re.compile(r"^mfma_(?P<acc>f32|i32)_(?P<m>\d+)x(?P<n>\d+)x(?P<k>\d+)_?(?P<ab>[a-z0-9_]+)$")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.registry import Invalid, Rule, leaves, register
-from ..fixes.edits import reference, replace_callee
+from ._base import Invalid, Rule, leaves, register
+from ._edits import reference, replace_callee
 from ._flydsl import qualified
 
 _EXPR = ("flydsl.expr", "flydsl.expr.primitive")

@@ -18,8 +18,8 @@ import unicodedata
 import warnings
 
 from ..engine.diagnostics import Applicability, Edit, Position
-from ..engine.registry import Invalid, Rule, register
 from ..engine.source import Comment
+from ._base import Invalid, Rule, register
 
 # Characters a banner is drawn with (ASCII and the box-drawing dashes kernels use).
 # `+` and `|` are left out on purpose: they draw tables and layout diagrams.

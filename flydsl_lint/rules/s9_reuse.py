@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 from ..engine.model import SemanticModel
-from ..engine.registry import Invalid, Rule, Valid, register
+from ._base import Invalid, Rule, Valid, register
 
 KERNELS_COMMON = "kernels.common.kernels_common"
 TENSOR_SHIM = "kernels.common.tensor_shim"

@@ -1,4 +1,4 @@
-"""The result cache (engine/cache.py) and parallel runs (engine/runner.py): correctness only, no timings."""
+"""The result cache (run/cache.py) and parallel runs (run/runner.py): correctness only, no timings."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 import flydsl_lint
-from flydsl_lint.engine import cache as cache_module
-from flydsl_lint.engine import checker as checker_module
-from flydsl_lint.engine.cache import Cache, diagnostic_from_json, diagnostic_to_json
+from flydsl_lint.run import cache as cache_module
+from flydsl_lint.run import checker as checker_module
+from flydsl_lint.run.cache import Cache, diagnostic_from_json, diagnostic_to_json
 from flydsl_lint.engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-from flydsl_lint.engine.runner import Mode, run
+from flydsl_lint.run.runner import Mode, run
 from tests.conftest import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -326,7 +326,7 @@ def test_parallel_equals_serial(tmp_path):
 
 def test_a_forked_run_does_not_import_multiprocessing(tmp_path):
     project = _corpus(tmp_path / "proj", files=6)
-    script = ("import sys\nfrom flydsl_lint.engine.config import load_settings\nfrom flydsl_lint.engine.runner import run\n"
+    script = ("import sys\nfrom flydsl_lint.engine.config import load_settings\nfrom flydsl_lint.run.runner import run\n"
               "result = run(['pkg'], load_settings(), use_cache=False, jobs=2)\n"
               "print(len(result.diagnostics) > 0, 'multiprocessing' in sys.modules)\n")
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -354,7 +354,7 @@ def test_concurrent_runs_share_the_cache_safely(tmp_path):
 
 
 def test_files_of_a_failed_worker_are_checked_by_the_parent(tmp_path, monkeypatch):
-    from flydsl_lint.engine import runner
+    from flydsl_lint.run import runner
 
     project = _project(tmp_path)
     for index in range(6):
@@ -375,7 +375,7 @@ def test_files_of_a_failed_worker_are_checked_by_the_parent(tmp_path, monkeypatc
 
 
 def test_only_a_batch_run_keeps_freed_memory(tmp_path, monkeypatch):
-    from flydsl_lint.engine import runner
+    from flydsl_lint.run import runner
 
     asked = []
     monkeypatch.setattr(runner, "keep_freed_memory", lambda: asked.append(True))
@@ -391,7 +391,7 @@ def test_keep_freed_memory_asks_glibc_only(monkeypatch):
     import ctypes
     import platform
 
-    from flydsl_lint.engine import runner
+    from flydsl_lint.run import runner
 
     if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
         assert runner.keep_freed_memory() is True  # mallopt accepted M_TRIM_THRESHOLD

@@ -3,7 +3,8 @@ each rule reports exactly the same over every rule's inline cases."""
 
 from __future__ import annotations
 
-from flydsl_lint.engine.registry import Valid, all_rules
+from flydsl_lint.rules._base import Valid
+from flydsl_lint.rules import all_rules
 from tests.conftest import lint_text
 
 RULES = all_rules()

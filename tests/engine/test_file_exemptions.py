@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from flydsl_lint.engine.checker import Checker
+from flydsl_lint.run.checker import Checker
 from flydsl_lint.engine.noqa import parse_file_exemptions, skipped_by_flake8
 from flydsl_lint.engine.source import SourceFile, find_comments
 

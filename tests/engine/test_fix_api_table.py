@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_lint.engine.registry import all_rules, load_metadata
+from flydsl_lint.rules import all_rules
+from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.engine.tomlcompat import tomllib
 from flydsl_lint.engine.versions import Version
 from flydsl_lint.rules.s3_raw_dialects import _METHODS, MATH_WRAPPED, TYPED_ARITH

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.engine.project import followed, legacy_aliases
-from flydsl_lint.engine.registry import all_rules, load_metadata
 from flydsl_lint.engine.tomlcompat import tomllib
 from flydsl_lint.engine.versions import Version
+from flydsl_lint.rules import all_rules
 from tests.conftest import lint_text
 
 API_TABLE = Path(__file__).resolve().parents[2] / "flydsl_lint" / "data" / "flydsl_api.toml"

@@ -267,7 +267,7 @@ def test_exported_helper_taking_a_dialect_named_parameter():
 
 
 def test_names_and_constants_are_not_listed_by_type_and_no_rule_can_ask_for_them():
-    from flydsl_lint.engine.registry import Rule, register
+    from flydsl_lint.rules._base import Rule, register
 
     model, _ = calls("x = f(1)\n")
     assert [type(n).__name__ for n in model.nodes(ast.Assign)] == ["Assign"]

@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from flydsl_lint.engine import registry
-from flydsl_lint.engine.registry import read_rules_toml
+from flydsl_lint.engine import metadata
+from flydsl_lint.engine.metadata import read_rules_toml
 
 TOML = b'[rules.FLY101]\nname = "first"\n'
 
@@ -89,11 +89,11 @@ def test_unwritable_copy_is_no_error(tmp_path, writes_copies):
 
 
 def test_shipped_rules_load_through_the_copy(monkeypatch, writes_copies):
-    registry.load_metadata.cache_clear()
+    metadata.load_metadata.cache_clear()
     try:
-        first = registry.load_metadata()
-        registry.load_metadata.cache_clear()
+        first = metadata.load_metadata()
+        metadata.load_metadata.cache_clear()
         _forbid_parsing(monkeypatch)
-        assert registry.load_metadata() == first
+        assert metadata.load_metadata() == first
     finally:
-        registry.load_metadata.cache_clear()
+        metadata.load_metadata.cache_clear()

@@ -1,6 +1,6 @@
 """ast-grep rewrite templates behind display-only suggestions."""
 
-from flydsl_lint.fixes.templates import rewrite
+from flydsl_lint.rules._templates import rewrite
 
 PATTERN = "$F($TY, [$A, $B, $C, $$$MODIFIERS])"
 

@@ -84,7 +84,7 @@ def test_rule_by_name_and_by_redirected_code(capsys):
 
 
 def test_rules_has_a_legend_telling_unsafe_from_display_only(capsys):
-    from flydsl_lint.engine.registry import load_metadata
+    from flydsl_lint.engine.metadata import load_metadata
 
     status, out, _ = _run(capsys, "--", "rules")
     legend, *lines = out.splitlines()

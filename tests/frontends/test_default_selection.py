@@ -14,7 +14,8 @@ import sys
 import pytest
 
 from flydsl_lint.docs import render_rule
-from flydsl_lint.engine.registry import all_rules, load_metadata
+from flydsl_lint.rules import all_rules
+from flydsl_lint.engine.metadata import load_metadata
 from tests.test_cli_contract import cli
 
 # FLY203 (a raw-address buffer resource), FLY202 (a manual-offset load), FLY353 (an

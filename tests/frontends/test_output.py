@@ -10,16 +10,16 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
-from flydsl_lint.engine.runner import FileResult, Mode, RunResult, run
 from flydsl_lint.frontends.output import FORMATS, Style, colour_enabled, rule_url, sarif_log, write
+from flydsl_lint.run.runner import FileResult, Mode, RunResult, run
 from tests.conftest import make_settings
 from tests.test_cli_contract import LEGACY, cli
 
 KERNEL = """\
 import flydsl.expr as fx
 from flydsl.expr import arith
-from flydsl.expr.typing import T
 from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
 
 
 def f(x, y, z):

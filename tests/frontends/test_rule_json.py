@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.docs import render_rule
-from flydsl_lint.engine.registry import all_rules, load_metadata
+from flydsl_lint.rules import all_rules
+from flydsl_lint.engine.metadata import load_metadata
 from tests.test_cli_contract import LEGACY, cli
 
 FIX_WORDS = {"Fix is always available.", "Fix is sometimes available.", "Fix is not available."}

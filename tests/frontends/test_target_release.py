@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from flydsl_lint.engine.runner import FileResult, RunResult
+from flydsl_lint.run.runner import FileResult, RunResult
 from flydsl_lint.frontends.output import held_back_line
 from tests.conftest import without_target_variable
 

@@ -9,11 +9,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from flydsl_lint.engine.checker import Checker
+from flydsl_lint.run.checker import Checker
 from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.source import SourceFile
 from flydsl_lint.engine.versions import Version
-from flydsl_lint.fixes.apply import fix_source
+from flydsl_lint.run.fix_loop import fix_source
 from tests.conftest import make_settings
 
 FLYDSL_SRC = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src"))

@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
-from flydsl_lint.engine.registry import load_metadata
+from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.verify.compile import compile_source
 from tests.conftest import fix_text, lint_text
 from tests.proofs import kernels_under_proof

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
-from flydsl_lint.engine.registry import load_metadata
+from flydsl_lint.engine.metadata import load_metadata
 from tests.proofs.registry import CDNA, PLAN, PROVEN
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_lint.engine.cache import CACHEDIR_TAG, KEEP_FINGERPRINTS
+from flydsl_lint.run.cache import CACHEDIR_TAG, KEEP_FINGERPRINTS
 from flydsl_lint.engine.diagnostics import Diagnostic, Position
-from flydsl_lint.engine.runner import FileResult, RunResult
+from flydsl_lint.run.runner import FileResult, RunResult
 from flydsl_lint.frontends.output import FORMATS
 
 LEGACY = "from flydsl.expr import arith\n\ndef k(a, b):\n    return arith.maximumf(a, b)\n"
@@ -23,7 +23,7 @@ FINDING = "k.py:4:12: FLY301"
 @pytest.fixture(autouse=True)
 def own_key(tmp_path, monkeypatch):
     """Each test its own user key (the subprocesses inherit the variable)."""
-    from flydsl_lint.engine import cache
+    from flydsl_lint.run import cache
 
     monkeypatch.setenv("FLYDSL_LINT_KEY_FILE", str(tmp_path / "user-home" / "entry-key"))
     monkeypatch.setattr(cache, "_USER_KEY", None, raising=False)
@@ -145,7 +145,7 @@ def _payload(entry: Path) -> dict:
 
 def _sign(payload: bytes) -> bytes:
     """An entry as this user's own key signs it: what only a forger holding the key could write."""
-    from flydsl_lint.engine.cache import _signature, user_key
+    from flydsl_lint.run.cache import _signature, user_key
 
     return _signature(user_key(), payload) + b"\n" + payload
 

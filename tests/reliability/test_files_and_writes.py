@@ -274,7 +274,7 @@ def test_clean_removes_old_leftover_temporaries_of_ours_only(project: Path) -> N
 
 def test_write_atomic_refuses_what_is_not_a_regular_file(tmp_path: Path) -> None:
     """A file swapped for a FIFO between the read and the write of a fix is not replaced."""
-    from flydsl_lint.fixes.apply import write_atomic
+    from flydsl_lint.engine.writes import write_atomic
 
     fifo = tmp_path / "k.py"
     os.mkfifo(fifo)

@@ -15,13 +15,15 @@ from collections import Counter
 
 import pytest
 
-from flydsl_lint.engine.checker import Checker, Context
+from flydsl_lint.run.checker import Checker
+from flydsl_lint.engine.context import Context
 from flydsl_lint.engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position, fix_applies
 from flydsl_lint.engine.model import SemanticModel
-from flydsl_lint.engine.registry import all_rules
+from flydsl_lint.rules import all_rules
 from flydsl_lint.engine.source import SourceFile
 from flydsl_lint.fixes import apply
-from flydsl_lint.fixes.apply import fix_source, remove_unused_imports
+from flydsl_lint.run.fix_loop import fix_source
+from flydsl_lint.fixes.apply import remove_unused_imports
 from tests.conftest import fix_text, lint_text, make_settings
 
 
@@ -146,7 +148,7 @@ def test_choose_takes_exactly_what_pairwise_overlap_checks_take(seed):
     generator = random.Random(seed)
     diagnostics = _random_diagnostics(generator, generator.randint(1, 12))
     unsafe = seed % 2 == 0
-    assert apply._choose(diagnostics, unsafe) == _naive_choose(diagnostics, unsafe)
+    assert apply.choose_fixes(diagnostics, unsafe) == _naive_choose(diagnostics, unsafe)
 
 
 def test_insertions_at_one_point_race_and_touching_edits_do_not():
@@ -158,7 +160,7 @@ def test_insertions_at_one_point_race_and_touching_edits_do_not():
     second = diagnostic(2, Edit(at, at, "b"))  # the same insertion point: not taken
     touching = diagnostic(3, Edit(Position(1, 0), at, "c"), Edit(at, Position(1, 5), "d"))
     inside = diagnostic(4, Edit(Position(1, 0), Position(1, 5), "e"))  # would swallow the insertion
-    assert apply._choose([first, second, touching, inside], unsafe=False) == [first, touching]
+    assert apply.choose_fixes([first, second, touching, inside], unsafe=False) == [first, touching]
 
 
 def test_choosing_among_many_fixes_does_not_compare_every_pair(monkeypatch):
@@ -174,7 +176,7 @@ def test_choosing_among_many_fixes_does_not_compare_every_pair(monkeypatch):
     diagnostics = [Diagnostic("FLY111", "m", "k.py", Position(row, 4), Position(row, 9),
                               Fix((Edit(Position(row, 4), Position(row, 9), "x"),), Applicability.SAFE))
                    for row in range(1, fixes + 1)]
-    assert len(apply._choose(diagnostics, unsafe=False)) == fixes
+    assert len(apply.choose_fixes(diagnostics, unsafe=False)) == fixes
     assert calls["edit"] <= 4 * fixes  # pairwise checks were fixes**2 / 2
 
 

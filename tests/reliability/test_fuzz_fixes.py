@@ -22,12 +22,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flydsl_lint.engine.checker import Checker
 from flydsl_lint.engine.diagnostics import Position
-from flydsl_lint.engine.registry import all_rules
 from flydsl_lint.engine.source import SourceFile
-from flydsl_lint.fixes import apply
-from flydsl_lint.fixes.apply import apply_edits, fix_source
+from flydsl_lint.fixes.apply import apply_edits
+from flydsl_lint.rules import all_rules
+from flydsl_lint.run import fix_loop
+from flydsl_lint.run.checker import Checker
+from flydsl_lint.run.fix_loop import fix_source
 from tests.conftest import make_settings
 
 EXAMPLES = int(os.environ.get("FLYDSL_LINT_FUZZ_EXAMPLES", "200"))
@@ -115,7 +116,7 @@ def _fix_recording_comment_changes(checker: Checker, text: str, unsafe: bool) ->
     other applied safe fix leaves the comments alone."""
     expected = comment_tokens(text)
     checked: list[str] = []
-    check, choose = checker.check, apply._choose
+    check, choose = checker.check, fix_loop.choose_fixes
 
     def recording_check(source, **options):
         checked.append(source.text)
@@ -136,7 +137,7 @@ def _fix_recording_comment_changes(checker: Checker, text: str, unsafe: bool) ->
         return chosen
 
     source = SourceFile(checker.settings.root.joinpath("k.py").as_posix(), text)
-    with mock.patch.object(checker, "check", recording_check), mock.patch.object(apply, "_choose", recording_choose):
+    with mock.patch.object(checker, "check", recording_check), mock.patch.object(fix_loop, "choose_fixes", recording_choose):
         fixed = fix_source(source, checker, unsafe=unsafe).new_text
     return fixed, +expected
 

@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from flydsl_lint.engine.registry import all_rules, load_redirects
+from flydsl_lint.rules import all_rules
+from flydsl_lint.engine.metadata import load_redirects
 from tests.conftest import fix_text, lint_text
 from tests.test_cli_contract import cli
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from flydsl_lint.docs import render_rule
-from flydsl_lint.engine.registry import all_rules
+from flydsl_lint.rules import all_rules
 from tests.conftest import fix_text, lint_text
 
 SELECT = {"select": ("FLY803",)}

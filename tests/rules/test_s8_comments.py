@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_lint.engine.checker import Checker
+from flydsl_lint.run.checker import Checker
 from flydsl_lint.engine.source import SourceError, SourceFile
-from flydsl_lint.fixes.apply import fix_source
+from flydsl_lint.run.fix_loop import fix_source
 from flydsl_lint.rules.s8_comments import _PRAGMA_RE, _PRAGMA_STARTS, _dangles, _never_parses, code_runs
 from tests.conftest import fix_text, lint_text, make_settings
 

@@ -36,7 +36,7 @@ import re
 import sys
 from pathlib import Path
 
-from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
 CACHE_FORMAT = 2  # 2: entries carry the keyed digest of their content
 KEEP_FINGERPRINTS = 8  # older fingerprint folders (upgrades, other settings) are pruned
@@ -77,7 +77,7 @@ def user_key() -> bytes | None:
     can be neither read nor made (a read-only home): the run goes without a cache."""
     global _USER_KEY
     if _USER_KEY is None:
-        from .config import read_bounded
+        from ..engine.config import read_bounded
 
         path = user_key_path()
         try:
@@ -120,7 +120,7 @@ def tool_fingerprint() -> str:
     global _TOOL_FINGERPRINT
     if _TOOL_FINGERPRINT is None:
         from .. import __version__
-        from .registry import rules_toml_path
+        from ..engine.metadata import rules_toml_path
 
         package = Path(__file__).resolve().parent.parent
         hasher = blake2b(digest_size=20)
@@ -197,7 +197,7 @@ def diagnostic_to_json(d: Diagnostic) -> list:
 def diagnostic_from_json(data: object, path: str) -> Diagnostic:
     """The diagnostic a row of an entry holds; InvalidEntry unless every field has
     the type and range `diagnostic_to_json` writes and the code is a known rule's."""
-    from .registry import load_metadata
+    from ..engine.metadata import load_metadata
 
     _require(type(data) is list and len(data) == 10)
     code, message, r1, c1, r2, c2, fix, noqa_row, suppressed, fix_needs = data  # type: ignore[misc]
@@ -248,7 +248,7 @@ class Cache:
 
         Opened without blocking: a FIFO named like a module must not stall the run."""
         if path not in self._file_digests:
-            from .config import read_bounded
+            from ..engine.config import read_bounded
 
             try:
                 self._file_digests[path] = _digest(read_bounded(path, MAX_DEPENDENCY_BYTES))
@@ -315,7 +315,7 @@ class Cache:
 
     def _read_entry(self, resolved: str) -> dict:
         """The entry for `resolved`, its signature checked; OSError or ValueError otherwise."""
-        from .config import read_bounded
+        from ..engine.config import read_bounded
 
         data = read_bounded(self._entry_path(resolved), MAX_ENTRY_BYTES, follow_symlinks=False)
         signature, _, payload = data.partition(b"\n")

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from ..engine.diagnostics import Edit, Position
 
 if TYPE_CHECKING:
-    from ..engine.registry import Rule
+    from ._base import Rule
 
 # Expressions that never need parentheses wherever they land.
 _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.List, ast.Dict, ast.Set,

@@ -1,146 +1,22 @@
-"""Rule metadata (from rules.toml) and the base class every rule derives from."""
+"""The base class every rule derives from, its test cases, and registration."""
 
 from __future__ import annotations
 
 import ast
-import marshal
-import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from functools import lru_cache
-from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, ClassVar, NamedTuple
 
-from .diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-
+from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 if TYPE_CHECKING:
-    from .checker import Context
-
-_CODE_RE = re.compile(r"^FLY\d{3}$")
-_SECTION_FAMILY = {
-    "0": "FLY0", "1": "FLY1", "1b": "FLY1", "2": "FLY2", "3": "FLY3", "3b": "FLY3", "3c": "FLY3",
-    "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
-}
-_REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
-_OPTIONAL = ("fix-since", "fix-api", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite", "default")
-
-
-class RuleMeta(NamedTuple):
-    code: str
-    name: str
-    section: str
-    summary: str
-    message: str
-    fix: Applicability | None  # None: the rule offers no fix
-    fix_reason: str
-    fix_since: str | None = None  # first FlyDSL release with the replacement API
-    fix_api: tuple[str, ...] | None = None  # the FlyDSL names the fix writes (data/flydsl_api.toml)
-    candidate: str | None = None  # the guide's ripgrep line this rule replaces
-    # ast-grep pattern and rewrite spelling a display-only structural suggestion
-    suggestion: tuple[str, str] | None = None
-    # False for an advisory rule: run only when selected by its exact code or ALL
-    default: bool = True
-
-
-def rules_toml_path() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    shipped = here / "rules.toml"  # inside an installed wheel
-    return shipped if shipped.is_file() else here.parent / "rules.toml"
-
-
-def read_rules_toml(source: Path) -> dict:
-    """The parsed TOML, from a marshal copy kept beside it as Python keeps a
-    .pyc: parsing rules.toml took a tenth of a one-file run. The copy holds
-    the bytes it was parsed from and serves only their exact equal; it is
-    written as .pyc files are (not with PYTHONDONTWRITEBYTECODE), atomically,
-    and never where it cannot be."""
-    data = source.read_bytes()
-    copy = source.parent / "__pycache__" / f"{source.name}.{sys.implementation.cache_tag}.marshal"
-    try:
-        parsed_from, parsed = marshal.loads(copy.read_bytes())
-        if parsed_from == data:
-            return parsed
-    except (OSError, ValueError, EOFError, TypeError):
-        pass  # no copy yet, another Python's, or damaged: parse
-    from .tomlcompat import tomllib
-
-    parsed = tomllib.loads(data.decode("utf-8"))
-    if not sys.dont_write_bytecode:
-        from ..fixes.apply import write_atomic
-
-        try:
-            payload = marshal.dumps((data, parsed))
-            copy.parent.mkdir(exist_ok=True)
-            write_atomic(copy, payload)  # concurrent runs: readers see a whole copy or none
-        except (OSError, ValueError):  # a read-only install, or a TOML date marshal cannot keep
-            pass
-    return parsed
-
-
-@lru_cache(maxsize=None)
-def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
-    source = Path(path) if path else rules_toml_path()
-    data = read_rules_toml(source)
-    metas: dict[str, RuleMeta] = {}
-    for code, entry in data.get("rules", {}).items():
-        where = f"{source}: [rules.{code}]"
-        if not _CODE_RE.match(code):
-            raise ValueError(f"{where}: a code is FLY followed by three digits")
-        missing = [key for key in _REQUIRED if key not in entry]
-        unknown = [key for key in entry if key not in _REQUIRED + _OPTIONAL]
-        if missing or unknown:
-            raise ValueError(f"{where}: missing {missing}, unknown {unknown}")
-        family = _SECTION_FAMILY.get(str(entry["section"]))
-        if family is None or not code.startswith(family):
-            raise ValueError(f"{where}: section {entry['section']!r} does not belong to {code[:4]}xx")
-        fix = None if entry["fix"] == "none" else Applicability.parse(entry["fix"])
-        if ("suggest-pattern" in entry) != ("suggest-rewrite" in entry):
-            raise ValueError(f"{where}: suggest-pattern and suggest-rewrite go together")
-        fix_api = entry.get("fix-api")
-        if fix_api is not None and not (isinstance(fix_api, list) and all(isinstance(n, str) for n in fix_api)):
-            raise ValueError(f"{where}: fix-api is a list of qualified FlyDSL names")
-        if fix_api is not None and fix is None:
-            raise ValueError(f"{where}: fix-api names what a fix writes; this rule has fix = \"none\"")
-        if "suggest-pattern" in entry and fix is not Applicability.DISPLAY:
-            raise ValueError(f"{where}: a suggestion is display-only; set fix = \"display-only\"")
-        if not isinstance(entry.get("default", True), bool):
-            raise ValueError(f"{where}: default is true or false")
-        metas[code] = RuleMeta(
-            code=code,
-            name=entry["name"],
-            section=str(entry["section"]),
-            summary=entry["summary"],
-            message=entry["message"],
-            fix=fix,
-            fix_reason=entry["fix-reason"],
-            fix_since=entry.get("fix-since"),
-            fix_api=tuple(fix_api) if fix_api is not None else None,
-            candidate=entry.get("candidate"),
-            suggestion=(entry["suggest-pattern"], entry["suggest-rewrite"]) if "suggest-pattern" in entry else None,
-            default=entry.get("default", True),
-        )
-    return metas
-
-
-@lru_cache(maxsize=None)
-def load_redirects(path: str | None = None) -> dict[str, str]:
-    """Renamed codes, old -> new (rules.toml's [redirects]): still accepted, with a warning."""
-    source = Path(path) if path else rules_toml_path()
-    redirects = read_rules_toml(source).get("redirects", {})
-    metas = load_metadata(path)
-    for old, new in redirects.items():
-        if not _CODE_RE.match(old) or old in metas or new not in metas:
-            raise ValueError(f"{source}: [redirects] {old} = {new!r}: the old code must be free and the new one a rule")
-    return dict(redirects)
+    from ..engine.context import Context
 
 
 # A fix's safety rank: a rule may lower, never raise, its declared applicability.
 _SAFETY_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
 # `Position(row, col)` without the Python-level `__new__` a NamedTuple call runs (once or twice per diagnostic).
 _new_position = tuple.__new__
-
 _NO_SETTINGS: Mapping[str, object] = MappingProxyType({})  # a default no case can change for the others
 
 
@@ -278,7 +154,7 @@ class Rule:
         """The display-only suggestion rules.toml declares for this rule, if it matches."""
         if self.meta.suggestion is None:
             return None
-        from ..fixes.templates import rewrite
+        from ._templates import rewrite
 
         text = rewrite(self.text(node), *self.meta.suggestion)
         return self.make_fix([self.replace(node, text)], message) if text is not None else None
@@ -336,7 +212,7 @@ def register(cls: type[Rule]) -> type[Rule]:
     if cls.code in _RULES:
         raise ValueError(f"{cls.code} is registered twice ({_RULES[cls.code].__name__}, {cls.__name__})")
     # Imported here, not at the top: the CLI loads this module before it forks workers.
-    from .model import UNLISTED_TYPES
+    from ..engine.model import UNLISTED_TYPES
 
     unlisted = [t.__name__ for t in cls.node_types() if t in UNLISTED_TYPES]
     if unlisted:
@@ -345,7 +221,6 @@ def register(cls: type[Rule]) -> type[Rule]:
     return cls
 
 
-def all_rules() -> dict[str, type[Rule]]:
-    from .. import rules  # noqa: F401  (importing registers every rule module)
-
+def registered_rules() -> dict[str, type[Rule]]:
+    """The rules registered so far, by code (`flydsl_lint.rules.all_rules` imports them all first)."""
     return dict(sorted(_RULES.items()))

@@ -19,10 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from .config import Settings
-from .diagnostics import Diagnostic, fix_applies
-from .files import discover
-from .source import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, read_data
+from ..engine.config import Settings
+from ..engine.diagnostics import Diagnostic, fix_applies
+from ..engine.files import discover
+from ..engine.source import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, read_data
 
 # Below this much uncached source, forking workers costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
@@ -104,7 +104,7 @@ class _Job:
         once a run (looked up, then stored after the check)."""
         key = self._keys.get(path)
         if key is None:
-            from .project import module_name_for
+            from ..engine.project import module_name_for
 
             module, is_package, package_root = module_name_for(path, self._folders, self.settings.src)
             key = self._keys[path] = (str(path.resolve()), [module, is_package, str(package_root)], package_root)
@@ -168,7 +168,7 @@ class _Job:
             return FileResult(name, error=f"{name}: cannot write: {exc.strerror or exc}")
 
     def _fix(self, path: Path, data: bytes, source: SourceFile, checker, index) -> FileResult:
-        from ..fixes.apply import write_atomic
+        from ..engine.writes import write_atomic
 
         result, new_text = _fix_loop(str(path), source, checker, self.mode)
         if new_text is None:
@@ -185,7 +185,7 @@ class _Job:
 def _fix_loop(name: str, source: SourceFile, checker, mode: Mode) -> tuple[FileResult, str | None]:
     """The fix loop's result for `source` (a diff in diff mode), and the text to
     write: None when nothing changed or nothing is to be written."""
-    from ..fixes.apply import fix_source
+    from .fix_loop import fix_source
 
     outcome = fix_source(source, checker, unsafe=mode.unsafe_fixes)
     result = FileResult(name, outcome.remaining, fixed=outcome.applied)
