@@ -6,11 +6,10 @@ import ast
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, ClassVar, NamedTuple
+from typing import ClassVar, NamedTuple
 
+from ..engine.context import Context
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
-if TYPE_CHECKING:
-    from ..engine.context import Context
 
 
 # A fix's safety rank: a rule may lower, never raise, its declared applicability.
@@ -66,7 +65,7 @@ class Rule:
     call_modules: ClassVar[frozenset[str] | None] = None
     call_own_code: ClassVar[bool] = False
 
-    def __init__(self, context: "Context") -> None:
+    def __init__(self, context: Context) -> None:
         self.context = context
         self.model = context.model
         self.settings = context.settings
