@@ -211,7 +211,7 @@ def register(cls: type[Rule]) -> type[Rule]:
     if cls.code in _RULES:
         raise ValueError(f"{cls.code} is registered twice ({_RULES[cls.code].__name__}, {cls.__name__})")
     # Imported here, not at the top: the CLI loads this module before it forks workers.
-    from ..engine.model import UNLISTED_TYPES
+    from ..engine.model.walk import UNLISTED_TYPES
 
     unlisted = [t.__name__ for t in cls.node_types() if t in UNLISTED_TYPES]
     if unlisted:

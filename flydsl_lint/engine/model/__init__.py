@@ -1,0 +1,95 @@
+"""One semantic model per file: scopes, bindings, import resolution, kernels.
+
+Built in a single walk of the AST. Rules ask it questions such as "does this
+call resolve to `flydsl.expr.arith.unwrap`?" or "is this node traced kernel
+code?"; they never look at import statements or raw text themselves.
+
+The model is one class assembled from one module per concern: `walk` builds
+it, `scopes` holds its scopes and bindings, `resolution` answers what a name
+refers to, `queries` the rest. Knowledge about values (types, shapes) belongs
+in a module of its own beside them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+
+from ..project import ProjectIndex
+from .queries import _Queries
+from .resolution import _CallSignature, _Resolution
+from .scopes import Binding, Scope, _Scopes
+from .walk import _Walk
+
+
+class SemanticModel(_Walk, _Scopes, _Resolution, _Queries):
+    """Scopes and bindings of one module, with name resolution on demand."""
+
+    def __init__(
+        self,
+        tree: ast.Module,
+        module_name: str = "",
+        is_package: bool = False,
+        project: ProjectIndex | None = None,
+    ) -> None:
+        self.tree = tree
+        self.module_name = module_name
+        self.is_package = is_package
+        self.project = project or ProjectIndex()
+        self.module_scope = Scope("module", tree, None)
+        self.scopes: list[Scope] = [self.module_scope]
+        self.star_imports: list[str] = []
+        # Nodes grouped by type in source order, so rules are dispatched without
+        # another walk; string spans feed comment detection.
+        self.nodes_by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
+        self.string_spans: dict[int, list[tuple[int, int]]] = {}
+        # Maps keyed by node or binding hash them by identity: no `id()` call per
+        # look-up, and a key keeps its node alive, so a freed node's address,
+        # reused by a new node, can never hit a stale entry.
+        self._scope_of_node: dict[ast.AST, Scope] = {}  # Name/func node -> scope
+        self._loads: defaultdict[str, list[ast.Name]] = defaultdict(list)  # name -> its loads, in source order
+        # node -> parent node, kept beside the tree so the tree stays acyclic
+        # (freed by reference counting; see `release`).
+        self._parents: dict[ast.AST, ast.AST | None] = {}
+        self._resolved: dict[ast.AST, str | None] = {}
+        self._binding_targets: dict[Binding, str | None] = {}  # -> binding_target()
+        self._binding_names: dict[Binding, str | None] = {}  # -> resolve() of a read of the binding
+        self._bindings_seen: dict[ast.Name, Binding | None] = {}  # -> binding_of()
+        self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
+        self._function_kinds: dict[ast.AST, str | None] = {}
+        self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
+        self._call_signatures: dict[ast.AST | None, _CallSignature | None] = {}  # arguments node -> _call_signature()
+        self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
+        self._imports: list[Binding] = []  # every import binding, any scope
+        self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
+        # `name = value` statements as the walk binds them, in source order (no
+        # statement nests in another's value): name_assignments() reads no node again.
+        self._plain_name_assignments: list[tuple[ast.Assign, ast.Name, ast.expr]] = []
+        self._build()
+
+    def release(self) -> None:
+        """Break the reference cycles the model puts into the tree.
+
+        Scope <-> binding links make every model cyclic, so without this
+        each checked file waits for the cyclic garbage collector,
+        whose full passes over a heap of old trees dominate a long run. After
+        `release()` the model answers no more questions.
+        """
+        self._parents.clear()
+        for scope in self.scopes:
+            scope.bindings.clear()
+            scope.outer.clear()
+        self.scopes.clear()
+        self.nodes_by_type.clear()
+        self._scope_of_node.clear()
+        self._loads.clear()
+        self._resolved.clear()
+        self._binding_targets.clear()
+        self._binding_names.clear()
+        self._bindings_seen.clear()
+        self._local_names.clear()
+        self._function_kinds.clear()
+        self._call_signatures.clear()
+        self._imports.clear()
+        self._name_assignments = None
+        self._plain_name_assignments.clear()

@@ -1,0 +1,118 @@
+"""Questions rules ask of the model: nodes by type, parents, reads, calls of a def, traced code."""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+
+from .scopes import Binding
+from .walk import UNLISTED_TYPES
+
+KERNEL_DECORATORS = {
+    "flydsl.compiler.kernel": "kernel",
+    "flydsl.compiler.kernel_function.kernel": "kernel",
+    "flydsl.compiler.jit": "jit",
+    "flydsl.compiler.jit_function.jit": "jit",
+}
+
+
+class _Queries:
+    """Queries over what the walk recorded (part of `SemanticModel`)."""
+
+    # -------------------------------------------------------------- queries
+    def nodes(self, kind: type) -> list[ast.AST]:
+        """The module's nodes of one type, in source order (not Name or Constant: see UNLISTED_TYPES)."""
+        if kind in UNLISTED_TYPES:
+            raise ValueError(f"the model does not list {kind.__name__} nodes; use loads_of() or bindings")
+        return self.nodes_by_type.get(kind, [])
+
+    def attributes_by_name(self) -> dict[str, list[ast.Attribute]]:
+        """Attribute nodes grouped by `.attr`, each group in source order: rules
+        that look for a few attribute names skip the rest. Grouped on first request."""
+        if self._attributes_by_name is None:
+            groups: defaultdict[str, list[ast.Attribute]] = defaultdict(list)
+            for node in self.nodes(ast.Attribute):
+                groups[node.attr].append(node)
+            self._attributes_by_name = dict(groups)
+        return self._attributes_by_name
+
+    def loaded_names(self) -> Iterable[str]:
+        """Every name read somewhere in the module (`x` of a load of `x`)."""
+        return self._loads.keys()
+
+    def loads_of(self, name: str) -> list[ast.Name]:
+        """The reads of `name`, in source order (whatever binding each sees)."""
+        return self._loads.get(name, [])
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
+        current = self.parent(node)
+        while current is not None:
+            yield current
+            current = self.parent(current)
+
+    def calls_of(self, function: ast.AST) -> list[ast.Call]:
+        """Calls of a def of this module by its plain name (`helper(...)`)."""
+        return self._calls_by_function().get(function, [])
+
+    def _calls_by_function(self) -> dict[ast.AST, list[ast.Call]]:
+        """def node -> calls of it by plain name in this module (built once)."""
+        if self._calls_index is None:
+            index: dict[ast.AST, list[ast.Call]] = {}
+            binding_of = self.binding_of
+            for call in self.nodes(ast.Call):
+                func = call.func
+                if type(func) is ast.Name:  # the walk scopes exact Names only (see `_visit`)
+                    callee = binding_of(func)
+                    if callee is not None and callee.kind == "def":
+                        calls = index.get(callee.node)
+                        if calls is None:
+                            index[callee.node] = [call]
+                        else:
+                            calls.append(call)
+            self._calls_index = index
+        return self._calls_index
+
+    # ------------------------------------------------------------- kernels
+    def function_kind(self, node: ast.AST) -> str | None:
+        """'kernel' or 'jit' for a FlyDSL-decorated function, else None."""
+        if node not in self._function_kinds:
+            kind = None
+            for decorator in getattr(node, "decorator_list", ()):
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                kind = KERNEL_DECORATORS.get(self.resolve(target) or "") or kind
+            self._function_kinds[node] = kind
+        return self._function_kinds[node]
+
+    def traced_function(self, node: ast.AST) -> ast.AST | None:
+        """The outermost @flyc.kernel / @flyc.jit function containing `node`."""
+        found = None
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef)) and self.function_kind(ancestor):
+                found = ancestor
+        return found
+
+    def in_traced_code(self, node: ast.AST) -> bool:
+        return self.traced_function(node) is not None
+
+    def enclosing_function(self, node: ast.AST) -> ast.AST | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                return ancestor
+        return None
+
+    def name_assignments(self) -> list[tuple[ast.stmt, ast.Name, ast.expr]]:
+        """(statement, target, value) of every `name = value` and `name: T = value`,
+        the plain assignments first (rules visiting them report in any order); listed once."""
+        if self._name_assignments is None:
+            self._name_assignments = self._plain_name_assignments + [
+                (node, node.target, node.value) for node in self.nodes(ast.AnnAssign)
+                if type(node.target) is ast.Name and node.value is not None]
+        return self._name_assignments
+
+    def import_bindings(self) -> list[Binding]:
+        """Every import binding of the module, in any scope."""
+        return self._imports

@@ -1,0 +1,431 @@
+"""The one walk of a module's tree: parents, scopes and bindings, reads, string spans, nodes by type."""
+
+from __future__ import annotations
+
+import ast
+import sys
+
+from ..project import absolute_module
+from .scopes import Binding, Scope
+
+
+def _position(node: ast.AST, end: bool = False) -> tuple[int, int]:
+    if end:
+        return (node.end_lineno, node.end_col_offset)
+    return (node.lineno, node.col_offset)
+
+
+
+def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
+    names = []
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    for item in types:
+        if isinstance(item, ast.Name):
+            names.append(item.id)
+    return any(name in ("ImportError", "ModuleNotFoundError") for name in names)
+
+
+# A third of a module's nodes are Names and a twentieth Constants: listing them
+# by type would cost the walk more than any rule asks of it (names are reached
+# through `loads_of` and bindings, constants through their parents).
+UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
+# The walk's hottest tests, without `ast.` look-ups.
+_Name, _Constant, _Attribute, _Call, _BinOp = ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.BinOp
+_STRING_TYPES = (str, bytes)
+
+
+class _Walk:
+    """Builds the model in a single walk of the tree (part of `SemanticModel`)."""
+
+    # ------------------------------------------------------------------ build
+    def _build(self) -> None:
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, 20000))
+        try:
+            self._parents[self.tree] = None
+            self._visit_body(self.tree.body, self.tree, self.module_scope, fallback=False)
+        finally:
+            sys.setrecursionlimit(limit)
+        self._uses_counted = False
+
+    def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
+        self._parents[node] = parent
+        if type(node) not in UNLISTED_TYPES:
+            self.nodes_by_type[type(node)].append(node)
+
+    def _visit_body(self, body: list[ast.stmt], parent: ast.AST, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
+        for stmt in body:
+            visit(stmt, parent, scope, fallback)
+
+    def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
+        for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+            value = getattr(node, name, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, ast.AST) and type(item) not in _LEAF_TYPES:
+                        visit(item, node, scope, fallback)
+            elif isinstance(value, ast.AST) and type(value) not in _LEAF_TYPES:
+                visit(value, node, scope, fallback)
+
+    def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
+        # An Attribute's value and a BinOp's right operand, each its node's
+        # last child, are walked by the next iteration rather than a call:
+        # the walk's time is per call.
+        while True:
+            self._parents[node] = parent  # inline `_record`
+            kind = type(node)
+            if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
+                # A load, without reading `ctx`: stored and deleted names are
+                # reached through `_visit_target` instead.
+                self._scope_of_node[node] = scope
+                self._loads[node.id].append(node)
+                return
+            if kind is _Constant:
+                if type(node.value) in _STRING_TYPES:
+                    self._add_string_span(node)
+                return
+            self.nodes_by_type[kind].append(node)
+            # The most frequent listed nodes are visited here, without a second
+            # call per node.
+            if kind is _Attribute:
+                parent, node = node, node.value
+            elif kind is _Call:
+                visit = self._visit
+                visit(node.func, node, scope, fallback)
+                for argument in node.args:
+                    visit(argument, node, scope, fallback)
+                if node.keywords:
+                    keyword_nodes = self.nodes_by_type[ast.keyword]
+                    for keyword in node.keywords:  # as `_visit` would, without two calls per keyword
+                        self._parents[keyword] = node
+                        keyword_nodes.append(keyword)
+                        visit(keyword.value, keyword, scope, fallback)
+                return
+            elif kind is _BinOp:
+                self._visit(node.left, node, scope, fallback)
+                parent, node = node, node.right
+            else:
+                _VISITS[kind](self, node, scope, fallback)
+                return
+
+    # Special visits by node type, each visiting the node's children.
+    def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> None:
+        self._add_string_span(node)
+        self._visit_children(node, scope, fallback)
+
+    def _visit_global(self, node: ast.Global, scope: Scope, fallback: bool) -> None:
+        scope.declared_global.update(node.names)
+
+    def _visit_nonlocal(self, node: ast.Nonlocal, scope: Scope, fallback: bool) -> None:
+        scope.declared_nonlocal.update(node.names)
+
+    def _visit_assign(self, node: ast.Assign, scope: Scope, fallback: bool) -> None:
+        value, targets = node.value, node.targets
+        self._visit(value, node, scope, fallback)
+        position = (node.end_lineno, node.end_col_offset)
+        if len(targets) == 1 and type(targets[0]) is _Name:  # most assignments: bound here, as `_visit_target` would
+            target = targets[0]
+            self._parents[target] = node
+            binding = Binding(target.id, "assign", position, target, scope, None, fallback)
+            self._plain_name_assignments.append((node, target, value))
+            if type(value) is _Name or type(value) is _Attribute:
+                binding.alias_of = value
+            return
+        for target in targets:
+            self._visit_target(target, node, scope, position, fallback)
+
+    def _visit_ann_aug_assign(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        if node.value is not None:
+            self._visit(node.value, node, scope, fallback)
+        if type(node) is ast.AnnAssign:
+            self._visit(node.annotation, node, scope, fallback)
+        self._visit_target(node.target, node, scope, _position(node, end=True), fallback)
+
+    def _visit_named_expr(self, node: ast.NamedExpr, scope: Scope, fallback: bool) -> None:
+        self._visit(node.value, node, scope, fallback)
+        owner = scope
+        while owner.kind == "comprehension" and owner.parent is not None:
+            owner = owner.parent  # PEP 572: binds in the enclosing scope
+        self._visit_target(node.target, node, owner, _position(node, end=True), fallback)
+
+    def _visit_for(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        self._visit(node.iter, node, scope, fallback)
+        self._visit_target(node.target, node, scope, _position(node.target), fallback, kind="loop")
+        self._visit_body(node.body, node, scope, fallback)
+        self._visit_body(node.orelse, node, scope, fallback)
+
+    def _visit_except_handler(self, node: ast.ExceptHandler, scope: Scope, fallback: bool) -> None:
+        if node.type is not None:
+            self._visit(node.type, node, scope, fallback)
+        if node.name:
+            Binding(node.name, "except", _position(node), node, scope)
+        self._visit_body(node.body, node, scope, fallback)
+
+    # Frequent expression nodes (after those `_visit` handles itself), without
+    # `_visit_children`'s field-by-field search: the walk's time is per node.
+    def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        """Expr, Starred, Await: one `value` child (a call's keywords are walked in `_visit`)."""
+        self._visit(node.value, node, scope, fallback)
+
+    def _visit_compare(self, node: ast.Compare, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
+        visit(node.left, node, scope, fallback)
+        for comparator in node.comparators:
+            visit(comparator, node, scope, fallback)
+
+    def _visit_subscript(self, node: ast.Subscript, scope: Scope, fallback: bool) -> None:
+        self._visit(node.value, node, scope, fallback)
+        self._visit(node.slice, node, scope, fallback)
+
+    def _visit_optional_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        """Return, Yield: a `value` child or None."""
+        if node.value is not None:
+            self._visit(node.value, node, scope, fallback)
+
+    def _visit_formatted_value(self, node: ast.FormattedValue, scope: Scope, fallback: bool) -> None:
+        self._visit(node.value, node, scope, fallback)
+        if node.format_spec is not None:
+            self._visit(node.format_spec, node, scope, fallback)
+
+    def _visit_if(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        """If, While: as `_visit_children` would, it skips their bodies' Pass, Break and Continue."""
+        visit = self._visit
+        visit(node.test, node, scope, fallback)
+        for statement in (*node.body, *node.orelse):
+            if type(statement) not in _LEAF_TYPES:
+                visit(statement, node, scope, fallback)
+
+    def _visit_if_exp(self, node: ast.IfExp, scope: Scope, fallback: bool) -> None:
+        visit = self._visit
+        visit(node.test, node, scope, fallback)
+        visit(node.body, node, scope, fallback)
+        visit(node.orelse, node, scope, fallback)
+
+    def _visit_elements(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        """Tuple, List, Set."""
+        visit = self._visit
+        for element in node.elts:
+            visit(element, node, scope, fallback)
+
+    def _visit_alias(self, node: ast.alias, scope: Scope, fallback: bool) -> None:
+        """No child nodes."""
+
+    def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        if node.name:
+            Binding(node.name, "match", _position(node), node, scope)
+        self._visit_children(node, scope, fallback)
+
+    def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        if node.rest:
+            Binding(node.rest, "match", _position(node), node, scope)
+        self._visit_children(node, scope, fallback)
+
+    def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> None:
+        self._visit(node.context_expr, node, scope, fallback)
+        if node.optional_vars is not None:
+            self._visit_target(node.optional_vars, node, scope, _position(node.context_expr, end=True), fallback, kind="with")
+
+    def _visit_target(
+        self, target: ast.AST, parent: ast.AST, scope: Scope, position: tuple[int, int] | None, fallback: bool,
+        kind: str = "assign",
+    ) -> None:
+        """Bind the names `target` assigns (`position`: where the bindings take
+        effect; None: at each name, as `del` binds); attribute and subscript
+        targets read their base."""
+        if type(target) is _Name:  # most targets: bound without `_record`'s listing test
+            self._parents[target] = parent
+            at = position if position is not None else (target.lineno, target.col_offset)
+            Binding(target.id, kind, at, target, scope, None, fallback)
+            return
+        self._record(target, parent)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._visit_target(element, target, scope, position, fallback, kind)
+        elif isinstance(target, ast.Starred):
+            self._visit_target(target.value, target, scope, position, fallback, kind)
+        else:
+            self._visit_children(target, scope, fallback)
+
+    def _visit_delete(self, node: ast.Delete, scope: Scope, fallback: bool) -> None:
+        for target in node.targets:
+            self._visit_target(target, node, scope, None, fallback)
+
+    def _add_string_span(self, node: ast.AST) -> None:
+        big = 1 << 30
+        for row in range(node.lineno, node.end_lineno + 1):
+            lo = node.col_offset if row == node.lineno else 0
+            hi = node.end_col_offset if row == node.end_lineno else big
+            self.string_spans.setdefault(row, []).append((lo, hi))
+
+    def _visit_arguments(self, args: ast.arguments, owner: ast.AST, outer: Scope, inner: Scope, fallback: bool) -> None:
+        self._record(args, owner)
+        visit = self._visit
+        for default in args.defaults:
+            visit(default, args, outer, fallback)
+        for default in args.kw_defaults:
+            if default is not None:
+                visit(default, args, outer, fallback)
+        position = (owner.lineno, owner.col_offset)
+        parents, arg_nodes = self._parents, self.nodes_by_type[ast.arg]
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if arg is not None:
+                parents[arg] = args  # inline `_record`
+                arg_nodes.append(arg)
+                if arg.annotation is not None:
+                    visit(arg.annotation, arg, outer, fallback)
+                Binding(arg.arg, "param", position, arg, inner)
+
+    def _visit_function(self, node: ast.FunctionDef, scope: Scope, fallback: bool) -> None:
+        for decorator in node.decorator_list:
+            self._visit(decorator, node, scope, fallback)
+        if node.returns is not None:
+            self._visit(node.returns, node, scope, fallback)
+        inner = Scope("function", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[node] = inner
+        self._visit_arguments(node.args, node, scope, inner, fallback)
+        self._visit_body(node.body, node, inner, False)
+        Binding(node.name, "def", (node.lineno, node.col_offset), node, scope, None, fallback)
+
+    def _visit_class(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> None:
+        for expr in list(node.decorator_list) + list(node.bases) + [k.value for k in node.keywords]:
+            self._visit(expr, node, scope, fallback)
+        inner = Scope("class", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[node] = inner
+        self._visit_body(node.body, node, inner, False)
+        Binding(node.name, "class", (node.lineno, node.col_offset), node, scope, None, fallback)
+
+    def _visit_lambda(self, node: ast.Lambda, scope: Scope, fallback: bool) -> None:
+        inner = Scope("lambda", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[node] = inner
+        self._visit_arguments(node.args, node, scope, inner, fallback)
+        self._visit(node.body, node, inner, fallback)
+
+    def _visit_comprehension(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        inner = Scope("comprehension", node, scope)
+        self.scopes.append(inner)
+        self._scope_of_node[node] = inner
+        for index, generator in enumerate(node.generators):
+            self._record(generator, node)
+            # The first iterable is evaluated in the enclosing scope.
+            self._visit(generator.iter, generator, scope if index == 0 else inner, fallback)
+            self._visit_target(generator.target, generator, inner, _position(node), fallback, kind="comprehension")
+            for condition in generator.ifs:
+                self._visit(condition, generator, inner, fallback)
+        elements = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        for element in elements:
+            self._visit(element, node, inner, fallback)
+
+    def _visit_import(self, node: ast.Import | ast.ImportFrom, scope: Scope, fallback: bool) -> None:
+        position = _position(node, end=True)
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self._record(alias, node)
+                if alias.asname:
+                    name, target = alias.asname, alias.name
+                else:
+                    name = target = alias.name.split(".")[0]
+                self._imports.append(Binding(name, "import", position, alias, scope, target, fallback))
+            return
+        source = absolute_module(self.module_name, self.is_package, node.level, node.module)
+        for alias in node.names:
+            self._record(alias, node)
+            if alias.name == "*":
+                if source:
+                    self.star_imports.append(source)
+                continue
+            target = f"{source}.{alias.name}" if source else None
+            self._imports.append(Binding(alias.asname or alias.name, "import", position, alias, scope, target,
+                                          fallback))
+
+    def _visit_try(self, node: ast.Try, scope: Scope, fallback: bool) -> None:
+        self._visit_body(node.body, node, scope, fallback)
+        for handler in node.handlers:
+            self._record(handler, node)
+            handler_fallback = fallback or _is_import_error_handler(handler)
+            if handler.type is not None:
+                self._visit(handler.type, handler, scope, fallback)
+            if handler.name:
+                Binding(handler.name, "except", _position(handler), handler, scope)
+            self._visit_body(handler.body, handler, scope, handler_fallback)
+        self._visit_body(node.orelse, node, scope, fallback)
+        self._visit_body(node.finalbody, node, scope, fallback)
+
+
+# Node types with no fields (expression contexts, operators): shared instances
+# in CPython's trees, so they are neither recorded nor given a parent.
+_LEAF_TYPES = frozenset(
+    cls for cls in vars(ast).values()
+    if isinstance(cls, type) and issubclass(cls, ast.AST) and not cls._fields
+    and cls not in (ast.Name, ast.Constant, ast.alias, ast.Global, ast.Nonlocal)
+)
+
+# Fields that hold no node in any Python version (identifiers, flags, contexts,
+# operators): the walk skips them. Others are checked, so a miss here is only slower.
+_NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
+                              "simple", "type_comment", "ctx", "op"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _child_fields(kind: type) -> tuple[str, ...]:
+    fields = _CHILD_FIELDS.get(kind)
+    if fields is None:
+        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NON_NODE_FIELDS)
+    return fields
+
+
+_VISITS = {
+    ast.JoinedStr: _Walk._visit_joined_str,
+    ast.FunctionDef: _Walk._visit_function,
+    ast.AsyncFunctionDef: _Walk._visit_function,
+    ast.ClassDef: _Walk._visit_class,
+    ast.Lambda: _Walk._visit_lambda,
+    ast.ListComp: _Walk._visit_comprehension,
+    ast.SetComp: _Walk._visit_comprehension,
+    ast.GeneratorExp: _Walk._visit_comprehension,
+    ast.DictComp: _Walk._visit_comprehension,
+    ast.Import: _Walk._visit_import,
+    ast.ImportFrom: _Walk._visit_import,
+    ast.Try: _Walk._visit_try,
+    ast.Global: _Walk._visit_global,
+    ast.Nonlocal: _Walk._visit_nonlocal,
+    ast.Assign: _Walk._visit_assign,
+    ast.AnnAssign: _Walk._visit_ann_aug_assign,
+    ast.AugAssign: _Walk._visit_ann_aug_assign,
+    ast.NamedExpr: _Walk._visit_named_expr,
+    ast.For: _Walk._visit_for,
+    ast.AsyncFor: _Walk._visit_for,
+    ast.ExceptHandler: _Walk._visit_except_handler,
+    ast.alias: _Walk._visit_alias,
+    ast.Expr: _Walk._visit_value,
+    ast.Starred: _Walk._visit_value,
+    ast.Await: _Walk._visit_value,
+    ast.Return: _Walk._visit_optional_value,
+    ast.Yield: _Walk._visit_optional_value,
+    ast.FormattedValue: _Walk._visit_formatted_value,
+    ast.If: _Walk._visit_if,
+    ast.While: _Walk._visit_if,
+    ast.IfExp: _Walk._visit_if_exp,
+    ast.Compare: _Walk._visit_compare,
+    ast.Subscript: _Walk._visit_subscript,
+    ast.Tuple: _Walk._visit_elements,
+    ast.List: _Walk._visit_elements,
+    ast.Set: _Walk._visit_elements,
+    ast.withitem: _Walk._visit_withitem,
+    ast.Delete: _Walk._visit_delete,
+}
+if sys.version_info >= (3, 11):
+    _VISITS[ast.TryStar] = _Walk._visit_try
+if sys.version_info >= (3, 10):
+    _VISITS[ast.MatchAs] = _Walk._visit_match_capture
+    _VISITS[ast.MatchStar] = _Walk._visit_match_capture
+    _VISITS[ast.MatchMapping] = _Walk._visit_match_mapping
+# Every other node type but those `_visit` handles itself: its children, field
+# by field (a table hit for any node costs less than a miss and a test).
+_VISITS.update((cls, _Walk._visit_children) for cls in vars(ast).values()
+               if isinstance(cls, type) and issubclass(cls, ast.AST) and cls not in _VISITS
+               and cls not in (ast.Attribute, ast.Call, ast.BinOp))
