@@ -290,3 +290,21 @@ def test_name_assignments_are_single_name_targets_with_a_value():
     model, _ = calls("a = 1\nb: int = 2\nc: int\nd = e = 3\nf, g = 4, 5\nh.i = 6\nj += 7\n")
     assert [(node.lineno, target.id, value.value) for node, target, value in model.name_assignments()] == [
         (1, "a", 1), (2, "b", 2)]
+
+
+def test_class_keywords_are_listed_with_their_class_as_parent():
+    model = SemanticModel(ast.parse("class K(Base, metaclass=Meta, flag=f(x)):\n    pass\nf(y=1)\n"))
+    keywords = model.nodes(ast.keyword)
+    assert [k.arg for k in keywords] == ["metaclass", "flag", "y"]  # source order
+    assert isinstance(model.parent(keywords[0]), ast.ClassDef)
+    assert model.parent(keywords[1].value) is keywords[1]
+    assert model.resolve(keywords[0].value) is None  # still read in the enclosing scope
+
+
+def test_release_forgets_every_memoized_answer():
+    model = SemanticModel(ast.parse("import flydsl.expr as fx\nfx.max(a)\n"))
+    call = model.nodes(ast.Call)[0]
+    assert model.resolve(call.func) == "flydsl.expr.max"
+    model.local_name_for("flydsl.expr.max")
+    model.release()
+    assert not model._answers and not model._parents and not model.nodes_by_type

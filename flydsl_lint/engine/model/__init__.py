@@ -17,7 +17,7 @@ from collections import defaultdict
 
 from ..project import ProjectIndex
 from .queries import _Queries
-from .resolution import _CallSignature, _Resolution
+from .resolution import _Resolution
 from .scopes import Binding, Scope, _Scopes
 from .walk import _Walk
 
@@ -51,17 +51,10 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries):
         # node -> parent node, kept beside the tree so the tree stays acyclic
         # (freed by reference counting; see `release`).
         self._parents: dict[ast.AST, ast.AST | None] = {}
-        self._resolved: dict[ast.AST, str | None] = {}
-        self._binding_targets: dict[Binding, str | None] = {}  # -> binding_target()
-        self._binding_names: dict[Binding, str | None] = {}  # -> resolve() of a read of the binding
-        self._bindings_seen: dict[ast.Name, Binding | None] = {}  # -> binding_of()
-        self._local_names: dict[str, str | None] = {}  # qualified -> local_name_for()
-        self._function_kinds: dict[ast.AST, str | None] = {}
-        self._calls_index: dict[ast.AST, list[ast.Call]] | None = None
-        self._call_signatures: dict[ast.AST | None, _CallSignature | None] = {}  # arguments node -> _call_signature()
-        self._attributes_by_name: dict[str, list[ast.Attribute]] | None = None
+        # The one memo of every query: query name -> {argument: answer}; a
+        # question about the whole module is asked with the argument None.
+        self._answers: defaultdict[str, dict] = defaultdict(dict)
         self._imports: list[Binding] = []  # every import binding, any scope
-        self._name_assignments: list[tuple[ast.stmt, ast.Name, ast.expr]] | None = None
         # `name = value` statements as the walk binds them, in source order (no
         # statement nests in another's value): name_assignments() reads no node again.
         self._plain_name_assignments: list[tuple[ast.Assign, ast.Name, ast.expr]] = []
@@ -83,13 +76,6 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries):
         self.nodes_by_type.clear()
         self._scope_of_node.clear()
         self._loads.clear()
-        self._resolved.clear()
-        self._binding_targets.clear()
-        self._binding_names.clear()
-        self._bindings_seen.clear()
-        self._local_names.clear()
-        self._function_kinds.clear()
-        self._call_signatures.clear()
+        self._answers.clear()
         self._imports.clear()
-        self._name_assignments = None
         self._plain_name_assignments.clear()

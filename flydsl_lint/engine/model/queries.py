@@ -30,12 +30,13 @@ class _Queries:
     def attributes_by_name(self) -> dict[str, list[ast.Attribute]]:
         """Attribute nodes grouped by `.attr`, each group in source order: rules
         that look for a few attribute names skip the rest. Grouped on first request."""
-        if self._attributes_by_name is None:
+        answers = self._answers["attributes_by_name"]
+        if None not in answers:
             groups: defaultdict[str, list[ast.Attribute]] = defaultdict(list)
             for node in self.nodes(ast.Attribute):
                 groups[node.attr].append(node)
-            self._attributes_by_name = dict(groups)
-        return self._attributes_by_name
+            answers[None] = dict(groups)
+        return answers[None]
 
     def loaded_names(self) -> Iterable[str]:
         """Every name read somewhere in the module (`x` of a load of `x`)."""
@@ -60,7 +61,8 @@ class _Queries:
 
     def _calls_by_function(self) -> dict[ast.AST, list[ast.Call]]:
         """def node -> calls of it by plain name in this module (built once)."""
-        if self._calls_index is None:
+        answers = self._answers["calls_by_function"]
+        if None not in answers:
             index: dict[ast.AST, list[ast.Call]] = {}
             binding_of = self.binding_of
             for call in self.nodes(ast.Call):
@@ -73,19 +75,20 @@ class _Queries:
                             index[callee.node] = [call]
                         else:
                             calls.append(call)
-            self._calls_index = index
-        return self._calls_index
+            answers[None] = index
+        return answers[None]
 
     # ------------------------------------------------------------- kernels
     def function_kind(self, node: ast.AST) -> str | None:
         """'kernel' or 'jit' for a FlyDSL-decorated function, else None."""
-        if node not in self._function_kinds:
+        kinds = self._answers["function_kind"]
+        if node not in kinds:
             kind = None
             for decorator in getattr(node, "decorator_list", ()):
                 target = decorator.func if isinstance(decorator, ast.Call) else decorator
                 kind = KERNEL_DECORATORS.get(self.resolve(target) or "") or kind
-            self._function_kinds[node] = kind
-        return self._function_kinds[node]
+            kinds[node] = kind
+        return kinds[node]
 
     def traced_function(self, node: ast.AST) -> ast.AST | None:
         """The outermost @flyc.kernel / @flyc.jit function containing `node`."""
@@ -107,11 +110,12 @@ class _Queries:
     def name_assignments(self) -> list[tuple[ast.stmt, ast.Name, ast.expr]]:
         """(statement, target, value) of every `name = value` and `name: T = value`,
         the plain assignments first (rules visiting them report in any order); listed once."""
-        if self._name_assignments is None:
-            self._name_assignments = self._plain_name_assignments + [
+        answers = self._answers["name_assignments"]
+        if None not in answers:
+            answers[None] = self._plain_name_assignments + [
                 (node, node.target, node.value) for node in self.nodes(ast.AnnAssign)
                 if type(node.target) is ast.Name and node.value is not None]
-        return self._name_assignments
+        return answers[None]
 
     def import_bindings(self) -> list[Binding]:
         """Every import binding of the module, in any scope."""

@@ -33,7 +33,7 @@ class _Resolution:
         `fx.rocdl.s_waitcnt` with `import flydsl.expr as fx` resolves to
         `flydsl.expr.rocdl.s_waitcnt`; a rebound or local name resolves to None.
         """
-        resolved = self._resolved
+        resolved = self._answers["resolve"]
         result = resolved.get(node, _UNSEEN)  # most calls: rules ask about the same callee
         if result is not _UNSEEN:
             return result
@@ -49,10 +49,11 @@ class _Resolution:
             binding = self.binding_of(node)
             if binding is not None:
                 # Every read of a binding resolves alike: its target is canonicalized once.
-                result = self._binding_names.get(binding, _UNSEEN)
+                names = self._answers["binding_name"]  # resolve() of a read of the binding
+                result = names.get(binding, _UNSEEN)
                 if result is _UNSEEN:
                     target = self.binding_target(binding)
-                    result = self._binding_names[binding] = None if target is None else self.project.canonical(target)
+                    result = names[binding] = None if target is None else self.project.canonical(target)
             elif node.id in _BUILTINS or node not in self._scope_of_node:
                 result = None
             else:
@@ -68,10 +69,11 @@ class _Resolution:
         """The qualified name every use of `binding` refers to (project
         re-exports not yet followed), else None: an import's target, what an
         alias `x = fx.max` names, what every caller passes for a parameter."""
-        target = self._binding_targets.get(binding, _UNSEEN)
+        targets = self._answers["binding_target"]
+        target = targets.get(binding, _UNSEEN)
         if target is not _UNSEEN:
             return target
-        self._binding_targets[binding] = None  # guards against alias cycles
+        targets[binding] = None  # guards against alias cycles
         target = None
         if binding.kind == "import" and binding.target:
             target = binding.target
@@ -79,7 +81,7 @@ class _Resolution:
             target = self.resolve(binding.alias_of)
         elif binding.kind == "param" and self.is_single_binding(binding):
             target = self._passed_argument(binding)
-        self._binding_targets[binding] = target
+        targets[binding] = target
         return target
 
     def _passed_argument(self, binding: Binding) -> str | None:
@@ -116,7 +118,8 @@ class _Resolution:
         all its parameters: each positional parameter's index, each default,
         and its calls (None for a call that unpacks). None for a lambda, a
         method or a traced function."""
-        signature = self._call_signatures.get(arguments, _UNSEEN)
+        signatures = self._answers["call_signature"]
+        signature = signatures.get(arguments, _UNSEEN)
         if signature is not _UNSEEN:
             return signature
         function = self.parent(arguments) if isinstance(arguments, ast.arguments) else None
@@ -129,7 +132,7 @@ class _Resolution:
                             if value)
             calls = [None if _unpacks(call) else call for call in self.calls_of(function)]
             signature = ({name: index for index, name in enumerate(positional)}, defaults, calls)
-        self._call_signatures[arguments] = signature
+        signatures[arguments] = signature
         return signature
 
     def _dialect_parameter(self, binding: Binding) -> str | None:
@@ -160,21 +163,16 @@ class _Resolution:
         # A name no one binds can only come from a star import we cannot read.
         return f"{unknown[0]}.{name}" if len(unknown) == 1 else None
 
-    def resolves_to(self, node: ast.AST, *qualified: str) -> bool:
-        return self.resolve(node) in qualified
-
-    def call_name(self, node: ast.AST) -> str | None:
-        return self.resolve(node.func) if isinstance(node, ast.Call) else None
-
     def local_name_for(self, qualified: str) -> str | None:
         """A module-level name (or dotted path) that reaches `qualified` here.
 
         Fixes use it to spell a replacement the way the file already imports it,
         e.g. `fx.max` when the file has `import flydsl.expr as fx`.
         """
-        if qualified not in self._local_names:
-            self._local_names[qualified] = self._local_name_for(qualified)
-        return self._local_names[qualified]
+        names = self._answers["local_name_for"]
+        if qualified not in names:
+            names[qualified] = self._local_name_for(qualified)
+        return names[qualified]
 
     def _local_name_for(self, qualified: str) -> str | None:
         best: str | None = None

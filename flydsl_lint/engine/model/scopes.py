@@ -58,7 +58,8 @@ class _Scopes:
 
     def binding_of(self, node: ast.Name) -> Binding | None:
         """The binding a loaded name refers to at this point, if any."""
-        found = self._bindings_seen.get(node, _UNSEEN)  # several rules ask about the same callee
+        seen = self._answers["binding_of"]
+        found = seen.get(node, _UNSEEN)  # several rules ask about the same callee
         if found is not _UNSEEN:
             return found
         scope = self._scope_of_node.get(node)
@@ -71,7 +72,7 @@ class _Scopes:
             found = scope.outer.get(name, _UNSEEN)
             if found is _UNSEEN:
                 found = scope.outer[name] = self._lookup(name, scope, (node.lineno, node.col_offset))
-        self._bindings_seen[node] = found
+        seen[node] = found
         return found
 
     def _lookup(self, name: str, scope: Scope, position: tuple[int, int]) -> Binding | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 
 from ..project import absolute_module
@@ -29,9 +30,6 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
 # by type would cost the walk more than any rule asks of it (names are reached
 # through `loads_of` and bindings, constants through their parents).
 UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
-# The walk's hottest tests, without `ast.` look-ups.
-_Name, _Constant, _Attribute, _Call, _BinOp = ast.Name, ast.Constant, ast.Attribute, ast.Call, ast.BinOp
-_STRING_TYPES = (str, bytes)
 
 
 class _Walk:
@@ -54,63 +52,33 @@ class _Walk:
             self.nodes_by_type[type(node)].append(node)
 
     def _visit_body(self, body: list[ast.stmt], parent: ast.AST, scope: Scope, fallback: bool) -> None:
-        visit = self._visit
         for stmt in body:
-            visit(stmt, parent, scope, fallback)
+            self._visit(stmt, parent, scope, fallback)
 
     def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        visit = self._visit
-        for name in _CHILD_FIELDS.get(type(node)) or _child_fields(type(node)):
+        for name in _child_fields(type(node)):
             value = getattr(node, name, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, ast.AST) and type(item) not in _LEAF_TYPES:
-                        visit(item, node, scope, fallback)
-            elif isinstance(value, ast.AST) and type(value) not in _LEAF_TYPES:
-                visit(value, node, scope, fallback)
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, ast.AST) and type(item) not in _LEAF_TYPES:
+                    self._visit(item, node, scope, fallback)
 
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
-        # An Attribute's value and a BinOp's right operand, each its node's
-        # last child, are walked by the next iteration rather than a call:
-        # the walk's time is per call.
-        while True:
-            self._parents[node] = parent  # inline `_record`
-            kind = type(node)
-            if kind is _Name:  # Names and Constants are not listed by type (see UNLISTED_TYPES)
-                # A load, without reading `ctx`: stored and deleted names are
-                # reached through `_visit_target` instead.
-                self._scope_of_node[node] = scope
-                self._loads[node.id].append(node)
-                return
-            if kind is _Constant:
-                if type(node.value) in _STRING_TYPES:
-                    self._add_string_span(node)
-                return
+        self._parents[node] = parent
+        kind = type(node)
+        if kind is ast.Name:  # not listed by type (see UNLISTED_TYPES)
+            # A load, without reading `ctx`: stored and deleted names are
+            # reached through `_visit_target` instead.
+            self._scope_of_node[node] = scope
+            self._loads[node.id].append(node)
+        elif kind is ast.Constant:
+            if isinstance(node.value, (str, bytes)):
+                self._add_string_span(node)
+        else:
             self.nodes_by_type[kind].append(node)
-            # The most frequent listed nodes are visited here, without a second
-            # call per node.
-            if kind is _Attribute:
-                parent, node = node, node.value
-            elif kind is _Call:
-                visit = self._visit
-                visit(node.func, node, scope, fallback)
-                for argument in node.args:
-                    visit(argument, node, scope, fallback)
-                if node.keywords:
-                    keyword_nodes = self.nodes_by_type[ast.keyword]
-                    for keyword in node.keywords:  # as `_visit` would, without two calls per keyword
-                        self._parents[keyword] = node
-                        keyword_nodes.append(keyword)
-                        visit(keyword.value, keyword, scope, fallback)
-                return
-            elif kind is _BinOp:
-                self._visit(node.left, node, scope, fallback)
-                parent, node = node, node.right
-            else:
-                _VISITS[kind](self, node, scope, fallback)
-                return
+            _VISITS.get(kind, _Walk._visit_children)(self, node, scope, fallback)
 
-    # Special visits by node type, each visiting the node's children.
+    # Visits of the node types that bind names or need more than their children walked;
+    # every other type's children are walked field by field.
     def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> None:
         self._add_string_span(node)
         self._visit_children(node, scope, fallback)
@@ -125,12 +93,12 @@ class _Walk:
         value, targets = node.value, node.targets
         self._visit(value, node, scope, fallback)
         position = (node.end_lineno, node.end_col_offset)
-        if len(targets) == 1 and type(targets[0]) is _Name:  # most assignments: bound here, as `_visit_target` would
+        if len(targets) == 1 and type(targets[0]) is ast.Name:  # most assignments: bound here, as `_visit_target` would
             target = targets[0]
-            self._parents[target] = node
+            self._record(target, node)
             binding = Binding(target.id, "assign", position, target, scope, None, fallback)
             self._plain_name_assignments.append((node, target, value))
-            if type(value) is _Name or type(value) is _Attribute:
+            if type(value) is ast.Name or type(value) is ast.Attribute:
                 binding.alias_of = value
             return
         for target in targets:
@@ -156,61 +124,14 @@ class _Walk:
         self._visit_body(node.body, node, scope, fallback)
         self._visit_body(node.orelse, node, scope, fallback)
 
-    def _visit_except_handler(self, node: ast.ExceptHandler, scope: Scope, fallback: bool) -> None:
-        if node.type is not None:
-            self._visit(node.type, node, scope, fallback)
-        if node.name:
-            Binding(node.name, "except", _position(node), node, scope)
-        self._visit_body(node.body, node, scope, fallback)
 
-    # Frequent expression nodes (after those `_visit` handles itself), without
-    # `_visit_children`'s field-by-field search: the walk's time is per node.
-    def _visit_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        """Expr, Starred, Await: one `value` child (a call's keywords are walked in `_visit`)."""
-        self._visit(node.value, node, scope, fallback)
 
-    def _visit_compare(self, node: ast.Compare, scope: Scope, fallback: bool) -> None:
-        visit = self._visit
-        visit(node.left, node, scope, fallback)
-        for comparator in node.comparators:
-            visit(comparator, node, scope, fallback)
 
-    def _visit_subscript(self, node: ast.Subscript, scope: Scope, fallback: bool) -> None:
-        self._visit(node.value, node, scope, fallback)
-        self._visit(node.slice, node, scope, fallback)
 
-    def _visit_optional_value(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        """Return, Yield: a `value` child or None."""
-        if node.value is not None:
-            self._visit(node.value, node, scope, fallback)
 
-    def _visit_formatted_value(self, node: ast.FormattedValue, scope: Scope, fallback: bool) -> None:
-        self._visit(node.value, node, scope, fallback)
-        if node.format_spec is not None:
-            self._visit(node.format_spec, node, scope, fallback)
 
-    def _visit_if(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        """If, While: as `_visit_children` would, it skips their bodies' Pass, Break and Continue."""
-        visit = self._visit
-        visit(node.test, node, scope, fallback)
-        for statement in (*node.body, *node.orelse):
-            if type(statement) not in _LEAF_TYPES:
-                visit(statement, node, scope, fallback)
 
-    def _visit_if_exp(self, node: ast.IfExp, scope: Scope, fallback: bool) -> None:
-        visit = self._visit
-        visit(node.test, node, scope, fallback)
-        visit(node.body, node, scope, fallback)
-        visit(node.orelse, node, scope, fallback)
 
-    def _visit_elements(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        """Tuple, List, Set."""
-        visit = self._visit
-        for element in node.elts:
-            visit(element, node, scope, fallback)
-
-    def _visit_alias(self, node: ast.alias, scope: Scope, fallback: bool) -> None:
-        """No child nodes."""
 
     def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.name:
@@ -234,12 +155,11 @@ class _Walk:
         """Bind the names `target` assigns (`position`: where the bindings take
         effect; None: at each name, as `del` binds); attribute and subscript
         targets read their base."""
-        if type(target) is _Name:  # most targets: bound without `_record`'s listing test
-            self._parents[target] = parent
+        self._record(target, parent)
+        if type(target) is ast.Name:
             at = position if position is not None else (target.lineno, target.col_offset)
             Binding(target.id, kind, at, target, scope, None, fallback)
             return
-        self._record(target, parent)
         if isinstance(target, (ast.Tuple, ast.List)):
             for element in target.elts:
                 self._visit_target(element, target, scope, position, fallback, kind)
@@ -261,20 +181,17 @@ class _Walk:
 
     def _visit_arguments(self, args: ast.arguments, owner: ast.AST, outer: Scope, inner: Scope, fallback: bool) -> None:
         self._record(args, owner)
-        visit = self._visit
         for default in args.defaults:
-            visit(default, args, outer, fallback)
+            self._visit(default, args, outer, fallback)
         for default in args.kw_defaults:
             if default is not None:
-                visit(default, args, outer, fallback)
+                self._visit(default, args, outer, fallback)
         position = (owner.lineno, owner.col_offset)
-        parents, arg_nodes = self._parents, self.nodes_by_type[ast.arg]
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
             if arg is not None:
-                parents[arg] = args  # inline `_record`
-                arg_nodes.append(arg)
+                self._record(arg, args)
                 if arg.annotation is not None:
-                    visit(arg.annotation, arg, outer, fallback)
+                    self._visit(arg.annotation, arg, outer, fallback)
                 Binding(arg.arg, "param", position, arg, inner)
 
     def _visit_function(self, node: ast.FunctionDef, scope: Scope, fallback: bool) -> None:
@@ -290,7 +207,7 @@ class _Walk:
         Binding(node.name, "def", (node.lineno, node.col_offset), node, scope, None, fallback)
 
     def _visit_class(self, node: ast.ClassDef, scope: Scope, fallback: bool) -> None:
-        for expr in list(node.decorator_list) + list(node.bases) + [k.value for k in node.keywords]:
+        for expr in (*node.decorator_list, *node.bases, *node.keywords):
             self._visit(expr, node, scope, fallback)
         inner = Scope("class", node, scope)
         self.scopes.append(inner)
@@ -368,14 +285,11 @@ _LEAF_TYPES = frozenset(
 # operators): the walk skips them. Others are checked, so a miss here is only slower.
 _NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
                               "simple", "type_comment", "ctx", "op"})
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
+@functools.cache
 def _child_fields(kind: type) -> tuple[str, ...]:
-    fields = _CHILD_FIELDS.get(kind)
-    if fields is None:
-        fields = _CHILD_FIELDS[kind] = tuple(f for f in kind._fields if f not in _NON_NODE_FIELDS)
-    return fields
+    return tuple(field for field in kind._fields if field not in _NON_NODE_FIELDS)
 
 
 _VISITS = {
@@ -399,22 +313,6 @@ _VISITS = {
     ast.NamedExpr: _Walk._visit_named_expr,
     ast.For: _Walk._visit_for,
     ast.AsyncFor: _Walk._visit_for,
-    ast.ExceptHandler: _Walk._visit_except_handler,
-    ast.alias: _Walk._visit_alias,
-    ast.Expr: _Walk._visit_value,
-    ast.Starred: _Walk._visit_value,
-    ast.Await: _Walk._visit_value,
-    ast.Return: _Walk._visit_optional_value,
-    ast.Yield: _Walk._visit_optional_value,
-    ast.FormattedValue: _Walk._visit_formatted_value,
-    ast.If: _Walk._visit_if,
-    ast.While: _Walk._visit_if,
-    ast.IfExp: _Walk._visit_if_exp,
-    ast.Compare: _Walk._visit_compare,
-    ast.Subscript: _Walk._visit_subscript,
-    ast.Tuple: _Walk._visit_elements,
-    ast.List: _Walk._visit_elements,
-    ast.Set: _Walk._visit_elements,
     ast.withitem: _Walk._visit_withitem,
     ast.Delete: _Walk._visit_delete,
 }
@@ -424,8 +322,3 @@ if sys.version_info >= (3, 10):
     _VISITS[ast.MatchAs] = _Walk._visit_match_capture
     _VISITS[ast.MatchStar] = _Walk._visit_match_capture
     _VISITS[ast.MatchMapping] = _Walk._visit_match_mapping
-# Every other node type but those `_visit` handles itself: its children, field
-# by field (a table hit for any node costs less than a miss and a test).
-_VISITS.update((cls, _Walk._visit_children) for cls in vars(ast).values()
-               if isinstance(cls, type) and issubclass(cls, ast.AST) and cls not in _VISITS
-               and cls not in (ast.Attribute, ast.Call, ast.BinOp))
