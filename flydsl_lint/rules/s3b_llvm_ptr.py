@@ -10,7 +10,7 @@ from ..engine.project import followed
 from ._base import Invalid, Rule, leaves, register
 from ._edits import as_method_receiver
 from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
-from .s3_raw_dialects import in_boundary_module
+from ._raw_dialects import in_boundary_module
 
 # int/index -> !llvm.ptr<AS> helpers: (value, address_space=...)
 CREATE = followed(*names(BUFFER_OPS, "create_llvm_ptr"), *names(MEM_OPS, "_create_llvm_ptr", "to_llvm_ptr"))

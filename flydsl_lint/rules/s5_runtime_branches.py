@@ -10,7 +10,7 @@ from functools import cached_property
 from ..engine.project import FOLLOWED_NAMES, followed
 from ._base import Invalid, Rule, leaves, register
 from ._flydsl import EXPR, known_scalar_type, term_children, typed_scalar
-from .s3_raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
+from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
 _IF_HELPER_NAMES = frozenset(name.rpartition(".")[2] for name in _IF_HELPERS)

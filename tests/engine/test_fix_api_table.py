@@ -15,7 +15,8 @@ from flydsl_lint.rules import all_rules
 from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.engine.tomlcompat import tomllib
 from flydsl_lint.engine.versions import Version
-from flydsl_lint.rules.s3_raw_dialects import _METHODS, MATH_WRAPPED, TYPED_ARITH
+from flydsl_lint.rules.s3_arith import _METHODS, TYPED_ARITH
+from flydsl_lint.rules.s3_math import MATH_WRAPPED
 from tests.conftest import lint_text
 
 API_TABLE = Path(__file__).resolve().parents[2] / "flydsl_lint" / "data" / "flydsl_api.toml"
