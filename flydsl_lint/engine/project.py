@@ -41,11 +41,6 @@ _CANONICAL_LEGACY = {
 }
 LEGACY_MODULE_NAMES = frozenset(LEGACY_MODULES.values())
 
-# Leaf names some rule matches on. Following a name through project modules
-# means parsing them, so only these names are followed (see `followed`).
-FOLLOWED_NAMES: set[str] = set()
-
-
 # For each legacy FlyDSL construct, every module path binding it in some release.
 _LEGACY_PATHS = Path(__file__).resolve().parent.parent / "data" / "legacy_paths.txt"
 
@@ -65,19 +60,12 @@ def legacy_aliases() -> dict[str, frozenset[str]]:
     return aliases
 
 
-def followed(*qualified_names: str) -> frozenset[str]:
-    """Declare qualified names a rule matches; returns them as a set.
-
-    The set holds every path that spells the same FlyDSL object in some
-    release (`flydsl.expr.typing.ArithValue` for `flydsl.expr.arith.ArithValue`),
-    so no rule needs per-release knowledge. Rules build their name sets
-    through this so that a re-export of, say, `buffer_load` by a project
-    module is followed, and nothing else is.
-    """
+def release_paths(*qualified_names: str) -> frozenset[str]:
+    """The qualified names a rule matches, with every path that spells the same
+    FlyDSL object in some release (`flydsl.expr.typing.ArithValue` for
+    `flydsl.expr.arith.ArithValue`), so no rule needs per-release knowledge."""
     aliases = legacy_aliases()
-    names = frozenset(qualified_names).union(*(aliases.get(name, ()) for name in qualified_names))
-    FOLLOWED_NAMES.update(name.rpartition(".")[2] for name in names)
-    return names
+    return frozenset(qualified_names).union(*(aliases.get(name, ()) for name in qualified_names))
 
 
 class ModuleSummary:
@@ -241,7 +229,11 @@ def source_roots(settings_root: Path, package_root: Path, src: tuple[str, ...]) 
 class ProjectIndex:
     """Finds and summarizes project modules under a set of source roots."""
 
-    def __init__(self, roots: list[Path] | None = None, legacy_roots: tuple[str, ...] = ()) -> None:
+    def __init__(self, roots: list[Path] | None = None, legacy_roots: tuple[str, ...] = (),
+                 follows: frozenset[str] = frozenset()) -> None:
+        # The leaf names some rule matches on (`Rule.follows`): following a name
+        # through project modules means reading them, so only these are followed.
+        self.follows = follows
         self.roots: list[Path] = []
         self._found: dict[str, tuple[Path, bool] | None] = {}  # module -> where it lives (a run's files do not move)
         for root in roots or []:
@@ -343,7 +335,7 @@ class ProjectIndex:
         are written against their public paths.
         """
         module, _, name = qualified.rpartition(".")
-        if name not in FOLLOWED_NAMES or not module or _depth > 16 or self.is_final(module):
+        if name not in self.follows or not module or _depth > 16 or self.is_final(module):
             return qualified
         summary = self.summary(module)
         if summary is None:

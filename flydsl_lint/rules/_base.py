@@ -64,6 +64,14 @@ class Rule:
     call_names: ClassVar[frozenset[str] | None] = None
     call_modules: ClassVar[frozenset[str] | None] = None
     call_own_code: ClassVar[bool] = False
+    # The qualified names of the only calls `visit_Call` handles: the checker
+    # hands it just the calls resolving to one of them (their leaves are its
+    # `call_names` unless it sets those), so it need not test the callee itself.
+    calls: ClassVar[frozenset[str] | None] = None
+    # Qualified names the rule matches (its `calls` are added): a project
+    # module's re-export of one of their leaves is followed by `model.resolve`.
+    # Nothing else is followed, which keeps reading project modules cheap.
+    follows: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(self, context: Context) -> None:
         self.context = context
@@ -82,8 +90,17 @@ class Rule:
                     types.append(node_type)
         return types
 
+    @classmethod
+    def followed_leaves(cls) -> frozenset[str]:
+        """The leaf names `follows` and `calls` ask the model to follow."""
+        return leaves(cls.follows | (cls.calls or frozenset()))
+
     def check_file(self) -> None:
-        """File-level hook; most rules only use visit_* methods."""
+        """File-level hook, run before any visit_* method; most rules only use those."""
+
+    def check_suppressions(self) -> None:
+        """Hook run once noqa comments have marked the suppressed diagnostics:
+        for rules about the suppression comments themselves."""
 
     # ----------------------------------------------------------- reporting
     def report(

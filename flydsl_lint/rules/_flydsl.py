@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 
 from ..engine.model import SemanticModel
-from ..engine.project import followed
+from ..engine.project import release_paths
 
 EXPR = "flydsl.expr"
 RAW_DIALECTS = "flydsl._mlir.dialects"
 # Modules whose attributes are the typed scalar constructors (fx.Int32, ...).
 _TYPED_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
-TYPED_SCALARS = followed(
+TYPED_SCALARS = frozenset({
     "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
     "Float32", "Float64", "Boolean", "Index",
-)
+})
 # The FlyDSL wrapper module and the raw MLIR dialect module for arith.
 EXPR_ARITH = ("flydsl.expr.arith", "flydsl.expr.utils.arith")
 RAW_ARITH = "flydsl._mlir.dialects.arith"
@@ -22,7 +22,7 @@ INDEX_TYPES = ("flydsl.expr.typing.T.index", "flydsl._mlir.extras.types.index", 
 
 
 def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
-    return followed(*(f"{module}.{name}" for module in modules))
+    return release_paths(*(f"{module}.{name}" for module in modules))
 
 
 _TYPE_PRESERVING_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.project import followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
@@ -21,8 +21,7 @@ class ArithValueWrap(Rule):
     real type (`fx.Float32(v)`), and typed values need no wrapper at all."""
 
     code = "FLY101"
-    names = qualified(EXPR_ARITH + ("flydsl.expr",), "ArithValue")
-    call_names = leaves(names)
+    calls = qualified(EXPR_ARITH + ("flydsl.expr",), "ArithValue")
     valid = [
         "from flydsl.expr.arith import ArithValue\ndef f(ArithValue):\n    return ArithValue(1)\n",
         "from flydsl.expr.arith import ArithValue\nisinstance(x, ArithValue)\n",
@@ -38,8 +37,6 @@ class ArithValueWrap(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         argument = single_positional(node)
         fix = None
         if argument is not None:
@@ -54,8 +51,7 @@ class ArithUnwrap(Rule):
     `.ir_value()` says so at the use site."""
 
     code = "FLY102"
-    names = qualified(EXPR_ARITH, "unwrap")
-    call_names = leaves(names)
+    calls = qualified(EXPR_ARITH, "unwrap")
     valid = ["cond = (idx >= limit).ir_value()\n", "from mylib import unwrap\nunwrap(x)\n"]
     invalid = [
         Invalid(_HEADER + "cond = arith.unwrap(idx >= limit)\n", unsafe=True,
@@ -65,8 +61,6 @@ class ArithUnwrap(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         argument = single_positional(node)
         fix = None
         if argument is not None:
@@ -82,8 +76,7 @@ class ArithIndexCast(Rule):
     widths are `fx.Int32(x)` / `fx.Int64(x)`."""
 
     code = "FLY103"
-    names = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
-    call_names = leaves(names)
+    calls = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
     valid = ["off = fx.Index(x)\n", "from flydsl.expr import arith\narith.index_cast\n"]
     invalid = [
         Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
@@ -93,8 +86,6 @@ class ArithIndexCast(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         fix = None
         if len(node.args) == 2 and not node.keywords and self.model.resolve(node.args[0]) in INDEX_TYPES:
             spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
@@ -114,8 +105,7 @@ class RawValueHelper(Rule):
     boundary."""
 
     code = "FLY104"
-    names = qualified(EXPR_ARITH + ("flydsl.expr",), "_to_raw")
-    call_names = leaves(names)
+    calls = qualified(EXPR_ARITH + ("flydsl.expr",), "_to_raw")
     valid = [
         "def _to_raw(v):\n    return v\n_to_raw(x)\n",
         "from kernels.common.tensor_shim import _to_raw\n_to_raw(x)\n",
@@ -130,8 +120,6 @@ class RawValueHelper(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         fix = None
         spelled = reference(self, "flydsl.expr.as_ir_value", "fx", "flydsl.expr")
         if spelled is not None and single_positional(node) is not None:
@@ -147,8 +135,7 @@ class ArithIndexConstant(Rule):
     arithmetic, `fx.Index(n)` where an API requires the index type."""
 
     code = "FLY105"
-    names = qualified(EXPR_ARITH, "index")
-    call_names = leaves(names)
+    calls = qualified(EXPR_ARITH, "index")
     valid = ["from flydsl.expr import arith\nlane = tid % fx.Int64(64)\n"]
     invalid = [
         Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
@@ -158,8 +145,6 @@ class ArithIndexConstant(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         fix = None
         argument = single_positional(node)
         spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr") if argument is not None else None
@@ -176,6 +161,7 @@ class DoubleWrap(Rule):
     types are real casts and are left alone."""
 
     code = "FLY111"
+    follows = TYPED_SCALARS
     call_names = frozenset(TYPED_SCALARS)
     valid = [
         "import flydsl.expr as fx\nv = fx.Int64(fx.Int32(x))\n",
@@ -209,6 +195,7 @@ class RedundantRewrap(Rule):
     bound once to `fx.Int32(...)`, `fx.Int32(tx)` is just `tx`."""
 
     code = "FLY112"
+    follows = TYPED_SCALARS
     call_names = frozenset(TYPED_SCALARS)
     valid = [
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx + 1\n    return fx.Int32(tx)\n",
@@ -236,7 +223,7 @@ class RedundantRewrap(Rule):
         self.report(node, fix=fix, type=wrap)
 
 
-_BUILDERS = followed(
+_BUILDERS = release_paths(
     "flydsl.expr.make_layout", "flydsl.expr.make_shape", "flydsl.expr.make_stride", "flydsl.expr.make_coord",
     "flydsl.expr.make_tile", "flydsl.expr.range_constexpr", "flydsl.expr.typing.Constexpr", "flydsl.expr.Constexpr",
 )
@@ -251,6 +238,7 @@ class WrapInCompileTimeBuilder(Rule):
     dynamic layout inputs and are not flagged."""
 
     code = "FLY113"
+    follows = TYPED_SCALARS | _BUILDERS
     call_names = leaves(_BUILDERS)
     valid = [
         "import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.project import followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._edits import reference
 from ._memory import (
@@ -12,12 +12,12 @@ from ._memory import (
     local_function, names, resolve, returned_values,
 )
 
-RESOURCE = followed(*names(BUFFER_OPS, "create_buffer_resource"))
-RAW_RESOURCE = followed(*names(BUFFER_OPS, "create_buffer_resource_from_addr"))
+RESOURCE = release_paths(*names(BUFFER_OPS, "create_buffer_resource"))
+RAW_RESOURCE = release_paths(*names(BUFFER_OPS, "create_buffer_resource_from_addr"))
 _ATOMICS = ("buffer_atomic_add", "buffer_atomic_fadd", "buffer_atomic_fmax", "buffer_atomic_smax", "buffer_atomic_umax")
 # helper leaf -> (position of the resource argument, position of the offset argument)
 _ACCESS_ARGS = {"buffer_load": (0, 1), "buffer_store": (1, 2), **{name: (1, 2) for name in _ATOMICS}}
-ACCESS = followed(*names(BUFFER_OPS, "buffer_load", "buffer_store", *_ATOMICS), *names(MEM_OPS, *_ATOMICS))
+ACCESS = release_paths(*names(BUFFER_OPS, "buffer_load", "buffer_store", *_ATOMICS), *names(MEM_OPS, *_ATOMICS))
 MAKE_BUFFER_TENSOR = "flydsl.expr.rocdl.make_buffer_tensor"
 # Keywords of create_buffer_resource that make_buffer_tensor takes with the same meaning.
 _SAME_KEYWORDS = {"max_size", "num_records_bytes"}
@@ -102,6 +102,7 @@ class BufferResource(Rule):
     so the suggested replacement of the call alone is display-only."""
 
     code = "FLY201"
+    follows = RESOURCE
     call_names = leaves(RESOURCE)
     valid = [
         _FX + "bufA = fx.rocdl.make_buffer_tensor(A)\n",
@@ -143,6 +144,7 @@ class BufferManualOffsetAccess(Rule):
     addresses, scalar SGPR loads) are reported as FLY203 instead."""
 
     code = "FLY202"
+    follows = ACCESS | RAW_RESOURCE
     call_names = leaves(ACCESS)
     use_instead = (
         "bufA = fx.rocdl.make_buffer_tensor(A)\n"
@@ -194,6 +196,7 @@ class BufferNoLayoutForm(Rule):
     parameters, is FLY202."""
 
     code = "FLY203"
+    follows = ACCESS | RAW_RESOURCE
     call_names = leaves(RAW_RESOURCE | ACCESS)
     valid = [
         _BO + "rsrc = buffer_ops.create_buffer_resource(A)\nv = buffer_ops.buffer_load(rsrc, i, vec_width=1)\n",
@@ -239,6 +242,7 @@ class BufferOffsetUnit(Rule):
     is in bytes) are not flagged."""
 
     code = "FLY204"
+    follows = ACCESS
     call_names = leaves(ACCESS)
     valid = [
         _BO + "buffer_ops.buffer_load(rsrc, row * K + k, vec_width=4)\n",

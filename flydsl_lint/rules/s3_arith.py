@@ -5,10 +5,9 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.project import followed
 from ._base import Invalid, Rule, register
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
-from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type
+from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, visibly_raw,
 )
@@ -30,8 +29,6 @@ _SIGNEDNESS_DEPENDENT = {"maxui", "minui", "ceildivui"}
 _METHODS = {"maximumf": "max", "minimumf": "min"}
 
 
-followed(*TYPED_ARITH)
-
 
 _ARITH_MODULES = EXPR_ARITH + (RAW_ARITH, EXPR)
 
@@ -47,6 +44,7 @@ class RawTypedArithmetic(Rule):
     static operands. FlyDSL's CI rejects new uses of these spellings."""
 
     code = "FLY301"
+    follows = frozenset(TYPED_ARITH)
     # A finding resolves to `<arith module>.<spelling>`: its leaf is enough for the
     # checker to pick the call (`flydsl.expr` as a module would hand it every fx call).
     call_names = frozenset(TYPED_ARITH)
@@ -222,6 +220,7 @@ class RawArithOperator(Rule):
     rewrite changes behaviour (tests/proofs/test_demoted_fixes.py)."""
 
     code = "FLY341"
+    follows = TYPED_SCALARS
     call_names = frozenset(_ARITH_OPERATORS) | frozenset(_ARITH_OP_CLASSES)
     valid = [
         "import flydsl.expr as fx\ns = a + b\n",
@@ -288,6 +287,7 @@ class RawArithCompare(Rule):
     comparisons of visibly raw values (e.g. exec masks from inline asm)."""
 
     code = "FLY342"
+    follows = TYPED_SCALARS
     call_names = frozenset(_CMP_OPS)
     valid = [
         "from flydsl._mlir.dialects import arith\nc = arith.cmpf(arith.CmpFPredicate.ONE, a, b)\n",

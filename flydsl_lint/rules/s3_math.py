@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.project import followed
 from ._base import Invalid, Rule, register
 from ._edits import reference, replace_callee
 from ._flydsl import EXPR
@@ -30,7 +29,6 @@ _MATH_OP_CLASSES.update({"AbsFOp": "absf", "AbsIOp": "absi", "PowFOp": "powf", "
                          "Log1pOp": "log1p", "ErfcOp": "erfc", "SinCosOp": "sincos", "ClampFOp": "clampf"})
 
 
-followed(*(f"{EXPR}.{name}" for name in MATH_WRAPPED))
 
 
 @register
@@ -41,6 +39,7 @@ class RawMathOp(Rule):
     `fastmath=`. Raw math ops with no wrapper are not reported."""
 
     code = "FLY333"
+    follows = frozenset(f"{EXPR}.{name}" for name in MATH_WRAPPED)
     call_modules = frozenset({MATH})
     valid = [
         "import flydsl.expr as fx\ny = fx.exp2(x, fastmath=fm)\n",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.project import followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
 from ._raw_dialects import VECTOR_MODULES, call_in, call_operands, at_raw_boundary, in_boundary_module
 
@@ -26,9 +26,6 @@ _VECTOR_REPLACEMENTS = {
     "reduction": "`vec.reduce(op)`", "ReductionOp": "`vec.reduce(op)`",
     "shape_cast": "`vec.reshape(shape)`", "ShapeCastOp": "`vec.reshape(shape)`",
 }
-# Follow project re-exports of these ops to a vendored copy of the legacy
-# `flydsl.expr.vector` wrappers (see engine.project.LEGACY_MODULES).
-followed(*(f"flydsl.expr.vector.{op}" for op in _VECTOR_REPLACEMENTS))
 
 
 @register
@@ -44,6 +41,9 @@ class RawVectorOp(Rule):
     module named `vector` defining the op) are reported like the original."""
 
     code = "FLY321"
+    # Project re-exports of these ops lead to a vendored copy of the legacy
+    # `flydsl.expr.vector` wrappers (see engine.project.LEGACY_MODULES).
+    follows = release_paths(*(f"flydsl.expr.vector.{op}" for op in _VECTOR_REPLACEMENTS))
     call_modules = frozenset(VECTOR_MODULES)
     valid = [
         "import flydsl.expr as fx\nlo = vec[0]\nw = vec.bitcast(fx.Int32)\n",

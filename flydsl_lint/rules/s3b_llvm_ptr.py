@@ -6,24 +6,26 @@ import ast
 from collections.abc import Iterator
 
 from ..engine.diagnostics import Applicability, Position
-from ..engine.project import followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._edits import as_method_receiver
 from ._memory import BUFFER_OPS, MEM_OPS, argument, assigned_values, names, resolve
 from ._raw_dialects import in_boundary_module
 
 # int/index -> !llvm.ptr<AS> helpers: (value, address_space=...)
-CREATE = followed(*names(BUFFER_OPS, "create_llvm_ptr"), *names(MEM_OPS, "_create_llvm_ptr", "to_llvm_ptr"))
+CREATE = release_paths(*names(BUFFER_OPS, "create_llvm_ptr"), *names(MEM_OPS, "_create_llvm_ptr", "to_llvm_ptr"))
 _LLVM = "flydsl._mlir.dialects.llvm"
-INT_TO_PTR = followed(f"{_LLVM}.IntToPtrOp", f"{_LLVM}.inttoptr")
+INT_TO_PTR = release_paths(f"{_LLVM}.IntToPtrOp", f"{_LLVM}.inttoptr")
 # tensor + offset * dtype_bytes -> !llvm.ptr<1>
-ELEMENT = followed(*names(MEM_OPS, "get_llvm_ptr", "element_ptr"))
+ELEMENT = release_paths(*names(MEM_OPS, "get_llvm_ptr", "element_ptr"))
 # fly pointer -> integer: the argument of ptrtoint is a fly pointer.
-PTRTOINT = followed("flydsl.expr.ptrtoint", "flydsl.expr.primitive.ptrtoint")
+PTRTOINT = release_paths("flydsl.expr.ptrtoint", "flydsl.expr.primitive.ptrtoint")
 # Value-preserving integer casts that may sit between ptrtoint and the pointer helper.
-_CASTS = followed("flydsl.expr.Index", "flydsl.expr.Int64", "flydsl.expr.as_ir_value", "flydsl.expr.numeric.Index", "flydsl.expr.numeric.Int64",
-                  "flydsl.expr.typing.Index", "flydsl.expr.typing.Int64")
-_INDEX_CAST = followed("flydsl.expr.arith.index_cast", "flydsl._mlir.dialects.arith.index_cast")
+_CASTS = release_paths("flydsl.expr.Index", "flydsl.expr.Int64", "flydsl.expr.as_ir_value", "flydsl.expr.numeric.Index",
+                       "flydsl.expr.numeric.Int64", "flydsl.expr.typing.Index", "flydsl.expr.typing.Int64")
+_INDEX_CAST = release_paths("flydsl.expr.arith.index_cast", "flydsl._mlir.dialects.arith.index_cast")
+# What `_PointerSource` looks through, for the rules built on it to follow.
+_POINTER_SOURCES = PTRTOINT | _CASTS | _INDEX_CAST
 
 _HEAD = "import flydsl.expr as fx\nfrom kernels.common import buffer_ops\n"
 
@@ -130,6 +132,7 @@ class HandBuiltLlvmPtr(Rule):
     may change."""
 
     code = "FLY351"
+    follows = CREATE | INT_TO_PTR | _POINTER_SOURCES
     call_names = leaves(CREATE | INT_TO_PTR)
     valid = [
         _HEAD + "p = lds.kv.ptr.llvm_ptr\n",
@@ -179,6 +182,7 @@ class ElementPtrHelper(Rule):
     the address space. Preserve byte versus element GEPs and alignment."""
 
     code = "FLY352"
+    follows = ELEMENT
     call_names = leaves(ELEMENT)
     valid = [
         "import flydsl.expr as fx\np = fx.to_llvm_ptr(ptr)\n",
@@ -206,6 +210,7 @@ class LlvmPtrFromRawAddress(Rule):
     an LDS offset into a fly pointer and this into FLY351."""
 
     code = "FLY353"
+    follows = CREATE | INT_TO_PTR | _POINTER_SOURCES
     call_names = leaves(CREATE | INT_TO_PTR)
     valid = [
         _HEAD + "p = buffer_ops.create_llvm_ptr(fx.ptrtoint(a.ptr), address_space=3)\n",
@@ -234,12 +239,14 @@ class LlvmPtrFromRawAddress(Rule):
 
 # A hand-rolled element-pointer helper: fly pointer -> integer (ptrtoint),
 # plus an offset, back to `!llvm.ptr` with IntToPtrOp.
-_PTR_TO_INT = followed(f"{_LLVM}.PtrToIntOp", f"{_LLVM}.ptrtoint")
-_ADD = followed(f"{_LLVM}.AddOp", f"{_LLVM}.add", "flydsl._mlir.dialects.arith.AddIOp", "flydsl._mlir.dialects.arith.addi",
-                "flydsl.expr.arith.addi")
+_PTR_TO_INT = release_paths(f"{_LLVM}.PtrToIntOp", f"{_LLVM}.ptrtoint")
+_ADD = release_paths(f"{_LLVM}.AddOp", f"{_LLVM}.add", "flydsl._mlir.dialects.arith.AddIOp",
+                     "flydsl._mlir.dialects.arith.addi", "flydsl.expr.arith.addi")
 # Ops whose result is a fly pointer's (or fly tensor's) address as an `!llvm.ptr`.
-_FLY_POINTER_ADDRESS = followed("flydsl._mlir.dialects.fly.extract_aligned_pointer_as_index", "flydsl.expr.to_llvm_ptr",
-                                "flydsl.expr.primitive.to_llvm_ptr", "flydsl.expr.typing.to_llvm_ptr")
+_FLY_POINTER_ADDRESS = release_paths("flydsl._mlir.dialects.fly.extract_aligned_pointer_as_index", "flydsl.expr.to_llvm_ptr",
+                                     "flydsl.expr.primitive.to_llvm_ptr", "flydsl.expr.typing.to_llvm_ptr")
+# What `_in_element_pointer_helper` looks for, for the rules built on it to follow.
+_ELEMENT_POINTER_MATH = _PTR_TO_INT | _ADD | _FLY_POINTER_ADDRESS | INT_TO_PTR | _POINTER_SOURCES
 _TRACE_DEPTH = 6
 
 
@@ -323,6 +330,7 @@ class HandRolledElementPtr(Rule):
     is then not reported as FLY353: the fly pointer is at hand."""
 
     code = "FLY354"
+    follows = _ELEMENT_POINTER_MATH
     valid = [
         _PTR_HEAD + "def ptr_at(p):\n    return p.llvm_ptr\n",
         # No offset: a plain cast, FLY351's business.

@@ -275,6 +275,7 @@ class _WaitcntRule(Rule):
     # Without a configured target arch its keyword fixes are unsafe (see `waitcnt_fix`):
     # the report says a target arch would make them safe.
     fix_safe_with_target_arch = True
+    follows = S_WAITCNT
 
     # ----------------------------------------------------------- functions
     def shim_for(self, func: ast.expr, encoder_hint: bool = False) -> Shim | None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import ast
 
-from ..engine.project import followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
-ALLOCATOR = followed(*names(SMEM_ALLOCATOR, "SmemAllocator"))
-SMEM_PTR = followed(*names(SMEM_ALLOCATOR, "SmemPtr"))
+ALLOCATOR = release_paths(*names(SMEM_ALLOCATOR, "SmemAllocator"))
+SMEM_PTR = release_paths(*names(SMEM_ALLOCATOR, "SmemPtr"))
 _PTR_METHODS = ("get", "load", "store")
 _BOOKKEEPING_CALLS = ("get_base", "finalize", "_align")
 _BOOKKEEPING_FIELDS = ("ptr", "finalized")
@@ -81,6 +81,7 @@ class SmemAllocatorUse(Rule):
     at once and re-run its test."""
 
     code = "FLY401"
+    follows = ALLOCATOR
     call_names = leaves(ALLOCATOR)
     use_instead = (
         "@fx.struct\nclass SharedStorage:\n    a: fx.Array[fx.Float16, BLOCK_M * BLOCK_K]\n\n"
@@ -111,6 +112,7 @@ class SmemPtrUse(Rule):
     Unbound calls (`SmemPtr.load(p, idx)`) are reported too."""
 
     code = "FLY402"
+    follows = SMEM_PTR
     call_names = leaves(SMEM_PTR)
     call_modules = SMEM_PTR  # `SmemPtr.load(p, idx)`
     valid = [
@@ -140,6 +142,7 @@ class SmemManualBookkeeping(Rule):
     binding of the name) or a parameter annotated `SmemAllocator`."""
 
     code = "FLY403"
+    follows = ALLOCATOR
     call_names = frozenset(_BOOKKEEPING_CALLS)
     valid = [
         "class Pool:\n    def finalize(self):\n        pass\nPool().finalize()\n",
@@ -224,6 +227,7 @@ class SmemViewAfterLoop(Rule):
     create no region."""
 
     code = "FLY404"
+    follows = SMEM_PTR
     valid = [
         _KERNEL + "@flyc.kernel\ndef k(base, n):\n    s = SmemPtr(base, 0, T.f32, shape=(64,))\n    s.get()\n"
         "    for i in range(n):\n        s.store(v, [i])\n    x = s.load([0])\n",

@@ -7,30 +7,31 @@ from collections import deque
 from collections.abc import Iterator
 from functools import cached_property
 
-from ..engine.project import FOLLOWED_NAMES, followed
+from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._flydsl import EXPR, known_scalar_type, term_children, typed_scalar
+from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
-_IF_HELPERS = followed("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
+_IF_HELPERS = release_paths("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
 _IF_HELPER_NAMES = frozenset(name.rpartition(".")[2] for name in _IF_HELPERS)
 _DISPATCH = "flydsl.compiler.ast_rewriter.ReplaceIfWithDispatch.scf_if_dispatch"
-followed("scf_if_dispatch")
-_CONST_EXPR = followed(f"{EXPR}.const_expr", f"{EXPR}.primitive.const_expr")
+_CONST_EXPR = release_paths(f"{EXPR}.const_expr", f"{EXPR}.primitive.const_expr")
 
 # Values that only exist at run time: thread/block/lane ids and loads.
 _GPU_MODULES = (f"{EXPR}.gpu", EXPR, "flydsl._mlir.dialects.gpu")
-_ID_NAMES = followed(*(f"{module}.{leaf}" for module in _GPU_MODULES
-                       for leaf in ("thread_id", "block_id", "lane_id", "thread_idx", "block_idx")))
+_ID_NAMES = release_paths(*(f"{module}.{leaf}" for module in _GPU_MODULES
+                            for leaf in ("thread_id", "block_id", "lane_id", "thread_idx", "block_idx")))
 _ROCDL_MODULES = (f"{EXPR}.rocdl", "flydsl._mlir.dialects.rocdl")
-_ROCDL_IDS = followed(*(f"{module}.{leaf}" for module in _ROCDL_MODULES for leaf in (
+_ROCDL_IDS = release_paths(*(f"{module}.{leaf}" for module in _ROCDL_MODULES for leaf in (
     "workitem_id_x", "workitem_id_y", "workitem_id_z", "workgroup_id_x", "workgroup_id_y", "workgroup_id_z",
     "mbcnt_lo", "mbcnt_hi", "readlane", "readfirstlane", "lane_id")))
 _LOAD_LEAVES = frozenset({"buffer_load", "load", "LoadOp", "load_op"})
 _LOAD_MODULES = ("flydsl.expr.buffer_ops", "kernels.common.buffer_ops", "flydsl._mlir.dialects.llvm",
                  "flydsl._mlir.dialects.memref", "flydsl._mlir.dialects.vector", "flydsl.expr.vector",
                  f"{EXPR}.Vector", f"{EXPR}.typing.Vector", f"{EXPR}.llvm")
-followed(*(f"kernels.common.buffer_ops.{leaf}" for leaf in _LOAD_LEAVES))
+# What `_runtime_value` matches, for the rules built on it to follow.
+_RUNTIME_SOURCES = _CONST_EXPR | _ID_NAMES | _ROCDL_IDS | release_paths(*(f"kernels.common.buffer_ops.{leaf}"
+                                                                           for leaf in _LOAD_LEAVES))
 
 
 def _is_if_op(rule: Rule, node: ast.expr) -> bool:
@@ -94,7 +95,7 @@ def _runtime_value(rule: Rule, node: ast.expr, depth: int) -> str | None:
             if name in _CONST_EXPR:
                 continue
             found = _named_source(name, True)
-        elif kind is ast.Attribute and sub.attr not in FOLLOWED_NAMES:
+        elif kind is ast.Attribute and sub.attr not in model.project.follows:
             continue  # resolution keeps a leaf it does not follow, and every source's leaf is followed
         else:
             found = _named_source(model.resolve(sub), False)
@@ -172,6 +173,7 @@ class IfThenHelper(Rule):
     one expression gets one diagnostic."""
 
     code = "FLY502"
+    follows = _IF_HELPERS
     call_names = _IF_HELPER_NAMES
     valid = [
         "from flydsl._mlir.dialects import scf\nfrom kernels.common.kernels_common import _if_then\n"
@@ -213,6 +215,7 @@ class ScfIfDispatchCall(Rule):
 
     code = "FLY503"
     call_names = leaves([_DISPATCH])
+    follows = frozenset({_DISPATCH})
     valid = [
         "import flydsl.compiler as flyc\n@flyc.jit\ndef store_if(active):\n    if active:\n        store()\n",
         "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\nname = 'scf_if_dispatch'\n",
@@ -243,7 +246,8 @@ class ConstExprRuntimeValue(Rule):
     the typed value."""
 
     code = "FLY511"
-    call_names = leaves(_CONST_EXPR)
+    calls = _CONST_EXPR
+    follows = _RUNTIME_SOURCES
     valid = [
         "from flydsl.expr import const_expr\nif const_expr(BLOCK < 64):\n    pass\n",
         "from flydsl.expr import const_expr, gpu\ntid = gpu.thread_id('x')\nif tid < 4:\n    pass\n",
@@ -260,7 +264,7 @@ class ConstExprRuntimeValue(Rule):
     use_instead = "if lane < 32:   # a run-time condition: the rewriter emits scf.if"
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in _CONST_EXPR or len(node.args) != 1:
+        if len(node.args) != 1:
             return
         found = runtime_value(self, node.args[0])
         if found:
@@ -298,6 +302,7 @@ class NoneBeforeRuntimeBranch(Rule):
     carried values before the branch with matching types")."""
 
     code = "FLY512"
+    follows = _RUNTIME_SOURCES | TYPED_SCALARS
     valid = [
         "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(n: fx.Int32):\n"
         "    tid = fx.thread_idx.x\n    acc = fx.Float32(0.0)\n    if tid < n:\n        acc = fx.Float32(1.0)\n",

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ast
 import re
 
-from ..engine.project import FOLLOWED_NAMES
 from ._base import Invalid, Rule, register
 
 _MODULES = ("flydsl.expr.rocdl", "flydsl._mlir.dialects.rocdl")
@@ -91,10 +90,10 @@ def _ab_text(ab: str) -> str:
 _LEAF_PREFIXES = ("mfma_", "wmma_")  # every intrinsic these rules flag starts so
 
 
-def _may_name_intrinsic(leaf: str) -> bool:
+def _may_name_intrinsic(leaf: str, follows: frozenset[str]) -> bool:
     """Whether a reference spelled with this leaf can resolve to an intrinsic:
     resolution keeps the leaf unless the project follows it through re-exports."""
-    return leaf.startswith(_LEAF_PREFIXES) or leaf in FOLLOWED_NAMES
+    return leaf.startswith(_LEAF_PREFIXES) or leaf in follows
 
 
 class _MmaRule(Rule):
@@ -107,7 +106,7 @@ class _MmaRule(Rule):
             for name, bindings in scope.bindings.items():
                 for b in bindings:
                     target = target_of(b) if b.kind == "param" or b.alias_of is not None else None
-                    if target and _may_name_intrinsic(target.rpartition(".")[2]):
+                    if target and _may_name_intrinsic(target.rpartition(".")[2], self.model.project.follows):
                         names.add(name)
                         break
         return names
@@ -121,7 +120,7 @@ class _MmaRule(Rule):
             found = memo["s6.references"] = []
             model = self.model
             imported = {b.name for b in model.import_bindings()
-                        if b.target and _may_name_intrinsic(b.target.rpartition(".")[2])}
+                        if b.target and _may_name_intrinsic(b.target.rpartition(".")[2], model.project.follows)}
             final_imports = {b for b in model.import_bindings()
                              if b.target and (b.target == "flydsl" or b.target.startswith("flydsl."))}
             final_names = {b.name for b in final_imports}
@@ -129,12 +128,12 @@ class _MmaRule(Rule):
             for attr, nodes in model.attributes_by_name().items():
                 if attr.startswith(_LEAF_PREFIXES):
                     candidates += nodes
-                elif attr in FOLLOWED_NAMES:
+                elif attr in model.project.follows:
                     candidates += [node for node in nodes if self._renamable(node, final_imports, final_names)]
             for name in model.loaded_names():
                 if name in imported or name.startswith(_LEAF_PREFIXES):
                     candidates += model.loads_of(name)
-                elif name in FOLLOWED_NAMES:
+                elif name in model.project.follows:
                     candidates += [node for node in model.loads_of(name)
                                    if self._renamable(node, final_imports, final_names)]
             leaves = [intrinsic_name(self, node) for node in candidates]
@@ -144,7 +143,7 @@ class _MmaRule(Rule):
             if any(leaf and leaf.startswith(_LEAF_PREFIXES) and self._handed_to_name(node)
                    for node, leaf in zip(candidates, leaves)):
                 indirect = self._indirect_names() - imported
-                more = [node for name in indirect if not _may_name_intrinsic(name) for node in model.loads_of(name)]
+                more = [node for name in indirect if not _may_name_intrinsic(name, model.project.follows) for node in model.loads_of(name)]
                 candidates += more
                 leaves += [intrinsic_name(self, node) for node in more]
             for node, leaf in zip(candidates, leaves):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ._base import Invalid, Rule, leaves, register
+from ._base import Invalid, Rule, register
 from ._edits import reference, replace_callee
 from ._flydsl import qualified
 
@@ -28,7 +28,6 @@ def _in_loop(rule: Rule, node: ast.AST) -> bool:
 
 
 class _AtomCallRule(Rule):
-    names: frozenset[str]
     replacement: str
     arity: int
 
@@ -37,8 +36,6 @@ class _AtomCallRule(Rule):
         return None, ""
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in self.names:
-            return
         fix = None
         plain = len(node.args) == self.arity and not node.keywords and not any(isinstance(a, ast.Starred) for a in node.args)
         if plain:
@@ -67,8 +64,7 @@ class CopyAtomCall(_AtomCallRule):
     `fly.copy_atom_call_ssa` is a different primitive and is kept."""
 
     code = "FLY701"
-    names = COPY_ATOM_CALL
-    call_names = leaves(COPY_ATOM_CALL)
+    calls = COPY_ATOM_CALL
     replacement = "copy"
     arity = 3
     valid = [
@@ -110,8 +106,8 @@ class MmaAtomCall(_AtomCallRule):
     `fly.mma_atom_call_ssa` is kept."""
 
     code = "FLY702"
-    names = MMA_ATOM_CALL
-    call_names = leaves(MMA_ATOM_CALL)
+    follows = SLICE
+    calls = MMA_ATOM_CALL
     replacement = "gemm"
     arity = 5
     valid = [
@@ -174,7 +170,8 @@ class InlineTvLayout(Rule):
     out by hand, so there is no fix."""
 
     code = "FLY703"
-    call_names = leaves(MAKE_TILED_COPY)
+    calls = MAKE_TILED_COPY
+    follows = MAKE_LAYOUT
     use_instead = (
         "```python\ntiled_copy = fx.make_tiled_copy_tv(copy_atom, fx.make_layout((4, 1), (1, 1)), "
         "fx.make_layout((1, 8), (1, 1)))\n```"
@@ -192,7 +189,7 @@ class InlineTvLayout(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in MAKE_TILED_COPY or len(node.args) < 2:
+        if len(node.args) < 2:
             return
         layout = _layout_expression(self, node.args[1])
         if not isinstance(layout, ast.Call) or self.model.resolve(layout.func) not in MAKE_LAYOUT:
@@ -215,7 +212,7 @@ class MmaOperandTvLayout(Rule):
     the one passed."""
 
     code = "FLY704"
-    call_names = leaves(MAKE_TILED_COPY)
+    calls = MAKE_TILED_COPY
     use_instead = "```python\nthr_copy_A = fx.make_tiled_copy_A(copy_atom, tiled_mma).get_slice(tid)\n```"
     valid = [
         "import flydsl.expr as fx\nc = fx.make_tiled_copy_A(atom, tiled_mma)\n",
@@ -227,7 +224,7 @@ class MmaOperandTvLayout(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if self.model.resolve(node.func) not in MAKE_TILED_COPY or len(node.args) < 2:
+        if len(node.args) < 2:
             return
         layout = _layout_expression(self, node.args[1])
         if not isinstance(layout, ast.Attribute) or not layout.attr.startswith("tv_layout_"):

@@ -18,7 +18,7 @@ from ..engine.source import SourceError, SourceFile
 from ..engine.target import releases
 from ..engine.versions import Version
 from ..rules import all_rules
-from ..rules._base import Rule
+from ..rules._base import Rule, leaves
 
 
 class _CallIndex:
@@ -33,15 +33,20 @@ class _CallIndex:
         # (resolved name, spelled leaf, callee is a def of the file) -> the rules to visit:
         # a run meets the same few thousand callees again and again.
         self.picks: dict[tuple[str | None, str | None, bool], tuple[int, ...]] = {}
+        # position -> the only resolved names the rule's `calls` lets through
+        self.exact: dict[int, frozenset[str]] = {}
         for position, cls in enumerate(rule_classes):
-            if not hasattr(cls, "visit_Call"):
+            if ast.Call not in cls.node_types():
                 continue
-            if cls.call_names is None and cls.call_modules is None and not cls.call_own_code:
+            call_names = cls.call_names if cls.call_names is not None or cls.calls is None else leaves(cls.calls)
+            if cls.calls is not None:
+                self.exact[position] = cls.calls
+            if call_names is None and cls.call_modules is None and not cls.call_own_code:
                 self.every += (position,)
                 continue
             if cls.call_own_code:
                 self.own_code += (position,)
-            for name in cls.call_names or ():
+            for name in call_names or ():
                 self.by_name[name] = self.by_name.get(name, ()) + (position,)
             for module in cls.call_modules or ():
                 self.by_module[module] = self.by_module.get(module, ()) + (position,)
@@ -60,7 +65,9 @@ class _CallIndex:
             picked += self.own_code
         if spelled is not None and (not name or spelled != leaf):
             picked += self.by_name.get(spelled, ())
-        picked = tuple(sorted(set(picked))) + self.every  # one visit per rule, in rule order
+        picked = tuple(sorted(position for position in set(picked)
+                              if position not in self.exact or name in self.exact[position]))
+        picked += self.every  # one visit per rule, in rule order
         self.picks[(name, spelled, local_def)] = picked
         return picked
 
@@ -86,6 +93,8 @@ class Checker:
         self._node_types_of: dict[type, list[type]] = {}
         self._plans: dict[tuple[str, ...], _Plan] = {}  # by a file's per-file-ignores
         self._calls = _CallIndex(self.rule_classes)
+        # Every rule's, selected or not: a name then resolves alike whatever the selection.
+        self._follows = frozenset().union(*(cls.followed_leaves() for cls in all_rules().values()))
 
     def project_for(self, path: str) -> tuple[ProjectIndex, str, bool]:
         """The module name of `path` and an index rooted where its packages live.
@@ -96,7 +105,7 @@ class Checker:
         index = self._projects.get(package_root)
         if index is None:
             index = ProjectIndex(source_roots(self.settings.root, package_root, self.settings.src),
-                                 self.settings.legacy_module_roots)
+                                 self.settings.legacy_module_roots, self._follows)
             self._projects[package_root] = index
         return index, module, is_package
 
@@ -235,8 +244,9 @@ class Checker:
                     visits.setdefault(node_type, []).append((position, f"visit_{node_type.__name__}"))
         # The base class's check_file does nothing: only overrides are called.
         file_hooks = [position for position in kept if self.rule_classes[position].check_file is not Rule.check_file]
-        suppression_hooks = [position for position in kept if hasattr(self.rule_classes[position], "check_suppressions")]
-        call_hooks = [position for position in kept if hasattr(self.rule_classes[position], "visit_Call")]
+        suppression_hooks = [position for position in kept
+                             if self.rule_classes[position].check_suppressions is not Rule.check_suppressions]
+        call_hooks = [position for position in kept if ast.Call in self._node_types(self.rule_classes[position])]
         return _Plan(list(visits.items()), file_hooks, suppression_hooks, call_hooks)
 
     def _node_types(self, rule_class: type) -> list[type]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.metadata import load_metadata
-from flydsl_lint.engine.project import followed, legacy_aliases
+from flydsl_lint.engine.project import release_paths, legacy_aliases
 from flydsl_lint.engine.tomlcompat import tomllib
 from flydsl_lint.engine.versions import Version
 from flydsl_lint.rules import all_rules
@@ -75,17 +75,17 @@ def test_each_spelling_is_reported_by_the_constructs_rule(path, paths, attribute
 
 
 def test_paths_of_the_same_object_are_followed_together():
-    names = followed("flydsl.expr.arith.ArithValue")
+    names = release_paths("flydsl.expr.arith.ArithValue")
     assert {"flydsl.expr.typing.ArithValue", "flydsl.expr.numeric.ArithValue", "flydsl.expr.ArithValue",
             "flydsl.expr.utils.arith.ArithValue"} <= names
 
 
 def test_same_named_different_objects_stay_apart():
     """The per-architecture encoders are other functions than `rocdl.s_waitcnt`."""
-    names = followed("flydsl.expr.rocdl.s_waitcnt")
+    names = release_paths("flydsl.expr.rocdl.s_waitcnt")
     assert "flydsl.expr.rocdl.universal.s_waitcnt" in names
     assert not {"flydsl.expr.rocdl.cdna3.s_waitcnt", "flydsl.expr.rocdl.rdna4.s_waitcnt"} & names
-    assert followed("mylib.ArithValue") == {"mylib.ArithValue"}
+    assert release_paths("mylib.ArithValue") == {"mylib.ArithValue"}
 
 
 def _cases_with_a_gated_fix():

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.model import SemanticModel
-from flydsl_lint.engine.project import ProjectIndex, followed, module_name_for
+from flydsl_lint.engine.project import ProjectIndex, module_name_for
 
-followed("flydsl.expr.arith.unwrap", "kernels.common.buffer_ops.buffer_load", "kernels.common.buffer_ops.buffer_store")
+FOLLOWS = frozenset({"unwrap", "buffer_load", "buffer_store"})  # the leaves these tests follow through re-exports
 
 
 def calls(source: str, module: str = "", is_package: bool = False, project: ProjectIndex | None = None):
@@ -134,7 +134,7 @@ def _write(root: Path, files: dict[str, str]) -> None:
 def _project_calls(root: Path, relative: str):
     path = root / relative
     module, is_package, package_root = module_name_for(path)
-    index = ProjectIndex([package_root])
+    index = ProjectIndex([package_root], follows=FOLLOWS)
     return calls(path.read_text(), module, is_package, index)[1]
 
 
@@ -188,7 +188,7 @@ def test_configured_legacy_root(tmp_path):
     _write(tmp_path, {"ext/__init__.py": "", "ext/k.py": "from thirdparty.buffer_ops import buffer_load\nbuffer_load(r, 0)\n"})
     path = tmp_path / "ext/k.py"
     module, is_package, root = module_name_for(path)
-    index = ProjectIndex([root], legacy_roots=("thirdparty",))
+    index = ProjectIndex([root], legacy_roots=("thirdparty",), follows=FOLLOWS)
     _, resolved = calls(path.read_text(), module, is_package, index)
     assert resolved["buffer_load"] == "kernels.common.buffer_ops.buffer_load"
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import builtins
 
-from ..project import FOLLOWED_NAMES
 from .scopes import _UNSEEN, Binding
 
 _BUILTINS = frozenset(dir(builtins))
@@ -42,8 +41,8 @@ class _Resolution:
         if kind is ast.Attribute:
             base = self.resolve(node.value)
             result = f"{base}.{node.attr}" if base else None
-            # `canonical` follows only FOLLOWED_NAMES leaves: most attributes need no call.
-            if result is not None and node.attr in FOLLOWED_NAMES:
+            # `canonical` follows only the rules' leaves: most attributes need no call.
+            if result is not None and node.attr in self.project.follows:
                 result = self.project.canonical(result)
         elif kind is ast.Name:
             binding = self.binding_of(node)
