@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from functools import cached_property
+from typing import TypeVar
 
 from .config import Settings
 from .diagnostics import Diagnostic
@@ -11,6 +13,8 @@ from .metadata import RuleMeta
 from .model import SemanticModel
 from .noqa import NoqaDirective, parse_directives, parse_file_exemptions
 from .source import Comment, SourceFile, find_comments
+
+T = TypeVar("T")
 
 
 class Context:
@@ -22,12 +26,20 @@ class Context:
         self.settings = settings
         self.metadata = metadata
         self.diagnostics: list[Diagnostic] = []
-        # Per-file memo shared by the rules of one check (e.g. a helper's classification
-        # asked for by several rules); keys are namespaced by the rule module.
-        self.memo: dict = {}
+        self._cache: dict[str, object] = {}  # see `cache`
 
     def add(self, diagnostic: Diagnostic) -> None:
         self.diagnostics.append(diagnostic)
+
+    def cache(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()`, once per file for every rule that asks: the one place a
+        rule keeps what it works out about the file being checked (a helper's
+        classification asked for by several rules, a table filled as they go).
+        Keys are namespaced by the rule module (`"s3c.shims"`). What is worked
+        out about another module is kept for the run: `ProjectIndex.derived`."""
+        if key not in self._cache:
+            self._cache[key] = compute()
+        return self._cache[key]  # type: ignore[return-value]
 
     @cached_property
     def comments(self) -> list[Comment]:

@@ -241,7 +241,7 @@ class ProjectIndex:
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
         # What rules derive from other project modules, kept for the run (see `derived`).
-        self._derived: dict[str, dict[str, object]] = {}
+        self._derived: dict[str, dict[tuple[str, int | None], object]] = {}
         # The modules looked up for the file being checked (by `find`, `summary`
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
@@ -252,13 +252,20 @@ class ProjectIndex:
         self.touched = set()
 
     def derived(self, kind: str, module: str, compute: Callable[[str], T]) -> T:
-        """What a rule derives from project module `module` (`compute(module)`),
-        computed once a run and recorded as a dependency of every file asking."""
-        self.touched.add(module)
+        """What a rule derives from project module `module` (`compute(module)`):
+        the run's one store, recorded as a dependency of every file asking.
+        Computed once per run and version of the module's file, so a module a
+        fix rewrote earlier in the run is read again."""
+        found = self.find(module)  # records the dependency
+        try:
+            version = found[0].stat().st_mtime_ns if found is not None else None
+        except OSError:
+            version = None
         cache = self._derived.setdefault(kind, {})
-        if module not in cache:
-            cache[module] = compute(module)
-        return cache[module]  # type: ignore[return-value]
+        key = (module, version)
+        if key not in cache:
+            cache[key] = compute(module)
+        return cache[key]  # type: ignore[return-value]
 
     def add_root(self, root: Path) -> None:
         root = root.resolve()

@@ -43,12 +43,8 @@ _BOUNDARY_MODULES = LEGACY_MODULE_NAMES | {"tensor_shim"}
 
 
 def in_boundary_module(rule: Rule) -> bool:
-    memo = rule.context.memo
-    try:
-        return memo["s3.boundary"]  # asked per call by every raw-op rule: computed once per file
-    except KeyError:
-        found = memo["s3.boundary"] = rule.model.module_name.rpartition(".")[2] in _BOUNDARY_MODULES
-        return found
+    """Whether the file is a shared helper module where raw boundaries belong."""
+    return rule.model.module_name.rpartition(".")[2] in _BOUNDARY_MODULES
 
 
 def call_in(rule: Rule, node: ast.Call, modules: tuple[str, ...]) -> str | None:
@@ -135,7 +131,7 @@ def _is_insertion_point(rule: Rule, func: ast.expr) -> bool:
 
 def _builds_regions(rule: Rule, function: ast.AST) -> bool:
     """Whether `function` opens op regions with `ir.InsertionPoint(x.then_block)`-style blocks."""
-    cache = rule.context.__dict__.setdefault("_fly_region_builders", {})
+    cache = rule.context.cache("s3.region_builders", dict)
     key = id(function)
     if key not in cache:
         found = False

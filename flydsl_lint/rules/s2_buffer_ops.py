@@ -80,7 +80,7 @@ def _parameter_arguments(rule: Rule, name: ast.Name) -> list[ast.expr] | None:
 def no_layout_form(rule: Rule, call: ast.Call, helper: str) -> bool:
     """The scalar-base access the guide lets stay on buffer_ops (see FLY203);
     found once per call, which FLY202 and FLY203 both ask about."""
-    memo = rule.context.memo.setdefault("s2.no_layout_form", {})
+    memo = rule.context.cache("s2.no_layout_form", dict)
     found = memo.get(call)
     if found is None:
         if is_true(keyword_value(call, "is_scalar")):

@@ -288,9 +288,7 @@ class _WaitcntRule(Rule):
         if not name or "." not in name or name.startswith("flydsl."):
             return None
         module, _, leaf = name.rpartition(".")
-        modules = self.context.memo.get("s3c.modules")
-        if modules is None:
-            modules = self.context.memo["s3c.modules"] = {}
+        modules = self.context.cache("s3c.modules", dict)
         if module not in modules:  # one look-up per module and file
             modules[module] = _project_module(self.model.project, module)
         found = modules[module]
@@ -298,9 +296,7 @@ class _WaitcntRule(Rule):
 
     def classify(self, function: ast.AST, encoder_hint: bool = False) -> Shim | None:
         """`classify_shim` of a function of this file, once per file for every rule."""
-        shims = self.context.memo.get("s3c.shims")
-        if shims is None:
-            shims = self.context.memo["s3c.shims"] = {}
+        shims = self.context.cache("s3c.shims", dict)
         key = (id(function), encoder_hint)
         if key in shims:
             return shims[key]
@@ -510,23 +506,20 @@ def _line_start_def_names(data: bytes) -> set[bytes]:
     return names
 
 
-# Keyed by (path, mtime): a module rewritten by a fix earlier in the run is read again.
-_PROJECT_MODULES: dict[tuple[str, int], _ForeignModule] = {}
-
-
 def _project_module(project, module: str) -> _ForeignModule | None:
-    """A project module's source, read once per run and content."""
+    """A project module's source, read once per run and version of the file."""
+    return project.derived("s3c.module", module, lambda name: _read_project_module(project, name))
+
+
+def _read_project_module(project, module: str) -> _ForeignModule | None:
     found = project.find(module)
     if found is None:
         return None
     path, is_package = found
     try:
-        key = (str(path), path.stat().st_mtime_ns)
-        if key not in _PROJECT_MODULES:
-            _PROJECT_MODULES[key] = _ForeignModule(path.read_bytes(), module, is_package, project)
+        return _ForeignModule(path.read_bytes(), module, is_package, project)
     except OSError:
         return None
-    return _PROJECT_MODULES[key]
 
 
 _H = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"

@@ -62,7 +62,7 @@ def runtime_value(rule: Rule, node: ast.expr, depth: int = 0) -> str | None:
     """Why `node` is visibly a run-time value (ids, loads, names bound to them)."""
     if depth > 6:
         return None
-    memo = rule.context.memo.setdefault("s5.runtime_value", {})  # shared names are followed once
+    memo = rule.context.cache("s5.runtime_value", dict)  # shared names are followed once
     key = (id(node), depth)
     if key not in memo:
         memo[key] = _runtime_value(rule, node, depth)

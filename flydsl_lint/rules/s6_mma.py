@@ -114,41 +114,41 @@ class _MmaRule(Rule):
     def _intrinsic_references(self) -> list[tuple[ast.expr, str]]:
         """(outermost Name/Attribute, intrinsic leaf) of every raw rocdl
         intrinsic reference in the file; computed once for the §6 rules."""
-        memo = self.context.memo
-        found = memo.get("s6.references")
-        if found is None:
-            found = memo["s6.references"] = []
-            model = self.model
-            imported = {b.name for b in model.import_bindings()
-                        if b.target and _may_name_intrinsic(b.target.rpartition(".")[2], model.project.follows)}
-            final_imports = {b for b in model.import_bindings()
-                             if b.target and (b.target == "flydsl" or b.target.startswith("flydsl."))}
-            final_names = {b.name for b in final_imports}
-            candidates = []
-            for attr, nodes in model.attributes_by_name().items():
-                if attr.startswith(_LEAF_PREFIXES):
-                    candidates += nodes
-                elif attr in model.project.follows:
-                    candidates += [node for node in nodes if self._renamable(node, final_imports, final_names)]
-            for name in model.loaded_names():
-                if name in imported or name.startswith(_LEAF_PREFIXES):
-                    candidates += model.loads_of(name)
-                elif name in model.project.follows:
-                    candidates += [node for node in model.loads_of(name)
-                                   if self._renamable(node, final_imports, final_names)]
-            leaves = [intrinsic_name(self, node) for node in candidates]
-            # Aliases and parameters only carry what a spelled reference gave
-            # them: without one that names an intrinsic where a name can take
-            # it, none can.
-            if any(leaf and leaf.startswith(_LEAF_PREFIXES) and self._handed_to_name(node)
-                   for node, leaf in zip(candidates, leaves)):
-                indirect = self._indirect_names() - imported
-                more = [node for name in indirect if not _may_name_intrinsic(name, model.project.follows) for node in model.loads_of(name)]
-                candidates += more
-                leaves += [intrinsic_name(self, node) for node in more]
-            for node, leaf in zip(candidates, leaves):
-                if leaf is not None and _is_outer_reference(self, node):
-                    found.append((node, leaf))
+        return self.context.cache("s6.references", self._find_intrinsic_references)
+
+    def _find_intrinsic_references(self) -> list[tuple[ast.expr, str]]:
+        found = []
+        model = self.model
+        imported = {b.name for b in model.import_bindings()
+                    if b.target and _may_name_intrinsic(b.target.rpartition(".")[2], model.project.follows)}
+        final_imports = {b for b in model.import_bindings()
+                         if b.target and (b.target == "flydsl" or b.target.startswith("flydsl."))}
+        final_names = {b.name for b in final_imports}
+        candidates = []
+        for attr, nodes in model.attributes_by_name().items():
+            if attr.startswith(_LEAF_PREFIXES):
+                candidates += nodes
+            elif attr in model.project.follows:
+                candidates += [node for node in nodes if self._renamable(node, final_imports, final_names)]
+        for name in model.loaded_names():
+            if name in imported or name.startswith(_LEAF_PREFIXES):
+                candidates += model.loads_of(name)
+            elif name in model.project.follows:
+                candidates += [node for node in model.loads_of(name)
+                               if self._renamable(node, final_imports, final_names)]
+        leaves = [intrinsic_name(self, node) for node in candidates]
+        # Aliases and parameters only carry what a spelled reference gave
+        # them: without one that names an intrinsic where a name can take
+        # it, none can.
+        if any(leaf and leaf.startswith(_LEAF_PREFIXES) and self._handed_to_name(node)
+               for node, leaf in zip(candidates, leaves)):
+            indirect = self._indirect_names() - imported
+            more = [node for name in indirect if not _may_name_intrinsic(name, model.project.follows) for node in model.loads_of(name)]
+            candidates += more
+            leaves += [intrinsic_name(self, node) for node in more]
+        for node, leaf in zip(candidates, leaves):
+            if leaf is not None and _is_outer_reference(self, node):
+                found.append((node, leaf))
         return found
 
     def _handed_to_name(self, node: ast.expr) -> bool:

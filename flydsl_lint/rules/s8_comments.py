@@ -44,22 +44,16 @@ _PRAGMA_STARTS = frozenset({"noq", "typ", "pra", "fmt", "iso", "pyl", "myp", "py
 
 def full_line_comments(rule: Rule) -> list[Comment]:
     """Comments that are alone on their line (no code before the `#`); once a file."""
-    found = rule.context.memo.get("s8.full_line")
-    if found is None:
-        lines = rule.context.source.lines
-        found = rule.context.memo["s8.full_line"] = [c for c in rule.context.comments
-                                                     if not lines[c.row - 1][: c.col].strip()]
-    return found
+    lines = rule.context.source.lines
+    return rule.context.cache("s8.full_line", lambda: [c for c in rule.context.comments
+                                                       if not lines[c.row - 1][: c.col].strip()])
 
 
 def fill_edged_comments(rule: Rule) -> list[Comment]:
     """Full-line comments whose text after the `#` starts or ends with a fill
     character: the only ones FLY801 and FLY802 look at; once a file."""
-    found = rule.context.memo.get("s8.fill_edged")
-    if found is None:
-        found = rule.context.memo["s8.fill_edged"] = [
-            c for c in full_line_comments(rule) if c.text.rstrip()[-1] in _FILL or c.text[1:].lstrip()[:1] in _FILL]
-    return found
+    return rule.context.cache("s8.fill_edged", lambda: [
+        c for c in full_line_comments(rule) if c.text.rstrip()[-1] in _FILL or c.text[1:].lstrip()[:1] in _FILL])
 
 
 def delete_rows(rule: Rule, first: int, last: int) -> Edit:

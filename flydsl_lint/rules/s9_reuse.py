@@ -221,7 +221,6 @@ class JitCallInLoop(Rule):
         Invalid(_HEAD + "def run(pairs):\n    return [launch(a, b) for a, b in pairs]\n"),
     ]
 
-    _walks: dict[ast.AST, bool] | None = None  # node -> `_in_loop` of a walk that passed it
     _host_loops: tuple[list[int], list[int]] | None = None  # see `_host_loop_lines`
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -290,13 +289,12 @@ class JitCallInLoop(Rule):
 
     def _in_loop(self, node: ast.AST) -> bool:
         # The walk from a node up depends only on that node: calls of one block share its answer.
-        if self._walks is None:
-            self._walks = {}
+        walks = self.context.cache("s9.loop_walks", dict)  # node -> `_in_loop` of a walk that passed it
         walked = []
         found: bool | None = None  # None: the walk goes on
         child, ancestor = node, self.model.parent(node)
         while ancestor is not None:
-            found = self._walks.get(child)
+            found = walks.get(child)
             if found is not None:
                 break
             walked.append(child)
@@ -305,7 +303,7 @@ class JitCallInLoop(Rule):
                 break
             child, ancestor = ancestor, self.model.parent(ancestor)
         for passed in walked:
-            self._walks[passed] = bool(found)
+            walks[passed] = bool(found)
         return bool(found)
 
     def _loop_step(self, ancestor: ast.AST, child: ast.AST) -> bool | None:

@@ -1,0 +1,41 @@
+"""The two stores a rule keeps answers in: per file (`Context.cache`) and per run (`ProjectIndex.derived`)."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+from flydsl_lint.engine.context import Context
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.project import ProjectIndex
+from flydsl_lint.engine.source import SourceFile
+from tests.conftest import make_settings
+
+
+def _context(tmp_path) -> Context:
+    source = SourceFile(str(tmp_path / "k.py"), "x = 1\n")
+    return Context(source, SemanticModel(source.tree), make_settings(tmp_path), {})
+
+
+def test_a_file_cache_computes_each_key_once_and_a_new_file_afresh(tmp_path):
+    calls = []
+    first = _context(tmp_path)
+    assert first.cache("t.key", lambda: calls.append(1) or ["answer"]) == ["answer"]
+    assert first.cache("t.key", lambda: calls.append(2) or ["other"]) == ["answer"]
+    assert _context(tmp_path).cache("t.key", lambda: calls.append(3) or ["next"]) == ["next"]
+    assert calls == [1, 3]
+
+
+def test_the_run_store_reads_a_module_again_once_its_file_changed(tmp_path):
+    module = tmp_path / "helpers.py"
+    module.write_text("A = 1\n")
+    index = ProjectIndex([tmp_path])
+    read = lambda name: ast.parse(index.find(name)[0].read_text()).body[0].value.value  # noqa: E731
+    assert index.derived("t.value", "helpers", read) == 1
+    info = module.stat()
+    module.write_text("A = 2\n")
+    os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert index.derived("t.value", "helpers", read) == 1  # same version of the file: kept
+    os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))  # a fix rewrote it
+    assert index.derived("t.value", "helpers", read) == 2
+    assert "helpers" in index.touched
