@@ -133,8 +133,6 @@ class Comment(NamedTuple):
     text: str  # from the `#` to the end of the line
 
 
-# `Comment(row, col, text)` without the Python-level `__new__` a NamedTuple call runs.
-_new_comment = tuple.__new__
 
 
 def _cannot_declare_encoding(data: bytes) -> bool:
@@ -247,7 +245,7 @@ def find_comments(source: SourceFile, string_spans: dict[int, list[tuple[int, in
         while start != -1:
             byte_col = start if line.isascii() else len(line[:start].encode("utf-8"))
             if not row_spans or not any(lo <= byte_col < hi for lo, hi in row_spans):
-                found.append(_new_comment(Comment, (row, start, line[start:])))
+                found.append(Comment(row, start, line[start:]))
                 break
             start = line.find("#", start + 1)
     return found

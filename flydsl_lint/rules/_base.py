@@ -14,8 +14,6 @@ from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
 
 # A fix's safety rank: a rule may lower, never raise, its declared applicability.
 _SAFETY_RANK = {Applicability.SAFE: 0, Applicability.UNSAFE: 1, Applicability.DISPLAY: 2}
-# `Position(row, col)` without the Python-level `__new__` a NamedTuple call runs (once or twice per diagnostic).
-_new_position = tuple.__new__
 _NO_SETTINGS: Mapping[str, object] = MappingProxyType({})  # a default no case can change for the others
 
 
@@ -114,8 +112,8 @@ class Rule:
     ) -> None:
         source = self.context.source
         if node is not None:
-            start = _new_position(Position, (node.lineno, source.char_col(node.lineno, node.col_offset)))
-            end = _new_position(Position, (node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)))
+            start = Position(node.lineno, source.char_col(node.lineno, node.col_offset))
+            end = Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
         assert start is not None and end is not None
         message = self.meta.message.format(**message_args) if message_args else self.meta.message
         # The last argument is the row a suppression comment must be on: the first.
@@ -179,8 +177,8 @@ class Rule:
     def replace(self, node: ast.AST, content: str) -> Edit:
         source = self.context.source
         return Edit(
-            _new_position(Position, (node.lineno, source.char_col(node.lineno, node.col_offset))),
-            _new_position(Position, (node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))),
+            Position(node.lineno, source.char_col(node.lineno, node.col_offset)),
+            Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset)),
             content,
         )
 

@@ -262,12 +262,9 @@ def _statement_kind(statement: ast.stmt) -> str:
 
 
 # What each "strong" statement kind contains: a call's `(`, or the keyword of an
-# import or compound statement (a keyword is always spelled in ASCII). Words that
-# merely end in one (`entry`) match too: without a leading `\b` the search skips
-# to the keywords' first letters, several times faster, and a rare extra match
-# only costs the full look. The keywords are grouped by first letter (import|if,
-# for, while|with, def, class, try): at a letter one group is tried, not all.
-_STRONG_KEYWORD = re.compile(r"(?:i(?:mport|f)|f(?:or)|w(?:hile|ith)|d(?:ef)|c(?:lass)|t(?:ry))\b")
+# import or compound statement. Words that merely end in one (`entry`) match
+# too: a rare extra match only costs the full look.
+_STRONG_KEYWORD = re.compile(r"(?:import|if|for|while|with|def|class|try)\b")
 
 
 # A program never ends in one of these: an operator still missing its right
@@ -370,7 +367,7 @@ def code_runs(texts: list[str]) -> list[tuple[int, int]]:
     stay: they are the layout math the guide keeps.
     """
     joined = "\n".join(texts)
-    if "(" not in joined and _STRONG_KEYWORD.search(joined) is None:  # `in` first: far cheaper than a search
+    if "(" not in joined and _STRONG_KEYWORD.search(joined) is None:
         return []  # no line can hold a strong statement: prose only
     runs: list[tuple[int, int]] = []
     index = 0

@@ -51,9 +51,21 @@ class _CallIndex:
             for module in cls.call_modules or ():
                 self.by_module[module] = self.by_module.get(module, ()) + (position,)
 
-    def pick(self, name: str | None, spelled: str | None, local_def: bool) -> tuple[int, ...]:
+    def rules_for(self, model: SemanticModel, func: ast.expr, name: str | None) -> tuple[int, ...]:
+        """The rules, in rule order, that see a call of `func` resolving to `name`."""
+        spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        local_def = False
+        if not name and self.own_code and isinstance(func, ast.Name):
+            binding = model.binding_of(func)
+            local_def = binding is not None and binding.kind == "def"
+        key = (name, spelled, local_def)
+        if key not in self.picks:
+            self.picks[key] = self._pick(*key)
+        return self.picks[key]
+
+    def _pick(self, name: str | None, spelled: str | None, local_def: bool) -> tuple[int, ...]:
         """The rules, in rule order, that see a call resolving to `name` (None: it
-        does not resolve) whose callee is spelled `spelled`; memoized in `picks`."""
+        does not resolve) whose callee is spelled `spelled`, a def of the file if `local_def`."""
         picked: tuple[int, ...] = ()
         leaf = None
         if name:
@@ -65,11 +77,8 @@ class _CallIndex:
             picked += self.own_code
         if spelled is not None and (not name or spelled != leaf):
             picked += self.by_name.get(spelled, ())
-        picked = tuple(sorted(position for position in set(picked)
-                              if position not in self.exact or name in self.exact[position]))
-        picked += self.every  # one visit per rule, in rule order
-        self.picks[(name, spelled, local_def)] = picked
-        return picked
+        kept = sorted(position for position in set(picked) if position not in self.exact or name in self.exact[position])
+        return tuple(kept) + self.every  # one visit per rule, in rule order
 
 
 class _Plan(NamedTuple):
@@ -139,12 +148,9 @@ class Checker:
             for node_type, methods in plan.visits:
                 nodes = model.nodes(node_type)
                 for position, method_name in methods:
-                    handler = getattr(instances[position], method_name)
+                    rule = instances[position]
                     for node in nodes:
-                        try:  # inline `_guard`: this loop runs once per node and handler
-                            handler(node)
-                        except Exception as exc:
-                            self._guard_failed(handler.__self__, source, exc, (node,))
+                        self._guard(rule, source, getattr(rule, method_name), node)
             call_handlers = [None] * len(instances)
             for position in plan.call_hooks:
                 call_handlers[position] = instances[position].visit_Call
@@ -170,41 +176,24 @@ class Checker:
             model.release()  # frees the tree by reference counting, not the cyclic GC
 
     def _visit_calls(self, model: SemanticModel, handlers: list, source: SourceFile) -> None:
-        """Hand each call to the rules whose `call_names`/`call_modules` it
+        """Hand each call to the rules whose `calls`/`call_names`/`call_modules` it
         matches and to the rules that see every call, rule by rule as in `check`;
         `handlers` is aligned with the rule list (None: rule not run on this file)."""
         index = self._calls
         if not (index.by_name or index.by_module or index.every or index.own_code):
             return
-        resolve, binding_of, picks, own_code = model.resolve, model.binding_of, index.picks, index.own_code
-        Attribute, Name = ast.Attribute, ast.Name  # tested for every call
         calls_of_rule: list[list[ast.Call]] = [[] for _ in handlers]
         for node in model.nodes(ast.Call):
-            func = node.func
             try:
-                name = resolve(func)
+                name = model.resolve(node.func)
             except RecursionError:
                 raise SourceError(source.path, f"gave up at line {node.lineno}: expression nesting too deep") from None
-            func_type = type(func)
-            spelled = func.attr if func_type is Attribute else func.id if func_type is Name else None
-            local_def = False
-            if not name and own_code and func_type is Name:
-                binding = binding_of(func)
-                local_def = binding is not None and binding.kind == "def"
-            key = (name, spelled, local_def)
-            picked = picks.get(key)
-            if picked is None:
-                picked = index.pick(*key)
-            for position in picked:
+            for position in index.rules_for(model, node.func, name):
                 calls_of_rule[position].append(node)
         for handler, calls in zip(handlers, calls_of_rule):
-            if handler is None:
-                continue
-            for node in calls:
-                try:
-                    handler(node)
-                except Exception as exc:
-                    self._guard_failed(handler.__self__, source, exc, (node,))
+            if handler is not None:
+                for node in calls:
+                    self._guard(handler.__self__, source, handler, node)
 
     def _withhold_unfixable(self, diagnostics: list[Diagnostic]) -> None:
         """Drop the fixes of codes the settings make unfixable (reported, never fixed)."""
