@@ -9,20 +9,18 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
+import tempfile
 from pathlib import Path
 
-from .engine.metadata import load_metadata, load_redirects
+from .engine.config import Settings
+from .engine.diagnostics import Diagnostic
+from .engine.metadata import SECTIONS, load_metadata, load_redirects
+from .engine.source import SourceFile
+from .engine.target import releases
+from .run.checker import Checker
 from .rules import all_rules
 from .rules._base import Invalid, Rule
 
-SECTION_TITLES = {
-    "0": "Project boundaries and tool hygiene", "1": "§1 ArithValue and index helpers", "1b": "§1b Redundant fx.* wraps",
-    "2": "§2 buffer_ops → make_buffer_tensor", "3": "§3 Raw upstream dialects", "3b": "§3b fly.ptr → !llvm.ptr",
-    "3c": "§3c Manual s_waitcnt bitfields", "4": "§4 SmemAllocator → SharedAllocator",
-    "5": "§5 Runtime branches in helpers", "6": "§6 Raw MFMA → MMA atom + fx.gemm",
-    "7": "§7 Tiled copy/MMA", "7a": "§7a Tiled copy/MMA (TV layout)", "7b": "§7b fx.copy / fx.gemm over *_atom_call",
-    "8": "§8 Comments and dead code", "9": "§9 Launch overhead and shared helpers",
-}
 _FIX_WORDS = {"safe": "Safe", "unsafe": "Unsafe (applied only with `--unsafe-fixes`)",
               "display-only": "Display-only (shown with `--diff`/`--show-fixes`, never applied)"}
 
@@ -34,13 +32,24 @@ def _example(rule: type[Rule]) -> Invalid:
     return rule.invalid[0]
 
 
+def reported(rule: type[Rule], case: Invalid) -> list[Diagnostic]:
+    """What the checker reports for `case` under `rule` alone, in a throw-away project,
+    for the newest known FlyDSL release."""
+    with tempfile.TemporaryDirectory() as root:
+        values = {"root": Path(root), "select": (rule.code,), "target_version": releases().known[-1],
+                  "target_version_source": "docs", **case.settings}
+        settings = Settings(**values)
+        found = Checker(settings).check(SourceFile(str(Path(root) / case.path), case.source))
+    return [diagnostic for diagnostic in found if diagnostic.code == rule.code]
+
+
 def render_rule(rule: type[Rule]) -> str:
     meta = load_metadata()[rule.code]
     example = _example(rule)
     lines = [
         f"# {rule.code} {meta.name}",
         "",
-        f"Guide section: {SECTION_TITLES.get(meta.section, meta.section)}",
+        f"Guide section: {SECTIONS[meta.section].title}",
         "",
     ]
     if not meta.default:
@@ -65,9 +74,9 @@ def render_rule(rule: type[Rule]) -> str:
         example.source.rstrip("\n"),
         "```",
         "",
-        f"Message: {meta.message}",
-        "",
     ]
+    for diagnostic in reported(rule, example):  # the real message, not the rules.toml template
+        lines += [f"Message (line {diagnostic.start.row}, column {diagnostic.start.col + 1}): {diagnostic.message}", ""]
     use_instead = example.fixed or rule.use_instead
     if use_instead:
         lines += ["## Use instead", "", "```python", use_instead.rstrip("\n"), "```", ""]

@@ -33,6 +33,10 @@ def test_invalid_case_is_flagged_and_fixed(code, case: Invalid, tmp_path):
     assert len(found) == case.count, [f"{d.start.row}:{d.start.col} {d.message}" for d in found]
     for diagnostic in found:
         assert "{" not in diagnostic.message, "message placeholders left unfilled"
+    if case.at is not None:
+        assert (found[0].start.row, found[0].start.col + 1) == case.at
+    if case.message is not None:
+        assert found[0].message == case.message
     if case.suggested is not None:
         suggestions = [d.fix for d in found if d.fix and d.fix.applicability is Applicability.DISPLAY]
         assert len(suggestions) == 1
@@ -59,3 +63,8 @@ def test_every_rule_has_metadata_and_cases():
             assert not has_fix_case, f"{code} declares no fix but a case expects one"
         else:
             assert has_fix_case, f"{code} declares a fix but no case shows it"
+
+
+def test_a_good_sample_of_cases_says_where_and_what_it_reports():
+    pinned = [code for code, rule in RULES.items() if any(case.at and case.message for case in rule.invalid)]
+    assert len(pinned) >= 20, pinned

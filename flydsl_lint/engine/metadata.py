@@ -13,9 +13,30 @@ from .diagnostics import Applicability
 
 
 _CODE_RE = re.compile(r"^FLY\d{3}$")
-_SECTION_FAMILY = {
-    "0": "FLY0", "1": "FLY1", "1b": "FLY1", "2": "FLY2", "3": "FLY3", "3b": "FLY3", "3c": "FLY3",
-    "4": "FLY4", "5": "FLY5", "6": "FLY6", "7": "FLY7", "7a": "FLY7", "7b": "FLY7", "8": "FLY8", "9": "FLY9",
+
+
+class Section(NamedTuple):
+    family: str  # the code prefix of its rules
+    title: str  # as the rule pages name it
+
+
+# The guide's sections, the one table of their codes and titles.
+SECTIONS = {
+    "0": Section("FLY0", "Project boundaries and tool hygiene"),
+    "1": Section("FLY1", "§1 ArithValue and index helpers"),
+    "1b": Section("FLY1", "§1b Redundant fx.* wraps"),
+    "2": Section("FLY2", "§2 buffer_ops → make_buffer_tensor"),
+    "3": Section("FLY3", "§3 Raw upstream dialects"),
+    "3b": Section("FLY3", "§3b fly.ptr → !llvm.ptr"),
+    "3c": Section("FLY3", "§3c Manual s_waitcnt bitfields"),
+    "4": Section("FLY4", "§4 SmemAllocator → SharedAllocator"),
+    "5": Section("FLY5", "§5 Runtime branches in helpers"),
+    "6": Section("FLY6", "§6 Raw MFMA → MMA atom + fx.gemm"),
+    "7": Section("FLY7", "§7 Tiled copy/MMA"),
+    "7a": Section("FLY7", "§7a Tiled copy/MMA (TV layout)"),
+    "7b": Section("FLY7", "§7b fx.copy / fx.gemm over *_atom_call"),
+    "8": Section("FLY8", "§8 Comments and dead code"),
+    "9": Section("FLY9", "§9 Launch overhead and shared helpers"),
 }
 _REQUIRED = ("name", "section", "summary", "message", "fix", "fix-reason")
 _OPTIONAL = ("fix-since", "fix-api", "candidate", "unfixable-note", "suggest-pattern", "suggest-rewrite", "default")
@@ -86,8 +107,8 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
         unknown = [key for key in entry if key not in _REQUIRED + _OPTIONAL]
         if missing or unknown:
             raise ValueError(f"{where}: missing {missing}, unknown {unknown}")
-        family = _SECTION_FAMILY.get(str(entry["section"]))
-        if family is None or not code.startswith(family):
+        section = SECTIONS.get(str(entry["section"]))
+        if section is None or not code.startswith(section.family):
             raise ValueError(f"{where}: section {entry['section']!r} does not belong to {code[:4]}xx")
         fix = None if entry["fix"] == "none" else Applicability.parse(entry["fix"])
         if ("suggest-pattern" in entry) != ("suggest-rewrite" in entry):
@@ -101,6 +122,10 @@ def load_metadata(path: str | None = None) -> dict[str, RuleMeta]:
             raise ValueError(f"{where}: a suggestion is display-only; set fix = \"display-only\"")
         if not isinstance(entry.get("default", True), bool):
             raise ValueError(f"{where}: default is true or false")
+        try:
+            message_fields(entry["message"])
+        except ValueError as exc:
+            raise ValueError(f"{where}: message: {exc}") from None
         metas[code] = RuleMeta(
             code=code,
             name=entry["name"],
@@ -128,3 +153,18 @@ def load_redirects(path: str | None = None) -> dict[str, str]:
         if not _CODE_RE.match(old) or old in metas or new not in metas:
             raise ValueError(f"{source}: [redirects] {old} = {new!r}: the old code must be free and the new one a rule")
     return dict(redirects)
+
+
+def message_fields(template: str) -> frozenset[str]:
+    """The `{name}` fields of a message template; ValueError for a template
+    `str.format` cannot fill by keyword (`{}`, `{0}`, `{a.b}`, a lone brace)."""
+    import string
+
+    fields = set()
+    for _, name, _, _ in string.Formatter().parse(template):
+        if name is None:
+            continue
+        if not name.isidentifier():
+            raise ValueError(f"{{{name}}} is not a `{{name}}` field")
+        fields.add(name)
+    return frozenset(fields)

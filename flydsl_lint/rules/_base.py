@@ -10,6 +10,7 @@ from typing import ClassVar, NamedTuple
 
 from ..engine.context import Context
 from ..engine.diagnostics import Applicability, Diagnostic, Edit, Fix, Position
+from ..engine.metadata import load_metadata, message_fields
 
 
 # A fix's safety rank: a rule may lower, never raise, its declared applicability.
@@ -28,6 +29,10 @@ class Invalid(NamedTuple):
     unsafe: bool = False  # the expected fix needs --unsafe-fixes
     settings: Mapping[str, object] = _NO_SETTINGS  # Settings fields for this case
     path: str = "kernel.py"  # where the snippet lives, relative to the project root
+    # Where the first diagnostic starts, (line, column) as the text report shows
+    # them (both from 1), and its message; checked by tests/test_rule_cases.py.
+    at: tuple[int, int] | None = None
+    message: str | None = None
 
 
 class Valid(NamedTuple):
@@ -44,6 +49,8 @@ class Rule:
     """
 
     code: ClassVar[str]
+    # The `{name}` fields of the rules.toml message: `report` must fill exactly these.
+    message_fields: ClassVar[frozenset[str]] = frozenset()
     valid: ClassVar[list[Valid | str]] = []
     invalid: ClassVar[list[Invalid]] = []
     # Text for the "Use instead" section when the first invalid case has no fix.
@@ -115,6 +122,9 @@ class Rule:
             start = Position(node.lineno, source.char_col(node.lineno, node.col_offset))
             end = Position(node.end_lineno, source.char_col(node.end_lineno, node.end_col_offset))
         assert start is not None and end is not None
+        if message_args.keys() != self.message_fields:
+            raise ValueError(f"report() got message fields {sorted(message_args)}, "
+                             f"the rules.toml message has {sorted(self.message_fields)}")
         message = self.meta.message.format(**message_args) if message_args else self.meta.message
         # The last argument is the row a suppression comment must be on: the first.
         self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, start.row))
@@ -231,6 +241,10 @@ def register(cls: type[Rule]) -> type[Rule]:
     unlisted = [t.__name__ for t in cls.node_types() if t in UNLISTED_TYPES]
     if unlisted:
         raise TypeError(f"{cls.__name__}: the model does not list {', '.join(unlisted)} nodes to visit")
+    meta = load_metadata().get(cls.code)
+    if meta is None:
+        raise ValueError(f"{cls.__name__}: rules.toml has no [rules.{cls.code}]")
+    cls.message_fields = message_fields(meta.message)
     _RULES[cls.code] = cls
     return cls
 

@@ -80,7 +80,8 @@ class ArithIndexCast(Rule):
     valid = ["off = fx.Index(x)\n", "from flydsl.expr import arith\narith.index_cast\n"]
     invalid = [
         Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
-                fixed="import flydsl.expr as fx\n@flyc.kernel\ndef k(x):\n    off = fx.Index(x)\n"),
+                fixed="import flydsl.expr as fx\n@flyc.kernel\ndef k(x):\n    off = fx.Index(x)\n",
+                at=(6, 11), message='`arith.index_cast` is deprecated: use `fx.Index(x)` for the index type, `fx.Int32(x)`/`fx.Int64(x)` for explicit widths'),
         Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
         Invalid("from flydsl.expr.numeric import index_cast\nfrom flydsl.expr.typing import T\nw = index_cast(T.i32, x)\n"),
     ]
@@ -168,7 +169,8 @@ class DoubleWrap(Rule):
         "import flydsl.expr as fx\nv = fx.Int64(x)\n",
     ]
     invalid = [
-        Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n", fixed="import flydsl.expr as fx\noff = fx.Int64(base)\n"),
+        Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n", fixed="import flydsl.expr as fx\noff = fx.Int64(base)\n",
+                at=(2, 7), message='Double `Int64` wrap is dead: drop the outer one'),
         # In a scheduler-sensitive (tuned) kernel every code fix is shown, never applied (until the user opts in).
         Invalid("import flydsl.expr as fx\noff = fx.Int64(fx.Int64(base))\n",
                 suggested="import flydsl.expr as fx\noff = fx.Int64(base)\n", path="kernels/attention/flash_attn_gfx950.py"),

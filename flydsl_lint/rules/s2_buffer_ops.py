@@ -112,7 +112,8 @@ class BufferResource(Rule):
     ]
     invalid = [
         Invalid(_BO + _FX + "rsrc = buffer_ops.create_buffer_resource(A, max_size=True)\n",
-                suggested=_BO + _FX + "rsrc = fx.rocdl.make_buffer_tensor(A, max_size=True)\n"),
+                suggested=_BO + _FX + "rsrc = fx.rocdl.make_buffer_tensor(A, max_size=True)\n",
+                at=(3, 8), message='`create_buffer_resource` is legacy: build the resource with `fx.rocdl.make_buffer_tensor(...)` and address it through a layout view + `fx.copy`'),
         Invalid("from flydsl.expr import buffer_ops as bo\nr = bo.create_buffer_resource(A, num_records_bytes=n)\n"),
         Invalid("from kernels.common.buffer_ops import create_buffer_resource\nr = create_buffer_resource(A, base_byte_offset=off)\n"),
     ]
@@ -252,7 +253,8 @@ class BufferOffsetUnit(Rule):
         _BO + "buffer_ops.buffer_store(k_byte, kc_fp8_rsrc, kc_byte_off)\n",
     ]
     invalid = [
-        Invalid(_BO + "k0 = buffer_ops.buffer_load(k_rsrc, kb0 // 4, vec_width=4, dtype=T.i32)\n"),
+        Invalid(_BO + "k0 = buffer_ops.buffer_load(k_rsrc, kb0 // 4, vec_width=4, dtype=T.i32)\n",
+                at=(2, 37), message='`buffer_load` offsets are in elements (scaled by sizeof(dtype) internally): this offset is converted by a byte size by hand; check the unit, or move to a layout view'),
         Invalid(_BO + "buffer_ops.buffer_store(out, rsrc, row * N * elem_bytes + col)\n"),
         Invalid(_BO + "dw = col_bytes >> 2\nv = buffer_ops.buffer_load(rsrc, dw, vec_width=2, dtype=T.i32)\n"),
         Invalid(_BO + "v = buffer_ops.buffer_load(rsrc, offset=col_byte_off // 4, vec_width=2)\n"),

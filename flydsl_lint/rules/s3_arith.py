@@ -208,16 +208,12 @@ def _wrap_result(rule: Rule, call: ast.expr, text: str) -> str:
 
 @register
 class RawArithOperator(Rule):
-    """Raw arith ops with a Python operator (`addf`/`addi` `+`, `subf` `-`,
-    `mulf` `*`, `divf` `/`, `andi` `&`, `ori` `|`, `xori` `^`, `shli` `<<`,
-    `divsi` `//`, `remsi` `%`, ...) need unwrapped operands and return untyped
-    values. On fx-typed values the operator emits the same op. Kept: ops with
-    a non-default `fastmath=` (the guide's explicit `*FOp` exception) and ops
-    whose operands are all visibly raw values (a raw SSA boundary). The fix is
-    offered only when both operands are provably the same fx type the op
-    expects, and it is unsafe: FlyDSL 0.5.0's raw arith ops reject fx-typed
-    operands at trace time, so such a site does not compile as written and the
-    rewrite changes behaviour (tests/proofs/test_demoted_fixes.py)."""
+    """Raw arith ops with a Python operator (`addf`/`addi` `+`, `subf` `-`, `mulf`
+    `*`, `divf` `/`, `andi` `&`, `ori` `|`, `xori` `^`, `shli` `<<`, `divsi`
+    `//`, `remsi` `%`, ...) need unwrapped operands and return untyped values.
+    On fx-typed values the operator emits the same op. Kept: ops with a non-
+    default `fastmath=` (the guide's explicit `*FOp` exception) and ops whose
+    operands are all visibly raw values (a raw SSA boundary)."""
 
     code = "FLY341"
     follows = TYPED_SCALARS
@@ -356,7 +352,8 @@ class RawArithConstant(Rule):
         "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nz = arith.constant_vector(0.0, T.vec(4, T.f32))\n",
     ]
     invalid = [
-        Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n"),
+        Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
+                at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)'),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
         Invalid("from flydsl.expr import arith\nc = arith.constant(1, index=True)\n"),
         Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),

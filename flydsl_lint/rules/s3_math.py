@@ -49,7 +49,8 @@ class RawMathOp(Rule):
     invalid = [
         Invalid("from flydsl._mlir.dialects import math as math_dialect\nimport flydsl.expr as fx\n"
                 "y = math_dialect.exp2(x, fastmath=fm)\n",
-                fixed="import flydsl.expr as fx\ny = fx.exp2(x, fastmath=fm)\n", unsafe=True),
+                fixed="import flydsl.expr as fx\ny = fx.exp2(x, fastmath=fm)\n", unsafe=True,
+                at=(3, 5), message='Raw `math.exp2`: use `fx.exp2`, which takes and returns typed values (and accepts `fastmath=`)'),
         Invalid("from flydsl._mlir.dialects import math\nimport flydsl.expr as fx\nd = math.fma(a, b, c)\n",
                 fixed="import flydsl.expr as fx\nd = fx.fma(a, b, c)\n", unsafe=True),
         Invalid("from flydsl._mlir.dialects import math\nr = math.RsqrtOp(x).result\n"),

@@ -13,8 +13,7 @@ class RawScfFor(Rule):
     """A hand-built `scf.ForOp` (with its insertion points, block arguments and
     explicit `scf.YieldOp`) is what the AST rewriter already emits for a Python
     loop in traced code: `range(..., init=[...])` gives an `scf.for` with
-    explicit carried state, `range_constexpr` unrolls. The migration is
-    structural (carried state, bound types), so no fix is offered."""
+    explicit carried state, `range_constexpr` unrolls."""
 
     code = "FLY311"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -24,7 +23,8 @@ class RawScfFor(Rule):
         "def f(scf):\n    return scf.ForOp(lb, ub, step)\n",
     ]
     invalid = [
-        Invalid("from flydsl._mlir.dialects import scf\nloop = scf.ForOp(lb, ub, step, [acc])\n"),
+        Invalid("from flydsl._mlir.dialects import scf\nloop = scf.ForOp(lb, ub, step, [acc])\n",
+                at=(2, 8), message='Raw `scf.ForOp`: use a Python loop in traced code (`range(..., init=[...])` for explicit carried state, `range_constexpr` to unroll)'),
         Invalid("from flydsl._mlir.dialects import scf as _scf\nfor iv in _scf.for_(0, n, 1):\n    pass\n"),
     ]
     use_instead = "for i, state in range(lb, ub, step, init=[acc]):\n    ...  # the rewriter emits scf.for with carried state"

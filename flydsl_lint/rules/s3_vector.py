@@ -52,7 +52,8 @@ class RawVectorOp(Rule):
         "r = rocdl.raw_op(a).result\nw = vector.bitcast(T.vec(4, T.i32), r)\n",
     ]
     invalid = [
-        Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n"),
+        Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n",
+                at=(2, 6), message='Raw `vector.extract` returns an untyped value: use indexing `vec[i]`'),
         Invalid("from flydsl.expr import vector\nfrom flydsl.expr.typing import T\nw = vector.bitcast(T.vec(4, T.i32), packed)\n"),
         Invalid("from flydsl._mlir.dialects import vector as _v\nfrom flydsl.expr.typing import T\nz = _v.broadcast(T.vec(4, T.f32), zero)\n"),
     ]

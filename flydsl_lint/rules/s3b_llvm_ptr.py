@@ -125,11 +125,7 @@ class HandBuiltLlvmPtr(Rule):
 
     Reported only when the integer provably comes from `fx.ptrtoint(p)`:
     directly, through `fx.Index`/`fx.Int64`/`index_cast`, or through a name (or
-    `self.attr` in the same function) assigned once to such an expression.
-    The fix rewrites the call to `p.llvm_ptr`; it is safe when the address
-    space is a literal (a hand-coded `<1>`/`<3>` for the pointer it came from)
-    and unsafe when it is defaulted or computed, since then the pointer type
-    may change."""
+    `self.attr` in the same function) assigned once to such an expression."""
 
     code = "FLY351"
     follows = CREATE | INT_TO_PTR | _POINTER_SOURCES
@@ -189,7 +185,8 @@ class ElementPtrHelper(Rule):
         "def get_llvm_ptr(t, o, b):\n    return t\nget_llvm_ptr(C, off, 4)\n",
     ]
     invalid = [
-        Invalid("from kernels.common.mem_ops import get_llvm_ptr\nsignal_ptr = get_llvm_ptr(signal, signal_idx, 4)\n"),
+        Invalid("from kernels.common.mem_ops import get_llvm_ptr\nsignal_ptr = get_llvm_ptr(signal, signal_idx, 4)\n",
+                at=(2, 14), message='`get_llvm_ptr` builds a `!llvm.ptr<1>` from base + offset*dtype_bytes by hand: keep the offset math (layout view / get_element_ptr) and take the pointer with `.llvm_ptr` / `fx.to_llvm_ptr`'),
         Invalid("from kernels.common import mem_ops\nc_ptr = mem_ops.element_ptr(C, off, DTYPE_BYTES)\n"),
     ]
 

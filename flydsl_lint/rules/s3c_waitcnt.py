@@ -538,14 +538,9 @@ class RawWaitcntBitfield(_WaitcntRule):
     wait". The message decodes the immediate for the configured
     `target-arch` (or for gfx9 and gfx11 when none is set).
 
-    The fix is safe only when it is provable: the value is a compile-time
-    constant (a literal or a name bound once to one), every configured arch
-    is supported by the keyword form (gfx942, gfx950, gfx11xx, gfx120x) and
-    decodes it to the same counters, and the file is not a tuned kernel.
-    Without a configured arch the fix is offered as unsafe where gfx9 and
-    gfx11 agree (e.g. `s_waitcnt(0)`): the keyword form raises on other
-    arches (gfx90a, gfx10xx, gfx1250). On gfx120x the keyword form packs the
-    gfx11-layout legacy immediate (FlyDSL has no split-counter keywords).
+    `s_waitcnt(0)`): the keyword form raises on other arches (gfx90a, gfx10xx,
+    gfx1250). On gfx120x the keyword form packs the gfx11-layout legacy
+    immediate (FlyDSL has no split-counter keywords).
 
     Not flagged: the keyword form; a constant no configured arch can express
     with keywords (bits outside the counter fields) - the guide's legacy
@@ -613,12 +608,11 @@ class WaitcntShimCall(_WaitcntRule):
     [13:8] even on gfx9, where the field is 4 bits. Call the keyword form
     `fx.rocdl.s_waitcnt(...)` instead.
 
-    The shim's result is evaluated from its own body (straight-line integer
-    code only) with the call's constant arguments and decoded like FLY361.
-    Counters at their maximum are "no wait" and are left unset: a shim
-    encoding `lgkmcnt=63` on gfx9 never becomes `lgkmcnt=63` (FlyDSL's gfx9
-    encoder caps it at 15 and raises). The fix follows FLY361's safety rules
-    and is offered for a wrapper only when it does nothing but the wait."""
+    The shim's result is evaluated from its own body (straight-line integer code
+    only) with the call's constant arguments and decoded like FLY361. Counters
+    at their maximum are "no wait" and are left unset: a shim encoding
+    `lgkmcnt=63` on gfx9 never becomes `lgkmcnt=63` (FlyDSL's gfx9 encoder caps
+    it at 15 and raises)."""
 
     code = "FLY362"
     call_names = leaves(S_WAITCNT)  # and calls of shims, the project's own functions
@@ -637,7 +631,8 @@ class WaitcntShimCall(_WaitcntRule):
     ]
     invalid = [
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n",
-                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950),
+                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950,
+                at=(9, 1), message='Per-kernel waitcnt shim `_encode_waitcnt(...)` (waits for lgkmcnt=0 on gfx9 (gfx942/gfx950)): use `fx.rocdl.s_waitcnt(lgkmcnt=0)`'),
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(vmcnt=1))\n",
                 fixed=_HX + _ENCODER + "rocdl.s_waitcnt(vmcnt=1)\n", settings=_GFX950),
         Invalid(_HX + _WRAPPER + "_s_waitcnt(0)\n", fixed=_HX + _WRAPPER + "rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",

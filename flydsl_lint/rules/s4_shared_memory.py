@@ -94,7 +94,8 @@ class SmemAllocatorUse(Rule):
         _IMPORT + "isinstance(a, SmemAllocator)\n",
     ]
     invalid = [
-        Invalid(_IMPORT + 'allocator = SmemAllocator(None, arch=GPU_ARCH, global_sym_name="smem")\n'),
+        Invalid(_IMPORT + 'allocator = SmemAllocator(None, arch=GPU_ARCH, global_sym_name="smem")\n',
+                at=(2, 13), message='`SmemAllocator` is the legacy LDS path: declare an `@fx.struct` of `fx.Array` fields and allocate it with `fx.SharedAllocator().allocate(...).peek()`'),
         Invalid("from flydsl.utils import smem_allocator as sa\nalloc = sa.SmemAllocator(None, 'gfx950', 'A_lds')\n"),
     ]
 
@@ -238,7 +239,8 @@ class SmemViewAfterLoop(Rule):
     ]
     invalid = [
         Invalid(_KERNEL + "@flyc.kernel\ndef k(base, n):\n    s = SmemPtr(base, 0, T.f32, shape=(64,))\n"
-                "    for i in range(n):\n        s.store(v, [i])\n    x = s.load([0])\n"),
+                "    for i in range(n):\n        s.store(v, [i])\n    x = s.load([0])\n",
+                at=(9, 9), message='`s` reuses a `SmemPtr` view first built inside an scf.for body (line 8) after the loop: the view does not dominate this use; take it before the loop, clear `_view_cache`, or use SharedAllocator'),
         Invalid(_KERNEL + "@flyc.kernel\ndef k(base, n):\n    s = SmemPtr(base, 0, T.f32, shape=(64,))\n"
                 "    for i in range(n):\n        view = s.get()\n    epilogue(view)\n"),
     ]

@@ -139,8 +139,8 @@ class ManualScfIf(Rule):
     `.results[...]`) is what the rewriter emits for a Python `if` on a typed
     condition inside `@flyc.kernel`/`@flyc.jit`; a plain helper outside the
     rewriter gets a local `@flyc.jit` function. Values produced by the branch
-    become carried state initialised before the `if`. Structural, so no fix.
-    A `scf.IfOp` is reported here only (not under §3), once per op."""
+    become carried state initialised before the `if`. A `scf.IfOp` is reported
+    here only (not under §3), once per op."""
 
     code = "FLY501"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -211,7 +211,7 @@ class ScfIfDispatchCall(Rule):
     """Calling `ReplaceIfWithDispatch.scf_if_dispatch` directly reaches into the
     AST rewriter's internals (state names/values lists, callbacks). The guide
     asks for the public decorator: a local `@flyc.jit` function whose Python
-    `if` the rewriter lowers. Structural, so no fix."""
+    `if` the rewriter lowers."""
 
     code = "FLY503"
     call_names = leaves([_DISPATCH])
@@ -222,7 +222,8 @@ class ScfIfDispatchCall(Rule):
     ]
     invalid = [
         Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
-                "scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch\nscf_if_dispatch(active, _store)\n"),
+                "scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch\nscf_if_dispatch(active, _store)\n",
+                at=(3, 1), message='Direct `scf_if_dispatch` call: use a local `@flyc.jit` function with a Python `if`'),
         Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch as R\n"
                 "out = R.scf_if_dispatch(c, then_fn, state_names=names, state_values=vals)\n"),
     ]

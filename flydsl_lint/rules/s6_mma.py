@@ -214,7 +214,8 @@ class RawMfmaIntrinsic(_MmaRule):
     ]
     invalid = [
         Invalid(_HR + "c = rocdl.mfma_f32_16x16x16f16(T.vec(4, T.f32), [a, b, c, 0, 0, 0])\n",
-                suggested=_HR + "c = fx.gemm(mma, c, a, b, c)\n"),
+                suggested=_HR + "c = fx.gemm(mma, c, a, b, c)\n",
+                at=(4, 5), message='Raw MFMA intrinsic `mfma_f32_16x16x16f16` (16x16x16, f16 A/B, f32 accumulator): build `mma = fx.make_mma_atom(fx.rocdl.MFMA(16, 16, 16, fx.Float16))` and issue `fx.gemm(mma, d, a, b, c)` on make_fragment_A/B/C fragments instead of T.vec operands'),
         Invalid("import flydsl.expr as fx\nacc = fx.rocdl.mfma_f32_16x16x32_fp8_fp8(T.f32x4, [k, q, acc, 0, 0, 0])\n"),
         Invalid(_HR + "mfma_fn = rocdl.mfma_f32_16x16x32_bf16 if wide else rocdl.mfma_f32_16x16x16bf16_1k\n", count=2),
         Invalid("from flydsl._mlir.dialects.rocdl import mfma_i32_16x16x32_i8 as mfma\nacc = mfma(res, a, b, acc, 0, 0, 0)\n"),
@@ -242,12 +243,12 @@ class RawMfmaIntrinsic(_MmaRule):
 @register
 class RawScaledMma(_MmaRule):
     """Block-scaled MMAs (`mfma_scale_f32_16x16x128_f8f6f4`,
-    `mfma_scale_f32_32x32x64_f8f6f4` on gfx950; `wmma_scale[16]_*` on
-    gfx1250) have atom builders too: `fx.rocdl.cdna4.MFMA_Scale(m, n, k,
-    elem_ty_a, elem_ty_b)` and `fx.rocdl.WMMAScale(...)`, issued with
-    `fx.gemm(mma, d, a, b, c, scale_a=sa, scale_b=sb)` (atom state as
-    kwargs). The raw call encodes the f8/f6/f4 formats in its cbsz/blgp
-    operands; the atom takes them as element types. Structural: no fix."""
+    `mfma_scale_f32_32x32x64_f8f6f4` on gfx950; `wmma_scale[16]_*` on gfx1250)
+    have atom builders too: `fx.rocdl.cdna4.MFMA_Scale(m, n, k, elem_ty_a,
+    elem_ty_b)` and `fx.rocdl.WMMAScale(...)`, issued with `fx.gemm(mma, d, a,
+    b, c, scale_a=sa, scale_b=sb)` (atom state as kwargs). The raw call encodes
+    the f8/f6/f4 formats in its cbsz/blgp operands; the atom takes them as
+    element types."""
 
     code = "FLY602"
     valid = [
@@ -274,12 +275,12 @@ class RawScaledMma(_MmaRule):
 
 @register
 class RawWmmaIntrinsic(_MmaRule):
-    """A raw `rocdl.wmma_*` call (RDNA3/RDNA4, gfx1250) hard-codes the
-    instruction and its operand ABI (v16 operands on gfx11, v8 on gfx120x
-    and gfx1250). `fx.make_mma_atom(fx.rocdl.WMMA(m, n, k, elem_ty_ab))`
-    dispatches per arch and `fx.gemm` issues it. Only intrinsics a WMMA atom
-    emits are flagged (e.g. gfx120x `wmma_f32_16x16x16_fp8_fp8` and mixed
-    fp8/bf8 pairs have no atom form and are kept). Structural: no fix."""
+    """A raw `rocdl.wmma_*` call (RDNA3/RDNA4, gfx1250) hard-codes the instruction
+    and its operand ABI (v16 operands on gfx11, v8 on gfx120x and gfx1250).
+    `fx.make_mma_atom(fx.rocdl.WMMA(m, n, k, elem_ty_ab))` dispatches per arch
+    and `fx.gemm` issues it. Only intrinsics a WMMA atom emits are flagged (e.g.
+    gfx120x `wmma_f32_16x16x16_fp8_fp8` and mixed fp8/bf8 pairs have no atom
+    form and are kept)."""
 
     code = "FLY603"
     valid = [

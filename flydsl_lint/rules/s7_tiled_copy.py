@@ -52,16 +52,12 @@ class _AtomCallRule(Rule):
 
 @register
 class CopyAtomCall(_AtomCallRule):
-    """`fx.copy(atom, src, dst)` iterates the copy atom over a tiled or
-    partitioned layout and takes atom state as keyword arguments; the guide
-    prefers it over `fx.copy_atom_call` for loops and single-atom sites
-    alike. For a single tile `fx.copy` issues the same atom, so the
-    one-for-one swap `fx.copy_atom_call(a, s, d)` -> `fx.copy(a, s, d)` is
-    offered as a safe fix for the plain positional form (calls with keyword
-    arguments are reported without a fix). In a loop over tiles, a single
-    `fx.copy` over the partitioned tensor can replace the loop (a manual
-    step). In tuned kernels the fix is display-only. The SSA-returning
-    `fly.copy_atom_call_ssa` is a different primitive and is kept."""
+    """`fx.copy(atom, src, dst)` iterates the copy atom over a tiled or partitioned
+    layout and takes atom state as keyword arguments; the guide prefers it over
+    `fx.copy_atom_call` for loops and single-atom sites alike. In a loop over
+    tiles, a single `fx.copy` over the partitioned tensor can replace the loop
+    (a manual step). The SSA-returning `fly.copy_atom_call_ssa` is a different
+    primitive and is kept."""
 
     code = "FLY701"
     calls = COPY_ATOM_CALL
@@ -74,7 +70,8 @@ class CopyAtomCall(_AtomCallRule):
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\nfx.copy_atom_call(copy_atom, fx.slice(tiles, (None, idx)), r)\n",
-                fixed="import flydsl.expr as fx\nfx.copy(copy_atom, fx.slice(tiles, (None, idx)), r)\n"),
+                fixed="import flydsl.expr as fx\nfx.copy(copy_atom, fx.slice(tiles, (None, idx)), r)\n",
+                at=(2, 1), message='Prefer `fx.copy(atom, src, dst)` over `fx.copy_atom_call`'),
         Invalid("import flydsl.expr as fx\nfor k in range_constexpr(K):\n    fx.copy_atom_call(atom, src[k], frag[k])\n",
                 fixed="import flydsl.expr as fx\nfor k in range_constexpr(K):\n    fx.copy(atom, src[k], frag[k])\n"),
         Invalid("from flydsl.expr import copy_atom_call as cac\nimport flydsl.expr as fx\ncac(atom, s, d)\n",
@@ -90,20 +87,14 @@ class CopyAtomCall(_AtomCallRule):
 
 @register
 class MmaAtomCall(_AtomCallRule):
-    """`fx.gemm(mma, d, a, b, c)` iterates the MMA atom over the fragments'
-    layout (accumulator first, as `mma_atom_call`) and takes atom state
-    (e.g. `scale_a=`) as keyword arguments. The one-for-one swap
-    `fx.mma_atom_call(m, d, a, b, c)` -> `fx.gemm(m, d, a, b, c)` is a safe
-    fix for the plain positional form over whole fragments; it issues the
-    same instruction. `fx.gemm` (flydsl >= 0.4.0) only takes rank-1
-    fragments or rank-2/3 A/B with rank-3 C/D, while `mma_atom_call` takes
-    any atom-sized fragment: a slice such as `c_frag[None, m, n]` keeps the
-    value mode, e.g. `(4, 1)` (rank 2), and `fx.gemm` then fails to trace.
-    So when an operand is a subscript or `fx.slice(...)` (directly or
-    through a name bound once) the fix is unsafe. In a loop over k-blocks
-    one `fx.gemm` over the partitioned fragments can replace the loop
-    (manual). In tuned kernels the fix is display-only;
-    `fly.mma_atom_call_ssa` is kept."""
+    """`fx.gemm(mma, d, a, b, c)` iterates the MMA atom over the fragments' layout
+    (accumulator first, as `mma_atom_call`) and takes atom state (e.g.
+    `scale_a=`) as keyword arguments. `fx.gemm` (flydsl >= 0.4.0) only takes
+    rank-1 fragments or rank-2/3 A/B with rank-3 C/D, while `mma_atom_call`
+    takes any atom-sized fragment: a slice such as `c_frag[None, m, n]` keeps
+    the value mode, e.g. `(4, 1)` (rank 2), and `fx.gemm` then fails to trace.
+    In a loop over k-blocks one `fx.gemm` over the partitioned fragments can
+    replace the loop (manual)."""
 
     code = "FLY702"
     follows = SLICE
@@ -158,16 +149,15 @@ def _has_zero_stride(node: ast.Call) -> bool:
 
 @register
 class InlineTvLayout(Rule):
-    """A thread-value layout hand-built with `fx.make_layout(...)` and passed
-    to `fx.make_tiled_copy` hides the thread and value layouts it encodes.
+    """A thread-value layout hand-built with `fx.make_layout(...)` and passed to
+    `fx.make_tiled_copy` hides the thread and value layouts it encodes.
     `fx.make_tiled_copy_tv(atom, thr_layout, val_layout)` (or
     `fx.make_layout_tv` + `fx.make_tiled_copy`) builds it from the separate
     layouts and derives the tile. Flagged when the TV argument is a
     `make_layout` call, inline or through a name bound once. Not flagged:
     layouts with a literal 0 stride (broadcast/replicated threads, which
     `make_layout_tv`'s raked product cannot produce), layouts from
-    `make_layout_tv` or an MMA. Heuristic: the thr/val split must be worked
-    out by hand, so there is no fix."""
+    `make_layout_tv` or an MMA."""
 
     code = "FLY703"
     calls = MAKE_TILED_COPY
@@ -202,14 +192,12 @@ class InlineTvLayout(Rule):
 @register
 class MmaOperandTvLayout(Rule):
     """A tiled copy built from an MMA's operand TV layout
-    (`fx.make_tiled_copy(atom, tiled_mma.tv_layout_A_tiled, tile)`) spells
-    out by hand what `fx.make_tiled_copy_A/B/C(atom, tiled_mma)` does,
-    including the operand's tile. Heuristic: flagged when the TV argument is
-    a `tv_layout_{A,B,C}[_tiled]` attribute (directly or through a name bound
-    once); a copy matched to an MMA operand through a hand-written
-    `make_layout` cannot be told from any other layout and is not flagged.
-    No fix: the builder derives the tile from the MMA, which may differ from
-    the one passed."""
+    (`fx.make_tiled_copy(atom, tiled_mma.tv_layout_A_tiled, tile)`) spells out
+    by hand what `fx.make_tiled_copy_A/B/C(atom, tiled_mma)` does, including the
+    operand's tile. Heuristic: flagged when the TV argument is a
+    `tv_layout_{A,B,C}[_tiled]` attribute (directly or through a name bound
+    once); a copy matched to an MMA operand through a hand-written `make_layout`
+    cannot be told from any other layout and is not flagged."""
 
     code = "FLY704"
     calls = MAKE_TILED_COPY
@@ -219,7 +207,8 @@ class MmaOperandTvLayout(Rule):
         "import flydsl.expr as fx\nc = fx.make_tiled_copy(atom, tv_layout, tile)\n",
     ]
     invalid = [
-        Invalid("import flydsl.expr as fx\nc = fx.make_tiled_copy(atom, tiled_mma.tv_layout_A_tiled, tile)\n"),
+        Invalid("import flydsl.expr as fx\nc = fx.make_tiled_copy(atom, tiled_mma.tv_layout_A_tiled, tile)\n",
+                at=(2, 5), message="Tiled copy built from `tiled_mma`'s operand-A TV layout: use `fx.make_tiled_copy_A(copy_atom, tiled_mma)`"),
         Invalid("import flydsl.expr as fx\ntv = mma.tv_layout_C_tiled\nc = fx.make_tiled_copy(atom, tv, tile)\n"),
     ]
 

@@ -439,16 +439,7 @@ class CommentedOutCode(Rule):
     examples introduced by a sentence ending in `:` or `e.g.` are explanations
     the guide keeps and are never flagged.
 
-    The fix deletes the comment lines, and it is safe only for pure
-    commented-out code: the run holds two statements or more (statements
-    nested in a compound statement count: `if c:` over one call is two), none
-    of its lines carries a comment of its own (`x = f(y)  # see #123`), and
-    none is an annotation such as `Previously: x = f(y)` (a label in prose
-    parses as one). Pragmas, `noqa` directives and lines with a URL are never
-    part of a run. A run with such words is display-only, as ruff's ERA001
-    fix is: delete the code by hand and keep what the words say. A run of
-    one statement is unsafe (`--unsafe-fixes`): it may be a remark quoting
-    code."""
+    Pragmas, `noqa` directives and lines with a URL are never part of a run."""
 
     code = "FLY803"
     edits_comments = True  # deleting / rewriting comments is the point of this fix
@@ -472,7 +463,8 @@ class CommentedOutCode(Rule):
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\nx = 1\n# all_below = fx.Boolean(False).ir_value()\ny = x\n",
-                fixed="import flydsl.expr as fx\nx = 1\ny = x\n", unsafe=True),
+                fixed="import flydsl.expr as fx\nx = 1\ny = x\n", unsafe=True,
+                at=(3, 1), message='Commented-out code (1 line(s)): delete it; version control keeps old variants'),
         Invalid("def f(n):\n    for i in range(n):\n        pass\n        # if i > 2:\n        #     rocdl.sched_dswr(1)\n    return n\n",
                 fixed="def f(n):\n    for i in range(n):\n        pass\n    return n\n"),
         Invalid("x = 1\n# Old path:\n# from kernels.common import buffer_ops\n# rsrc = buffer_ops.create_buffer_resource(A)\ny = 2\n",

@@ -134,7 +134,8 @@ class DuplicateSharedHelper(Rule):
         Valid("def extract_global_ptr(t, address_space):\n    return t\n", settings={"root": _FIXTURE}),
     ]
     invalid = [
-        Invalid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE}),
+        Invalid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE},
+                at=(1, 1), message="`_sigmoid_f32` duplicates `sigmoid` from `kernels.common.act`: import it (check that the variant's rounding and contract match)"),
         Invalid("def ceil_div(a, b):\n    return (a + b - 1) // b\n", settings={"root": _FIXTURE}),
         Invalid("def _run_compiled(exe, *args):\n    return exe(*args)\n", settings={"root": _FIXTURE}),
         Invalid("def extract_global_ptr(t):\n    return t\n", settings={"root": _FIXTURE}),

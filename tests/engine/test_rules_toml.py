@@ -97,3 +97,38 @@ def test_shipped_rules_load_through_the_copy(monkeypatch, writes_copies):
         assert metadata.load_metadata() == first
     finally:
         metadata.load_metadata.cache_clear()
+
+
+@pytest.mark.parametrize("template, fields", [("plain", set()), ("`{op}` on {what}", {"op", "what"}),
+                                              ("{{literal}} {name}", {"name"})])
+def test_message_fields_are_the_templates_named_fields(template, fields):
+    assert metadata.message_fields(template) == fields
+
+
+@pytest.mark.parametrize("template", ["{}", "{0}", "{a.b}", "{x[0]}", "one { brace"])
+def test_a_message_template_that_cannot_be_filled_by_name_is_refused(template):
+    with pytest.raises(ValueError):
+        metadata.message_fields(template)
+
+
+def test_a_report_must_fill_exactly_the_messages_fields(tmp_path):
+    from flydsl_lint.rules import all_rules
+    from flydsl_lint.run.checker import Checker
+    from flydsl_lint.engine.source import SourceFile
+    from tests.conftest import make_settings
+
+    rule = all_rules()["FLY301"]  # message: Legacy typed-arithmetic spelling `{spelling}`: use `{replacement}`
+    assert rule.message_fields == {"spelling", "replacement"}
+    checker = Checker(make_settings(tmp_path, select=("FLY301",)))
+    source = SourceFile(str(tmp_path / "k.py"), "from flydsl.expr import arith\nm = arith.maximumf(a, b)\n")
+    original = rule.visit_Call
+
+    def reports_without_fields(self, node):
+        self.report(node)
+
+    rule.visit_Call = reports_without_fields
+    try:
+        with pytest.raises(Exception, match="message fields"):
+            checker.check(source)
+    finally:
+        rule.visit_Call = original
