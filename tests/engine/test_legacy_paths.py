@@ -1,6 +1,6 @@
 """A legacy construct is found under every module path that bound it in some
 FlyDSL release, whichever the target (data/legacy_paths.txt, derived from the
-wheels by scripts/derive_flydsl_api.py; `followed` adds the paths)."""
+wheels by scripts/derive_flydsl_api.py; `release_paths` adds the paths)."""
 
 from __future__ import annotations
 
