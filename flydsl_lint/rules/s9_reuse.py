@@ -8,7 +8,6 @@ no kernels/common/act.py and no LOG2E in kernels_common.py).
 from __future__ import annotations
 
 import ast
-import bisect
 import math
 import re
 from pathlib import Path
@@ -185,7 +184,6 @@ def _launches(function: ast.AST) -> bool:
 # Where `_in_loop`'s walk up stops, by exact node type (a set look-up per step, not isinstance chains).
 _SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
 _LOOPS = frozenset({ast.For, ast.AsyncFor, ast.While})
-_FUNCTIONS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef})
 _COMPREHENSIONS = frozenset({ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp})
 
 
@@ -222,58 +220,20 @@ class JitCallInLoop(Rule):
         Invalid(_HEAD + "def run(pairs):\n    return [launch(a, b) for a, b in pairs]\n"),
     ]
 
-    _host_loops: tuple[list[int], list[int]] | None = None  # see `_host_loop_lines`
-
     def visit_Call(self, node: ast.Call) -> None:
-        if self._host_loops is None:
-            self._host_loops = self._host_loop_lines()
-        starts, ends = self._host_loops
-        # Cheapest test first: most calls are in traced code, most callees are FlyDSL's or unresolved.
-        line = node.lineno
-        span = bisect.bisect_right(starts, line) - 1
-        if span >= 0 and line <= ends[span] and self._may_be_jit(node.func) and self._in_loop(node) \
-                and not self.model.in_traced_code(node) and self._is_jit(node.func):
+        if self._in_host_loop(node) and self._is_jit(node.func):
             self.report(node, name=self.text(node.func))
 
-    def _host_loop_lines(self) -> tuple[list[int], list[int]]:
-        """The sorted first and last lines of the file's loops outside traced code,
-        nested ones merged. `_in_loop`'s walk stops at any scope, so the loop it finds
-        a call in has the call's enclosing functions: a reported call lies in one."""
-        model = self.model
-        traced: dict[ast.AST, bool] = {}  # node -> whether a traced function holds it (one walk per node)
-        spans = []
-        for kind in (*_LOOPS, *_COMPREHENSIONS):
-            for loop in model.nodes(kind):
-                walked, node, found = [], loop, False
-                while node is not None:
-                    known = traced.get(node)
-                    if known is not None:
-                        found = known
-                        break
-                    walked.append(node)
-                    if type(node) in _FUNCTIONS and model.function_kind(node):
-                        found = True
-                        break
-                    node = model.parent(node)
-                for passed in walked:
-                    traced[passed] = found
-                if not found:
-                    spans.append((loop.lineno, loop.end_lineno))
-        starts, ends = [], []
-        for first, last in sorted(spans):
-            if ends and first <= ends[-1]:  # nested in the span before
-                ends[-1] = max(ends[-1], last)
-            else:
-                starts.append(first)
-                ends.append(last)
-        return starts, ends
-
-    def _may_be_jit(self, func: ast.expr) -> bool:
-        """False when `_is_jit` is surely False, without reading other modules."""
-        local = self._local_def(func)
-        if local is not None:
-            return self.model.function_kind(local) == "jit"
-        return self._project_callee(func) is not None
+    def _in_host_loop(self, node: ast.Call) -> bool:
+        """Whether the call runs once per iteration of a loop or comprehension
+        of its own function, in host code."""
+        child = node
+        for ancestor in self.model.ancestors(node):
+            in_loop = self._loop_step(ancestor, child)
+            if in_loop is not None:
+                return in_loop and not self.model.in_traced_code(node)
+            child = ancestor
+        return False
 
     def _local_def(self, func: ast.expr) -> ast.AST | None:
         """The def of this file a plain-name callee refers to, if that is its one binding."""
@@ -287,25 +247,6 @@ class JitCallInLoop(Rule):
         """The qualified name of a callee defined in a project module (not FlyDSL)."""
         name = self.model.resolve(func)
         return name if name and "." in name and not name.startswith("flydsl.") else None
-
-    def _in_loop(self, node: ast.AST) -> bool:
-        # The walk from a node up depends only on that node: calls of one block share its answer.
-        walks = self.context.cache("s9.loop_walks", dict)  # node -> `_in_loop` of a walk that passed it
-        walked = []
-        found: bool | None = None  # None: the walk goes on
-        child, ancestor = node, self.model.parent(node)
-        while ancestor is not None:
-            found = walks.get(child)
-            if found is not None:
-                break
-            walked.append(child)
-            found = self._loop_step(ancestor, child)
-            if found is not None:
-                break
-            child, ancestor = ancestor, self.model.parent(ancestor)
-        for passed in walked:
-            walks[passed] = bool(found)
-        return bool(found)
 
     def _loop_step(self, ancestor: ast.AST, child: ast.AST) -> bool | None:
         """Whether `child` under `ancestor` is in a host loop; None: ask `ancestor`."""
