@@ -290,16 +290,26 @@ class _Derivation:
 def element_pointer_casts(rule: Rule, function: ast.AST) -> list[ast.Call]:
     """The IntToPtrOp calls of `function` whose integer is a fly pointer's
     address plus an offset: the function is a hand-rolled `get_llvm_ptr`."""
-    model = rule.model
     derivation = _Derivation(rule)
     found = []
-    for node in ast.walk(function):
-        if (isinstance(node, ast.Call) and model.enclosing_function(node) is function
-                and resolve(model, node.func) in INT_TO_PTR):
-            address = argument(node, 1, "val")
-            if address is not None and derivation.adds(address) and derivation.fly_address(address):
-                found.append(node)
+    for node in _int_to_ptr_calls(rule).get(function, ()):
+        address = argument(node, 1, "val")
+        if address is not None and derivation.adds(address) and derivation.fly_address(address):
+            found.append(node)
     return found
+
+
+def _int_to_ptr_calls(rule: Rule) -> dict[ast.AST, list[ast.Call]]:
+    """The file's IntToPtrOp calls by enclosing function, found once a file."""
+    def by_function() -> dict[ast.AST, list[ast.Call]]:
+        model = rule.model
+        calls: dict[ast.AST, list[ast.Call]] = {}
+        for node in model.nodes(ast.Call):
+            if resolve(model, node.func) in INT_TO_PTR:
+                calls.setdefault(model.enclosing_function(node), []).append(node)
+        return calls
+
+    return rule.context.cache("s3b.int_to_ptr_calls", by_function)
 
 
 def _in_element_pointer_helper(rule: Rule, call: ast.Call) -> bool:
