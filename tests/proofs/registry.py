@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flydsl_lint.engine.registry import load_metadata
+from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.engine.target import releases
 from flydsl_lint.engine.versions import Version
 from tests.release_envs import chosen_releases
