@@ -217,23 +217,16 @@ def _clean(args: argparse.Namespace) -> int:
         for folder in others:
             print(f"flydsl-lint: warning: {folder}: not a flydsl-lint cache (no CACHEDIR.TAG of ours); left alone",
                   file=sys.stderr)
-        for folder in caches:
+        leftovers = leftover_temporaries(start.resolve(), settings.is_excluded) if start.is_dir() else []
+        for path, remove, what in [(folder, shutil.rmtree, "cache") for folder in caches] + [
+                (leftover, Path.unlink, "leftover temporary file") for leftover in leftovers]:
             try:
-                shutil.rmtree(folder)
+                remove(path)
             except OSError as exc:
-                print(f"flydsl-lint: error: {folder}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
+                print(f"flydsl-lint: error: {path}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
                 status = EXIT_ERROR
                 continue
-            print(f"Removed cache {folder}")
-            removed += 1
-        for leftover in leftover_temporaries(start.resolve(), settings.is_excluded) if start.is_dir() else []:
-            try:
-                leftover.unlink()
-            except OSError as exc:
-                print(f"flydsl-lint: error: {leftover}: cannot remove: {exc.strerror or exc}", file=sys.stderr)
-                status = EXIT_ERROR
-                continue
-            print(f"Removed leftover temporary file {leftover}")
+            print(f"Removed {what} {path}")
             removed += 1
     if removed == 0 and status == EXIT_CLEAN:
         print("No cache found.")
