@@ -18,12 +18,12 @@ so a fix is offered only where every release the project accepts has its API.
 from __future__ import annotations
 
 import ast
-import configparser
 import re
 from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from .source import SourceError, read_data
 from .versions import Version, installed_flydsl_version
 
 MAX_PROJECT_FILE_BYTES = 4 * 1024 * 1024  # a lock file of a large project is ~1 MB
@@ -117,10 +117,8 @@ def _shown(where: Path, folder: Path) -> str:
 def _read(path: Path) -> str | None:
     """A small regular file's text, else None (absent, special, too large, undecodable)."""
     try:
-        if not path.is_file() or path.stat().st_size > MAX_PROJECT_FILE_BYTES:
-            return None
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        return read_data(path, MAX_PROJECT_FILE_BYTES).decode("utf-8")
+    except (SourceError, UnicodeDecodeError):
         return None
 
 
@@ -197,6 +195,8 @@ def _setup_cfg_pins(folder: Path):
     text = _read(folder / "setup.cfg")
     if not text:
         return
+    import configparser  # here: only a project with a setup.cfg needs it
+
     parser = configparser.ConfigParser(interpolation=None)
     try:
         parser.read_string(text)
