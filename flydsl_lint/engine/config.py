@@ -349,6 +349,14 @@ def _size(value: object, key: str, where: str) -> int:
     return size
 
 
+def _release(text: str, named: str) -> Version:
+    """The FlyDSL release `text` names; ConfigError saying which setting (`named`) is wrong."""
+    try:
+        return Version.parse(text)
+    except ValueError:
+        raise ConfigError(f"{named} = {text!r} is not a FlyDSL version like \"0.5.0\"") from None
+
+
 def _parse_table(table: dict, where: str) -> dict:
     parsed: dict = {}
     for key, value in table.items():
@@ -363,10 +371,7 @@ def _parse_table(table: dict, where: str) -> dict:
                 (pattern, _codes(codes, f"per-file-ignores.{pattern}", where)) for pattern, codes in value.items()
             )
         elif key == "target-version":
-            try:
-                parsed["target_version"] = Version.parse(_string(value, key, where))
-            except ValueError:
-                raise ConfigError(f"{where}: `target-version` = {value!r} is not a FlyDSL version like \"0.5.0\"") from None
+            parsed["target_version"] = _release(_string(value, key, where), f"{where}: `target-version`")
             parsed["target_version_source"] = f"target-version in {Path(where).name}"
         elif key == "target-arch":
             arches = _string_list([value] if isinstance(value, str) else value, key, where)
@@ -427,11 +432,8 @@ def load_settings(config: Path | None = None, start: Path | None = None, isolate
     settings = settings._replace(**{k: v for k, v in overrides.items() if v is not None})
     chosen = os.environ.get(TARGET_VERSION_VARIABLE)
     if chosen and overrides.get("target_version") is None:  # the user's own: above the project's config
-        try:
-            version = Version.parse(chosen)
-        except ValueError:
-            raise ConfigError(f"${TARGET_VERSION_VARIABLE} = {chosen!r} is not a FlyDSL version like \"0.5.0\"") from None
-        settings = settings._replace(target_version=version, target_version_source=f"${TARGET_VERSION_VARIABLE}")
+        settings = settings._replace(target_version=_release(chosen, f"${TARGET_VERSION_VARIABLE}"),
+                                     target_version_source=f"${TARGET_VERSION_VARIABLE}")
     if settings.target_version is None:
         from .target import discover_target  # not needed when the config names the target
 
