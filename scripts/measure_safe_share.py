@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""How much of the §1 + §3 debt gets a safe fix (issue 25), rerunnable by anyone.
+
+    python scripts/measure_safe_share.py share TREE [--target-version 0.5.0]
+    python scripts/measure_safe_share.py edits TREE -n 60 --seed 25 [--codes FLY101,FLY341]
+
+`share` counts the §1 (FLY1xx) and §3 (FLY3xx: arith, scf, vector, memory,
+math, llvm pointers, s_waitcnt) diagnostics outside the tuned kernels (their
+fixes are display-only: never applied unless asked for by name), and the
+share of them whose fix is safe, per code. `edits` prints a random sample of
+safe fixes (the line before, the edit after) to read against the guide.
+The tree is linted with the given target; the tuned kernels are the tool's
+defaults. Nothing is written into the tree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+
+def diagnostics(args) -> list[dict]:
+    command = [args.linter, "check", str(args.tree), "--isolated", "--no-cache", "--exit-zero", "--select", "FLY1,FLY3",
+               "--output-format", "json-lines", "--target-version", args.target_version, "--target-arch", args.target_arch]
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
+    return [json.loads(line) for line in run.stdout.splitlines() if line.strip()]
+
+
+def applicability(diagnostic: dict) -> str:
+    return (diagnostic.get("fix") or {}).get("applicability", "none")
+
+
+def share(args) -> int:
+    rows = [d for d in diagnostics(args) if applicability(d) != "display-only"]
+    per_code: defaultdict[str, Counter] = defaultdict(Counter)
+    for row in rows:
+        per_code[row["code"]][applicability(row)] += 1
+    safe = sum(counts["safe"] for counts in per_code.values())
+    for code, counts in sorted(per_code.items(), key=lambda item: -sum(item[1].values())):
+        print(f"{code}  {sum(counts.values()):5d}  safe {counts['safe']:5d}  unsafe {counts['unsafe']:5d}  none {counts['none']:5d}")
+    print(f"§1+§3 outside tuned kernels: {len(rows)} diagnostics, {safe} with a safe fix, share {safe / max(1, len(rows)):.3f}"
+          f" (target {args.target_version}, arch {args.target_arch})")
+    return 0
+
+
+def edits(args) -> int:
+    codes = set(args.codes.split(",")) if args.codes else None
+    safe = [d for d in diagnostics(args) if applicability(d) == "safe" and (codes is None or d["code"] in codes)]
+    random.seed(args.seed)
+    picked = random.sample(safe, min(args.n, len(safe)))
+    print(f"{len(picked)} of {len(safe)} safe fixes, seed {args.seed}")
+    for number, d in enumerate(picked, 1):
+        line = Path(d["filename"]).read_text(encoding="utf-8").splitlines()[d["location"]["row"] - 1].strip()
+        contents = " | ".join(edit["content"] for edit in d["fix"]["edits"] if edit["content"])
+        print(f"{number:2d}. {d['code']} {d['filename']}:{d['location']['row']}\n    before: {line[:150]}\n"
+              f"    edit:   {contents[:150]}")
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["share", "edits"])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("--target-version", default="0.5.0")
+    parser.add_argument("--target-arch", default="gfx942,gfx950")
+    parser.add_argument("--linter", default=str(Path(sys.executable).with_name("flydsl-lint")))
+    parser.add_argument("--codes", help="comma-separated codes to sample (edits)")
+    parser.add_argument("-n", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=25)
+    args = parser.parse_args()
+    return {"share": share, "edits": edits}[args.what](args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
