@@ -64,6 +64,11 @@ def render_rule(rule: type[Rule]) -> str:
         "",
         f"Flags {meta.summary}.",
         "",
+    ]
+    if rule.only_in_flydsl_files:
+        lines += ["Runs only in files that import flydsl (directly, or through a vendored legacy helper such as",
+                  "`buffer_ops`): the project's other Python code (CUTLASS kernels, host scripts) is not checked.", ""]
+    lines += [
         "## Why",
         "",
         inspect.cleandoc(rule.__doc__ or ""),

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.source import SourceFile
 from flydsl_lint.rules._base import Invalid, Valid
 from flydsl_lint.rules import all_rules
 from flydsl_lint.engine.metadata import load_metadata
@@ -68,3 +70,25 @@ def test_every_rule_has_metadata_and_cases():
 def test_a_good_sample_of_cases_says_where_and_what_it_reports():
     pinned = [code for code, rule in RULES.items() if any(case.at and case.message for case in rule.invalid)]
     assert len(pinned) >= 20, pinned
+
+
+SCOPED_VALID = [pytest.param(code, case, id=f"{code}-valid-{index}") for code, rule in RULES.items()
+                if rule.only_in_flydsl_files for index, case in enumerate(rule.valid)]
+
+
+@pytest.mark.parametrize("code, case", SCOPED_VALID)
+def test_a_valid_case_of_a_flydsl_only_rule_is_flydsl_code_or_shows_the_scope(code, case, tmp_path):
+    """A rule that runs only in FlyDSL files passes any other file unread: a valid
+    case without a FlyDSL import proves nothing unless importing FlyDSL makes it flagged."""
+    case = case if isinstance(case, Valid) else Valid(case)
+    source = SourceFile(case.path, case.source)
+    if SemanticModel(source.tree).imports_flydsl():
+        return
+    found = lint_text("import flydsl\n" + case.source, tmp_path, name=case.path, select=(code,), **case.settings)
+    assert {d.code for d in found} == {code}, "a case outside FlyDSL code must show what the scope leaves out"
+
+
+@pytest.mark.parametrize("code", sorted(code for code, rule in RULES.items() if rule.only_in_flydsl_files))
+def test_a_flydsl_only_rule_shows_a_file_outside_flydsl_is_not_flagged(code):
+    cases = [case if isinstance(case, Valid) else Valid(case) for case in RULES[code].valid]
+    assert any(not SemanticModel(SourceFile(c.path, c.source).tree).imports_flydsl() for c in cases)

@@ -367,14 +367,40 @@ class ProjectIndex:
         last = module.rpartition(".")[2]
         if last not in LEGACY_MODULE_NAMES:
             return qualified
-        under_legacy_root = any(module == root or module.startswith(root + ".") for root in self.legacy_roots)
-        if under_legacy_root or (summary is not None and name in summary.defined):
+        if self._under_legacy_root(module) or (summary is not None and name in summary.defined):
             return f"{_CANONICAL_LEGACY[last]}.{name}"
         return qualified
+
+    def _under_legacy_root(self, module: str) -> bool:
+        return any(module == root or module.startswith(root + ".") for root in self.legacy_roots)
+
+    def reaches_flydsl(self, imported: str) -> bool:
+        """Whether importing `imported` (a module, or a name in one) imports FlyDSL:
+        a FlyDSL module or a legacy helper module (`kernels.common.buffer_ops`),
+        a project re-export the index follows to one, or a project's vendored
+        copy of a legacy helper (named like one, under `legacy-module-roots`
+        or itself importing FlyDSL)."""
+        resolved = self.canonical(imported)
+        return _names_flydsl(resolved) or any(self._is_vendored_legacy(name)
+                                              for name in (resolved, resolved.rpartition(".")[0]))
+
+    def _is_vendored_legacy(self, module: str) -> bool:
+        if module.rpartition(".")[2] not in LEGACY_MODULE_NAMES:
+            return False
+        if self._under_legacy_root(module):
+            return True
+        summary = self.summary(module)
+        return summary is not None and any(
+            _names_flydsl(target) for target in [*summary.imported.values(), *summary.star_modules])
 
     @staticmethod
     def is_final(module: str) -> bool:
         return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES
+
+
+def _names_flydsl(qualified: str) -> bool:
+    """Whether `qualified` is a FlyDSL module or a name in one (legacy helper modules included)."""
+    return ProjectIndex.is_final(qualified) or ProjectIndex.is_final(qualified.rpartition(".")[0])
 
 
 def unresolved_project_modules(index: ProjectIndex, path: Path, module: str) -> list[str]:

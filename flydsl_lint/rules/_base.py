@@ -58,6 +58,10 @@ class Rule:
     # Comment rules exist to delete comments; any other fix that would drop a
     # comment is lowered to unsafe, since the comment may carry the why.
     edits_comments: ClassVar[bool] = False
+    # The rule runs only in files that import FlyDSL (`model.imports_flydsl()`):
+    # for advice about any Python code (banners, a local LOG2E), which a project's
+    # CUTLASS or host modules beside its kernels are not the guide's to judge.
+    only_in_flydsl_files: ClassVar[bool] = False
     # The calls `visit_Call` looks at, so the checker hands it only those: most
     # of a kernel's calls concern no rule. A call is handed over when the leaf
     # of its resolved name or of its spelling (`x.<leaf>(...)`, `<leaf>(...)`)

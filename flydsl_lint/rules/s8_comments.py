@@ -42,6 +42,10 @@ _PRAGMA_STARTS = frozenset({"noq", "typ", "pra", "fmt", "iso", "pyl", "myp", "py
                             "spd", "cop"})
 
 
+# The rules of this module run only in files that import FlyDSL: every case does.
+_FX = "import flydsl.expr as fx\n"
+
+
 def full_line_comments(rule: Rule) -> list[Comment]:
     """Comments that are alone on their line (no code before the `#`); once a file."""
     lines = rule.context.source.lines
@@ -96,23 +100,25 @@ class BannerSeparator(Rule):
     when the separator stood alone between two blank lines)."""
 
     code = "FLY801"
+    only_in_flydsl_files = True
     edits_comments = True  # deleting / rewriting comments is the point of this fix
     valid = [
-        "# Softmax section\nx = 1\n",
-        "# +------+------+\n# | lane | row  |\n# +------+------+\nx = 1\n",
-        "# row layout:\n#   lane 0..31\n#   ----------\nx = 1\n",
-        "x = 1  # ----------\n",
-        "s = '''\n# ==========\n'''\n",
-        "# --\nx = 1\n",
-        "# | col 0 | col 1 |\n# -----------------\n# | a     | b     |\nx = 1\n",
+        _FX + "# Softmax section\nx = 1\n",
+        _FX + "# +------+------+\n# | lane | row  |\n# +------+------+\nx = 1\n",
+        _FX + "# row layout:\n#   lane 0..31\n#   ----------\nx = 1\n",
+        _FX + "x = 1  # ----------\n",
+        _FX + "s = '''\n# ==========\n'''\n",
+        _FX + "# --\nx = 1\n",
+        _FX + "# | col 0 | col 1 |\n# -----------------\n# | a     | b     |\nx = 1\n",
+        "# ==========================\n# CUTLASS epilogue\n# ==========================\nimport cutlass\n",  # not FlyDSL
     ]
     invalid = [
-        Invalid("# ==========================\n# Softmax\n# ==========================\nx = 1\n",
-                fixed="# Softmax\nx = 1\n", count=2),
-        Invalid("def f():\n    x = 1\n\n    # --------------------------------\n\n    return x\n",
-                fixed="def f():\n    x = 1\n\n    return x\n"),
-        Invalid("x = 1\n##########################\n", fixed="x = 1\n"),
-        Invalid("# ────────────────────────\nx = 1\n", fixed="x = 1\n"),
+        Invalid(_FX + "# ==========================\n# Softmax\n# ==========================\nx = 1\n",
+                fixed=_FX + "# Softmax\nx = 1\n", count=2),
+        Invalid(_FX + "def f():\n    x = 1\n\n    # --------------------------------\n\n    return x\n",
+                fixed=_FX + "def f():\n    x = 1\n\n    return x\n"),
+        Invalid(_FX + "x = 1\n##########################\n", fixed=_FX + "x = 1\n"),
+        Invalid(_FX + "# ────────────────────────\nx = 1\n", fixed=_FX + "x = 1\n"),
     ]
 
     def check_file(self) -> None:
@@ -184,26 +190,28 @@ class DecoratedHeader(Rule):
     rewrites the comment to its title; the code is untouched."""
 
     code = "FLY802"
+    only_in_flydsl_files = True
     edits_comments = True  # deleting / rewriting comments is the point of this fix
     valid = [
-        "# Prologue\nx = 1\n",
-        "# a -- b\nx = 1\n",
-        "# x = a - b  -- see the ISA note\nx = 1\n",
-        "x = 1  # ---- trailing ----\n",
-        "# --- \nx = 1\n",
-        "# lane -> row ---> col\nx = 1\n",
-        "#   ---- inside a diagram ----\nx = 1\n",
-        "# --- inputs ---\nx = 1\n",
-        "# ---- Helper: resolve page index ----\nx = 1\n",
+        _FX + "# Prologue\nx = 1\n",
+        _FX + "# a -- b\nx = 1\n",
+        _FX + "# x = a - b  -- see the ISA note\nx = 1\n",
+        _FX + "x = 1  # ---- trailing ----\n",
+        _FX + "# --- \nx = 1\n",
+        _FX + "# lane -> row ---> col\nx = 1\n",
+        _FX + "#   ---- inside a diagram ----\nx = 1\n",
+        _FX + "# --- inputs ---\nx = 1\n",
+        _FX + "# ---- Helper: resolve page index ----\nx = 1\n",
+        "import cutlass\n# ── Epilogue ────────────────────\nx = 1\n",  # not FlyDSL code
     ]
     invalid = [
-        Invalid("# ── Kernel geometry constants ────────────────────\nBLOCK = 64\n",
-                fixed="# Kernel geometry constants\nBLOCK = 64\n"),
-        Invalid("def f():\n    # ---------------- O store ----------------\n    return 1\n",
-                fixed="def f():\n    # O store\n    return 1\n"),
-        Invalid("# ── fast path (gfx950 D=128) ──\nx = 1\n", fixed="# fast path (gfx950 D=128)\nx = 1\n"),
-        Invalid("# ============ runtime dispatch on bid_x < H ============\nx = 1\n",
-                fixed="# runtime dispatch on bid_x < H\nx = 1\n"),
+        Invalid(_FX + "# ── Kernel geometry constants ────────────────────\nBLOCK = 64\n",
+                fixed=_FX + "# Kernel geometry constants\nBLOCK = 64\n"),
+        Invalid(_FX + "def f():\n    # ---------------- O store ----------------\n    return 1\n",
+                fixed=_FX + "def f():\n    # O store\n    return 1\n"),
+        Invalid(_FX + "# ── fast path (gfx950 D=128) ──\nx = 1\n", fixed=_FX + "# fast path (gfx950 D=128)\nx = 1\n"),
+        Invalid(_FX + "# ============ runtime dispatch on bid_x < H ============\nx = 1\n",
+                fixed=_FX + "# runtime dispatch on bid_x < H\nx = 1\n"),
     ]
 
     def check_file(self) -> None:
@@ -442,35 +450,37 @@ class CommentedOutCode(Rule):
     Pragmas, `noqa` directives and lines with a URL are never part of a run."""
 
     code = "FLY803"
+    only_in_flydsl_files = True
     edits_comments = True  # deleting / rewriting comments is the point of this fix
     valid = [
-        "# VRAM addressing: row = lane / 4, col = (lane % 4) * 16\nx = 1\n",
-        "# v_offset = (row * QK_HEAD_DIM + col) * sizeof(fp8)\nx = 1\n",
-        "# scale_val = amax * rstd * SQRT2 / FP8_MAX\nx = 1\n",
-        "# noqa: F401\nimport os\n",
-        "# type: ignore\nx = 1\n",
-        "# See https://github.com/ROCm/FlyDSL/issues/1\nx = 1\n",
-        "# v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]\nx = 1\n",
-        "# s_waitcnt vmcnt(0) lgkmcnt(0)\nx = 1\n",
-        "# Traits and factory\nx = 1\n",
-        "# min(kv_start + remain_kv, kv_end) == kv_end\nx = 1\n",
-        "# The rewriter needs a typed value, e.g.:\n#     v = fx.Int32(5)\nx = 1\n",
-        "# Usage:\n#   out = fx.copy(atom, src, dst)\nx = 1\n",
-        "# sigmoid_x = 1 / (1 + exp(-x))\nx = 1\n",
-        "# fmt: off\nx = [1,\n     2]\n# fmt: on\n",
-        "x = 1  # y = fx.Int32(x)\n",
-        "s = '''\n# y = fx.Int32(x)\n'''\n",
+        _FX + "# VRAM addressing: row = lane / 4, col = (lane % 4) * 16\nx = 1\n",
+        _FX + "# v_offset = (row * QK_HEAD_DIM + col) * sizeof(fp8)\nx = 1\n",
+        _FX + "# scale_val = amax * rstd * SQRT2 / FP8_MAX\nx = 1\n",
+        _FX + "# noqa: F401\nimport os\n",
+        _FX + "# type: ignore\nx = 1\n",
+        _FX + "# See https://github.com/ROCm/FlyDSL/issues/1\nx = 1\n",
+        _FX + "# v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]\nx = 1\n",
+        _FX + "# s_waitcnt vmcnt(0) lgkmcnt(0)\nx = 1\n",
+        _FX + "# Traits and factory\nx = 1\n",
+        _FX + "# min(kv_start + remain_kv, kv_end) == kv_end\nx = 1\n",
+        _FX + "# The rewriter needs a typed value, e.g.:\n#     v = fx.Int32(5)\nx = 1\n",
+        _FX + "# Usage:\n#   out = fx.copy(atom, src, dst)\nx = 1\n",
+        _FX + "# sigmoid_x = 1 / (1 + exp(-x))\nx = 1\n",
+        _FX + "# fmt: off\nx = [1,\n     2]\n# fmt: on\n",
+        _FX + "x = 1  # y = fx.Int32(x)\n",
+        _FX + "s = '''\n# y = fx.Int32(x)\n'''\n",
+        "import torch\nx = 1\n# y = torch.zeros(4).cuda()\nz = x\n",  # not FlyDSL code
     ]
     invalid = [
         Invalid("import flydsl.expr as fx\nx = 1\n# all_below = fx.Boolean(False).ir_value()\ny = x\n",
                 fixed="import flydsl.expr as fx\nx = 1\ny = x\n", unsafe=True,
                 at=(3, 1), message='Commented-out code (1 line(s)): delete it; version control keeps old variants'),
-        Invalid("def f(n):\n    for i in range(n):\n        pass\n        # if i > 2:\n        #     rocdl.sched_dswr(1)\n    return n\n",
-                fixed="def f(n):\n    for i in range(n):\n        pass\n    return n\n"),
-        Invalid("x = 1\n# Old path:\n# from kernels.common import buffer_ops\n# rsrc = buffer_ops.create_buffer_resource(A)\ny = 2\n",
-                fixed="x = 1\n# Old path:\ny = 2\n"),
-        Invalid("x = 1\n# out = fx.copy(atom, a, b)  # see #123: slower on gfx942\ny = 2\n",
-                suggested="x = 1\ny = 2\n"),
+        Invalid(_FX + "def f(n):\n    for i in range(n):\n        pass\n        # if i > 2:\n        #     rocdl.sched_dswr(1)\n    return n\n",
+                fixed=_FX + "def f(n):\n    for i in range(n):\n        pass\n    return n\n"),
+        Invalid(_FX + "x = 1\n# Old path:\n# from kernels.common import buffer_ops\n# rsrc = buffer_ops.create_buffer_resource(A)\ny = 2\n",
+                fixed=_FX + "x = 1\n# Old path:\ny = 2\n"),
+        Invalid(_FX + "x = 1\n# out = fx.copy(atom, a, b)  # see #123: slower on gfx942\ny = 2\n",
+                suggested=_FX + "x = 1\ny = 2\n"),
     ]
 
     def check_file(self) -> None:
@@ -531,17 +541,19 @@ class BlankLineRun(Rule):
     touched. The fix keeps one blank line."""
 
     code = "FLY804"
+    only_in_flydsl_files = True
     edits_comments = True  # deleting / rewriting comments is the point of this fix
     valid = [
-        "def f():\n    x = 1\n\n    return x\n",
-        "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
-        "def f():\n    s = '''\n\n\n'''\n    return s\n",
-        "x = 1\n\n\ny = 2\n",
+        _FX + "def f():\n    x = 1\n\n    return x\n",
+        _FX + "def f():\n    return 1\n\n\ndef g():\n    return 2\n",
+        _FX + "def f():\n    s = '''\n\n\n'''\n    return s\n",
+        _FX + "x = 1\n\n\ny = 2\n",
+        "def f():\n    x = 1\n\n\n    return x\n",  # not FlyDSL code
     ]
     invalid = [
-        Invalid("def f():\n    x = 1\n\n\n    return x\n", fixed="def f():\n    x = 1\n\n    return x\n"),
-        Invalid("def f():\n    def g():\n        a = 1\n\n\n\n        return a\n    return g\n",
-                fixed="def f():\n    def g():\n        a = 1\n\n        return a\n    return g\n"),
+        Invalid(_FX + "def f():\n    x = 1\n\n\n    return x\n", fixed=_FX + "def f():\n    x = 1\n\n    return x\n"),
+        Invalid(_FX + "def f():\n    def g():\n        a = 1\n\n\n\n        return a\n    return g\n",
+                fixed=_FX + "def f():\n    def g():\n        a = 1\n\n        return a\n    return g\n"),
     ]
 
     def check_file(self) -> None:

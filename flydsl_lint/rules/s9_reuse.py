@@ -23,6 +23,10 @@ _FIXTURE = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "s9_proj
 _LOG2E_NAMES = re.compile(r"^_*(log2_?e|LOG2_?E)$")
 
 
+# The rules of this module run only in files that import FlyDSL: every case does.
+_FX = "import flydsl.expr as fx\n"
+
+
 def _is_log2e_value(model: SemanticModel, value: ast.expr) -> bool:
     kind = type(value)  # one test per kind: this runs on every assignment
     if kind is ast.Constant:
@@ -63,16 +67,18 @@ class LocalLog2e(Rule):
     definition and is not flagged."""
 
     code = "FLY901"
+    only_in_flydsl_files = True
     valid = [
-        "import math\nx = y * math.log2(math.e)\n",
-        "LOG2 = 0.6931471805599453\n",
-        Valid("from kernels.common.kernels_common import LOG2E\nscale = LOG2E * 0.5\n", settings={"root": _FIXTURE}),
-        Valid("LOG2E = 1.4426950408889634\n", path="kernels/common/kernels_common.py"),
+        _FX + "import math\nx = y * math.log2(math.e)\n",
+        _FX + "LOG2 = 0.6931471805599453\n",
+        Valid(_FX + "from kernels.common.kernels_common import LOG2E\nscale = LOG2E * 0.5\n", settings={"root": _FIXTURE}),
+        Valid(_FX + "LOG2E = 1.4426950408889634\n", path="kernels/common/kernels_common.py"),
+        "import math\nLOG2E = math.log2(math.e)\n",  # not FlyDSL code
     ]
     invalid = [
-        Invalid("LOG2E = 1.4426950408889634\n"),
-        Invalid("import math as host_math\n_LOG2E = host_math.log2(host_math.e)\n"),
-        Invalid("def kernel():\n    log2e = 1.44269504\n    return log2e\n", settings={"root": _FIXTURE}),
+        Invalid(_FX + "LOG2E = 1.4426950408889634\n"),
+        Invalid(_FX + "import math as host_math\n_LOG2E = host_math.log2(host_math.e)\n"),
+        Invalid(_FX + "def kernel():\n    log2e = 1.44269504\n    return log2e\n", settings={"root": _FIXTURE}),
     ]
 
     def check_file(self) -> None:
@@ -124,20 +130,22 @@ class DuplicateSharedHelper(Rule):
     meaningful variant explicit."""
 
     code = "FLY902"
+    only_in_flydsl_files = True
     valid = [
-        "def _sigmoid_f32(x):\n    return x\n",  # no shared act module in this project
-        Valid("def gate(x):\n    return x\n", settings={"root": _FIXTURE}),
-        Valid("class Act:\n    def sigmoid(self, x):\n        return x\n", settings={"root": _FIXTURE}),
-        Valid("def sigmoid(x):\n    return x\n", settings={"root": _FIXTURE}, path="kernels/common/act.py"),
-        Valid("def _global_ptr_from_addr(a):\n    return a\n", settings={"root": _FIXTURE}),
-        Valid("def extract_global_ptr(t, address_space):\n    return t\n", settings={"root": _FIXTURE}),
+        _FX + "def _sigmoid_f32(x):\n    return x\n",  # no shared act module in this project
+        Valid(_FX + "def gate(x):\n    return x\n", settings={"root": _FIXTURE}),
+        Valid(_FX + "class Act:\n    def sigmoid(self, x):\n        return x\n", settings={"root": _FIXTURE}),
+        Valid(_FX + "def sigmoid(x):\n    return x\n", settings={"root": _FIXTURE}, path="kernels/common/act.py"),
+        Valid(_FX + "def _global_ptr_from_addr(a):\n    return a\n", settings={"root": _FIXTURE}),
+        Valid(_FX + "def extract_global_ptr(t, address_space):\n    return t\n", settings={"root": _FIXTURE}),
+        Valid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE}),  # not FlyDSL code
     ]
     invalid = [
-        Invalid("def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE},
-                at=(1, 1), message="`_sigmoid_f32` duplicates `sigmoid` from `kernels.common.act`: import it (check that the variant's rounding and contract match)"),
-        Invalid("def ceil_div(a, b):\n    return (a + b - 1) // b\n", settings={"root": _FIXTURE}),
-        Invalid("def _run_compiled(exe, *args):\n    return exe(*args)\n", settings={"root": _FIXTURE}),
-        Invalid("def extract_global_ptr(t):\n    return t\n", settings={"root": _FIXTURE}),
+        Invalid(_FX + "def _sigmoid_f32(x):\n    return x\n", settings={"root": _FIXTURE},
+                at=(2, 1), message="`_sigmoid_f32` duplicates `sigmoid` from `kernels.common.act`: import it (check that the variant's rounding and contract match)"),
+        Invalid(_FX + "def ceil_div(a, b):\n    return (a + b - 1) // b\n", settings={"root": _FIXTURE}),
+        Invalid(_FX + "def _run_compiled(exe, *args):\n    return exe(*args)\n", settings={"root": _FIXTURE}),
+        Invalid(_FX + "def extract_global_ptr(t):\n    return t\n", settings={"root": _FIXTURE}),
     ]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:

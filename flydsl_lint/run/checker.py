@@ -100,7 +100,7 @@ class Checker:
         self._projects: dict[Path, ProjectIndex] = {}
         self._folders: dict[str, tuple[str, Path]] = {}  # see module_name_for
         self._node_types_of: dict[type, list[type]] = {}
-        self._plans: dict[tuple[str, ...], _Plan] = {}  # by a file's per-file-ignores
+        self._plans: dict[tuple[tuple[str, ...], bool], _Plan] = {}  # by per-file-ignores and imports_flydsl()
         self._calls = _CallIndex(self.rule_classes)
         # Every rule's, selected or not: a name then resolves alike whatever the selection.
         self._follows = frozenset().union(*(cls.followed_leaves() for cls in all_rules().values()))
@@ -134,11 +134,13 @@ class Checker:
         try:
             context = Context(source, model, self.settings, self.metadata)
             ignored = self.settings.ignored_for(source.path)
-            # One instance per selected rule class, None where per-file-ignores drop it.
-            instances = [None if ignored and cls.code.startswith(ignored) else cls(context) for cls in self.rule_classes]
-            plan = self._plans.get(ignored)
+            flydsl_file = model.imports_flydsl()
+            # One instance per selected rule class, None where the rule does not run on this file.
+            instances = [cls(context) if self._runs_on(cls, ignored, flydsl_file) else None for cls in self.rule_classes]
+            plan_key = (ignored, flydsl_file)
+            plan = self._plans.get(plan_key)
             if plan is None:
-                plan = self._plans[ignored] = self._plan(instances)
+                plan = self._plans[plan_key] = self._plan(instances)
             for position in plan.file_hooks:
                 rule = instances[position]
                 self._guard(rule, source, rule.check_file)
@@ -174,6 +176,14 @@ class Checker:
             return diagnostics
         finally:
             model.release()  # frees the tree by reference counting, not the cyclic GC
+
+    @staticmethod
+    def _runs_on(rule_class: type[Rule], ignored: tuple[str, ...], flydsl_file: bool) -> bool:
+        """Whether a selected rule runs on a file: its per-file-ignores keep it, and
+        the file is FlyDSL code if the rule runs only there."""
+        if ignored and rule_class.code.startswith(ignored):
+            return False
+        return flydsl_file or not rule_class.only_in_flydsl_files
 
     def _visit_calls(self, model: SemanticModel, handlers: list, source: SourceFile) -> None:
         """Hand each call to the rules whose `calls`/`call_names`/`call_modules` it

@@ -22,9 +22,9 @@ def test_imported_launcher_in_a_host_loop_is_flagged(tmp_path):
 
 
 def test_log2e_advice_follows_the_project(tmp_path):
-    with_shared = lint_text("LOG2E = 1.4426950408889634\n", tmp_path, select=("FLY901",), root=PROJECT)
+    with_shared = lint_text("import flydsl.expr as fx\nLOG2E = 1.4426950408889634\n", tmp_path, select=("FLY901",), root=PROJECT)
     assert "import `LOG2E` from `kernels.common.kernels_common`" in with_shared[0].message
-    without = lint_text("LOG2E = 1.4426950408889634\n", tmp_path, select=("FLY901",))
+    without = lint_text("import flydsl.expr as fx\nLOG2E = 1.4426950408889634\n", tmp_path, select=("FLY901",))
     assert "define it once in the shared module" in without[0].message
 
 

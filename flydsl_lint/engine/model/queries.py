@@ -120,3 +120,22 @@ class _Queries:
     def import_bindings(self) -> list[Binding]:
         """Every import binding of the module, in any scope."""
         return self._imports
+
+    def imports_flydsl(self) -> bool:
+        """Whether the module imports FlyDSL somewhere (any scope, a fallback
+        too), directly or through a project module that the index resolves
+        there (see `ProjectIndex.reaches_flydsl`): whether it is FlyDSL code."""
+        answers = self._answers["imports_flydsl"]
+        if None not in answers:
+            answers[None] = any(self.project.reaches_flydsl(module) for module in self._imported_modules())
+        return answers[None]
+
+    def _imported_modules(self) -> Iterator[str]:
+        """What each import statement names: `a.b` of `import a.b` (whose binding
+        is `a`), `m.x` of `from m import x`, `m` of `from m import *`."""
+        for binding in self._imports:
+            if type(self.parent(binding.node)) is ast.Import:
+                yield binding.node.name
+            elif binding.target:
+                yield binding.target
+        yield from self.star_imports

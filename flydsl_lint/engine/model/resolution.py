@@ -147,7 +147,7 @@ class _Resolution:
         keyword_only = dict(zip((a.arg for a in arguments.kwonlyargs), arguments.kw_defaults))
         if binding.name not in keyword_only or keyword_only[binding.name] is not None:
             return None
-        if not any(b.target and b.target.startswith("flydsl.") for b in self.import_bindings()):
+        if not self.imports_flydsl():
             return None
         return target
 
