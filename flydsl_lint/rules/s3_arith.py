@@ -341,7 +341,9 @@ class RawArithConstant(Rule):
     """`arith.constant(v, type=T.i32)` / `arith.ConstantOp` build an untyped
     constant; an fx constant (`fx.Int32(v)`, `fx.Float32(v)`) is typed and
     folds into Python-operator arithmetic. Vector constants (dense
-    attributes) are not reported."""
+    attributes) are not reported, nor a constant that only feeds raw ops
+    (their operand, directly or through a name bound once for them): it goes
+    with the raw boundary."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -350,6 +352,9 @@ class RawArithConstant(Rule):
         "from flydsl._mlir.dialects import arith\nc = arith.ConstantOp(vec_ty, dense_attr)\n",
         "from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nz = arith.constant(T.vec(4, T.f32), 0.0)\n",
         "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nz = arith.constant_vector(0.0, T.vec(4, T.f32))\n",
+        # named once for raw ops only (atomic stores the guide keeps raw): it goes with them
+        "from flydsl._mlir.dialects import llvm\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+        "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p, ordering=o)\nllvm.StoreOp(zero, q, ordering=o)\n",
     ]
     invalid = [
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
@@ -357,6 +362,8 @@ class RawArithConstant(Rule):
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
         Invalid("from flydsl.expr import arith\nc = arith.constant(1, index=True)\n"),
         Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),
+        Invalid("from flydsl._mlir.dialects import llvm\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p)\nacc = zero + 1\n", at=(4, 8)),
     ]
     use_instead = "c = fx.Int64(4)"
 
@@ -366,9 +373,8 @@ class RawArithConstant(Rule):
         op = call_in(self, node, ARITH_OP_MODULES)
         if op not in _CONSTANT_OPS:
             return
-        parent = self.model.parent(node)
-        if isinstance(parent, ast.Call) and node in parent.args and is_raw_dialect_call(self, parent):
-            return  # an operand of a raw op: it goes with that op
+        if self._raw_operand(node) or self._named_for_raw_operands(node):
+            return  # an operand of raw ops: it goes with them
         arguments = list(node.args) + [k.value for k in node.keywords]
         texts = [self.model.resolve(a) for a in arguments if isinstance(a, (ast.Name, ast.Attribute))]
         callees = [self.model.resolve(a.func) for a in arguments
@@ -381,6 +387,23 @@ class RawArithConstant(Rule):
         if any(k.arg == "index" for k in node.keywords):
             leaf = "index"
         self.report(node, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
+
+    def _raw_operand(self, node: ast.expr) -> bool:
+        parent = self.model.parent(node)
+        return isinstance(parent, ast.Call) and node in parent.args and is_raw_dialect_call(self, parent)
+
+    def _named_for_raw_operands(self, node: ast.Call) -> bool:
+        """`zero = arith.constant(...)`, bound once, every read an operand of a
+        raw op (`llvm.StoreOp(zero, ...)`): named, it is still those ops' operand."""
+        statement = self.model.parent(node)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            return False
+        target = statement.targets[0]
+        bindings = {read: self.model.binding_of(read) for read in self.model.loads_of(target.id)}
+        reads = [read for read, binding in bindings.items() if binding is not None and binding.node is target]
+        return (bool(reads) and self.model.is_single_binding(bindings[reads[0]])
+                and all(self._raw_operand(read) for read in reads))
 
 
 @register
