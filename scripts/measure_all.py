@@ -95,8 +95,11 @@ def noise(args) -> int:
 
 def sample(args) -> int:
     diagnostics = _diagnostics(args)
+    size = min(args.n, len(diagnostics))
+    population = ", ".join(f"{code} {count}" for code, count in sorted(Counter(d["code"] for d in diagnostics).items()))
+    print(f"sample of {size} from {len(diagnostics)} diagnostics (seed {args.seed}): {population or 'none'}")
     random.seed(args.seed)
-    for d in random.sample(diagnostics, min(args.n, len(diagnostics))):
+    for d in random.sample(diagnostics, size):
         line = Path(d["filename"]).read_text(encoding="utf-8").splitlines()[d["location"]["row"] - 1].strip()
         print(f"{d['code']} {d['filename']}:{d['location']['row']}  {line[:140]}\n      {d['message'][:160]}")
     return 0
