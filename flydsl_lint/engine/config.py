@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import functools
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from .source import DEFAULT_MAX_FILE_SIZE
+from .source import DEFAULT_MAX_FILE_SIZE, read_regular
 from .versions import Version
 
 DEFAULT_CACHE_DIR = ".flydsl-lint-cache"
@@ -51,23 +49,6 @@ class ConfigError(Exception):
     def __init__(self, message: str) -> None:
         self.message = escape_controls(message)
         super().__init__(self.message)
-
-
-def read_bounded(path: Path | str, limit: int, follow_symlinks: bool = True) -> bytes:
-    """The content of the regular file at `path`; OSError (with a `strerror` that says
-    why) for anything else. Opened without blocking, so that a FIFO never waits for
-    a writer, and read no further than `limit` bytes, so that /dev/zero or a huge file
-    costs nothing."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    if not follow_symlinks:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    with open(os.open(path, flags), "rb") as handle:  # a folder: IsADirectoryError
-        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a device, FIFO or socket)")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise OSError(errno.EFBIG, f"larger than {limit} bytes")
-    return data
 
 
 class Settings(NamedTuple):
@@ -284,7 +265,7 @@ def read_toml(path: Path) -> dict:
 
     where = str(path)
     try:
-        data = read_bounded(path, MAX_CONFIG_BYTES)
+        data = read_regular(path, MAX_CONFIG_BYTES)
     except FileNotFoundError:
         raise ConfigError(f"{where}: config file not found") from None
     except OSError as exc:

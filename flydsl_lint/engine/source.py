@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import ast
 import codecs
+import errno
 import io
 import itertools
 import os
 import re
 import stat
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
 from typing import NamedTuple
@@ -169,38 +171,67 @@ def _detect_encoding(path: str, data: bytes) -> str:
         return "utf-8"  # undecodable bytes and no cookie: the caller says so
 
 
-def read_data(path: Path | str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
-    """A regular file's bytes, at most `max_size` of them; a failure is a SourceError naming the reason.
+class ReadWording(NamedTuple):
+    """What a caller's messages say for each reason `read_regular` refuses a file."""
 
-    Anything else is refused before it is opened: a FIFO would block the run,
-    a device may never end (/dev/zero) or act on being opened.
+    missing: Callable[[Path], str]  # nothing there (a broken symbolic link too)
+    not_regular: Callable[[int], str]  # the file's st_mode
+    too_large: Callable[[int | None, int], str]  # its size (None: it grew past the limit since the stat), the limit
+    failed: Callable[[OSError], str]  # any other error the system reports
+
+
+class RefusedFile(OSError):
+    """`read_regular` refused the file: too large, or not a regular file."""
+
+
+class NotRegularFile(RefusedFile):
+    """`read_regular` refused a directory, FIFO, device or socket."""
+
+
+# The system's own words, and a regular file's only: for callers that report none of them.
+PLAIN_WORDING = ReadWording(
+    missing=lambda path: os.strerror(errno.ENOENT),
+    not_regular=lambda mode: os.strerror(errno.EISDIR) if stat.S_ISDIR(mode)
+    else "not a regular file (a device, FIFO or socket)",
+    too_large=lambda size, limit: f"larger than {limit} bytes",
+    failed=lambda exc: exc.strerror or str(exc),
+)
+
+
+def read_regular(path: Path | str, limit: int, wording: ReadWording = PLAIN_WORDING,
+                 follow_symlinks: bool = True) -> bytes:
+    """A regular file's bytes, at most `limit` of them; an OSError whose `strerror` is
+    `wording`'s reason otherwise: FileNotFoundError when nothing is there,
+    NotRegularFile for a directory, FIFO, device or socket, RefusedFile when too large.
+
+    Anything but a regular file is refused before it is opened (a device may
+    never end, /dev/zero, or act on being opened), and the open does not block,
+    so a FIFO put in the file's place since the stat cannot hang the run.
     """
-    name = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        info = os.stat(path)
-        _check_readable(name, info.st_mode, info.st_size, max_size)
-        # Non-blocking: a FIFO put in the file's place since the stat cannot hang the open.
-        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with open(descriptor, "rb") as handle:
-            info = os.fstat(descriptor)
-            _check_readable(name, info.st_mode, info.st_size, max_size)
-            data = handle.read(max_size + 1)
+        _check_regular(os.stat(path, follow_symlinks=follow_symlinks), limit, wording)
+        with open(os.open(path, flags), "rb") as handle:
+            _check_regular(os.fstat(handle.fileno()), limit, wording)
+            data = handle.read(limit + 1)
     except FileNotFoundError:
-        raise SourceError(name, "no such file") from None
+        raise FileNotFoundError(errno.ENOENT, wording.missing(Path(path))) from None
+    except RefusedFile:
+        raise
     except OSError as exc:
-        raise SourceError(name, f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_size:  # it grew since the stat
-        raise SourceError(name, too_large(None, max_size))
+        raise OSError(exc.errno, wording.failed(exc)) from None
+    if len(data) > limit:
+        raise RefusedFile(errno.EFBIG, wording.too_large(None, limit))
     return data
 
 
-def _check_readable(name: str, mode: int, size: int, max_size: int) -> None:
-    if stat.S_ISDIR(mode):
-        raise SourceError(name, "is a directory")
-    if not stat.S_ISREG(mode):
-        raise SourceError(name, f"not a regular file ({file_kind(mode)})")
-    if size > max_size:
-        raise SourceError(name, too_large(size, max_size))
+def _check_regular(info: os.stat_result, limit: int, wording: ReadWording) -> None:
+    if not stat.S_ISREG(info.st_mode):
+        raise NotRegularFile(errno.EINVAL, wording.not_regular(info.st_mode))
+    if info.st_size > limit:
+        raise RefusedFile(errno.EFBIG, wording.too_large(info.st_size, limit))
 
 
 def too_large(size: int | None, max_size: int) -> str:
@@ -227,6 +258,22 @@ _FILE_KINDS = (
 def file_kind(mode: int) -> str:
     """What a file that is not a regular file is, for messages: "FIFO", "character device", ..."""
     return next((kind for test, kind in _FILE_KINDS if test(mode)), "special file")
+
+
+_SOURCE_WORDING = ReadWording(
+    missing=lambda path: "no such file",
+    not_regular=lambda mode: "is a directory" if stat.S_ISDIR(mode) else f"not a regular file ({file_kind(mode)})",
+    too_large=too_large,
+    failed=lambda exc: f"cannot read: {exc.strerror or exc}",
+)
+
+
+def read_data(path: Path | str, max_size: int = DEFAULT_MAX_FILE_SIZE) -> bytes:
+    """A regular file's bytes, at most `max_size` of them; a failure is a SourceError naming the reason."""
+    try:
+        return read_regular(path, max_size, _SOURCE_WORDING)
+    except OSError as exc:
+        raise SourceError(str(path), exc.strerror) from None
 
 
 def find_comments(source: SourceFile, string_spans: dict[int, list[tuple[int, int]]]) -> list[Comment]:

@@ -77,11 +77,11 @@ def user_key() -> bytes | None:
     can be neither read nor made (a read-only home): the run goes without a cache."""
     global _USER_KEY
     if _USER_KEY is None:
-        from ..engine.config import read_bounded
+        from ..engine.source import read_regular
 
         path = user_key_path()
         try:
-            key = read_bounded(path, 1024)
+            key = read_regular(path, 1024)
         except FileNotFoundError:
             key = _make_user_key(path)
         except OSError:
@@ -248,10 +248,10 @@ class Cache:
 
         Opened without blocking: a FIFO named like a module must not stall the run."""
         if path not in self._file_digests:
-            from ..engine.config import read_bounded
+            from ..engine.source import read_regular
 
             try:
-                self._file_digests[path] = _digest(read_bounded(path, MAX_DEPENDENCY_BYTES))
+                self._file_digests[path] = _digest(read_regular(path, MAX_DEPENDENCY_BYTES))
             except OSError:
                 self._file_digests[path] = None
         return self._file_digests[path]
@@ -315,9 +315,9 @@ class Cache:
 
     def _read_entry(self, resolved: str) -> dict:
         """The entry for `resolved`, its signature checked; OSError or ValueError otherwise."""
-        from ..engine.config import read_bounded
+        from ..engine.source import read_regular
 
-        data = read_bounded(self._entry_path(resolved), MAX_ENTRY_BYTES, follow_symlinks=False)
+        data = read_regular(self._entry_path(resolved), MAX_ENTRY_BYTES, follow_symlinks=False)
         signature, _, payload = data.partition(b"\n")
         # A plain comparison: no one who could forge an entry can time this one.
         _require(self.key is not None and signature == _signature(self.key, payload))

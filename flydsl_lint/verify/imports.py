@@ -16,12 +16,12 @@ reason, in ``ImportGraph.unanalysable`` and ``ImportGraph.not_files``.
 from __future__ import annotations
 
 import ast
-import os
-import stat
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Union
+
+from ..engine.source import NotRegularFile, ReadWording, file_kind, read_regular
 
 _SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", "node_modules", "thirdparty", "third_party"}
 MAX_SOURCE_BYTES = 4 << 20
@@ -36,10 +36,11 @@ class Unreadable:
 
 
 Source = Union[bytes, Unreadable]
+_TOO_LARGE = f"larger than {MAX_SOURCE_BYTES >> 20} MiB"
 
 
 def too_large() -> Unreadable:
-    return Unreadable(f"larger than {MAX_SOURCE_BYTES >> 20} MiB", is_file=True)
+    return Unreadable(_TOO_LARGE, is_file=True)
 
 
 def module_name(path: str) -> str:
@@ -60,36 +61,22 @@ def python_files(root: Path) -> list[str]:
     return sorted(path for path in relative if not is_skipped(path))
 
 
-_FILE_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-               (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
-
-
-def _not_regular(mode: int) -> Unreadable:
-    kind = next((name for test, name in _FILE_KINDS if test(mode)), "special")
-    return Unreadable(f"not a regular file but {kind}", is_file=False)
+_WORDING = ReadWording(
+    missing=lambda path: "a broken symbolic link" if path.is_symlink() else "vanished",
+    not_regular=lambda mode: f"not a regular file but a {file_kind(mode)}",
+    too_large=lambda size, limit: _TOO_LARGE,
+    failed=lambda exc: f"cannot be read: {exc.strerror}",
+)
 
 
 def read_source(path: Path) -> Source:
     """The bytes of a regular file (symbolic links followed), never blocking on a FIFO or device."""
     try:
-        mode = os.stat(path).st_mode
-        if not stat.S_ISREG(mode):
-            return _not_regular(mode)
-        # O_NONBLOCK: should the file be swapped for a FIFO after the stat, opening it must not wait.
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
-    except FileNotFoundError:
-        return Unreadable("a broken symbolic link" if path.is_symlink() else "vanished", is_file=False)
+        return read_regular(path, MAX_SOURCE_BYTES, _WORDING)
+    except (FileNotFoundError, NotRegularFile) as exc:
+        return Unreadable(exc.strerror, is_file=False)  # nothing any import or test run could read
     except OSError as exc:
-        return Unreadable(f"cannot be read: {exc.strerror}", is_file=True)
-    with os.fdopen(descriptor, "rb") as handle:
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            return _not_regular(mode)
-        try:
-            data = handle.read(MAX_SOURCE_BYTES + 1)
-        except OSError as exc:
-            return Unreadable(f"cannot be read: {exc.strerror}", is_file=True)
-    return too_large() if len(data) > MAX_SOURCE_BYTES else data
+        return Unreadable(exc.strerror, is_file=True)
 
 
 def tree_sources(root: Path) -> Iterable[tuple[str, Source]]:
