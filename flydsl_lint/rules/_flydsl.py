@@ -25,10 +25,6 @@ def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
     return release_paths(*(f"{module}.{name}" for module in modules))
 
 
-_TYPE_PRESERVING_OPS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,
-                        ast.LShift, ast.RShift)
-
-
 # Each constructor's qualified name -> its type: `flydsl.expr.Int32` -> `Int32`.
 _TYPED_SCALAR_NAMES = {f"{module}.{leaf}": leaf for module in _TYPED_MODULES for leaf in TYPED_SCALARS}
 
@@ -45,39 +41,10 @@ def single_positional(call: ast.Call) -> ast.expr | None:
 
 
 def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
-    """The fx scalar type an expression provably has, else None.
-
-    Known: a wrap call, a name bound exactly once to a known expression or
-    annotated with a scalar type, and arithmetic of a known operand with
-    another of the same type or an int literal.
-    """
-    # Names first, the most frequent wrap argument; a literal falls through every test.
-    if isinstance(node, ast.Name):
-        binding = model.binding_of(node)
-        if binding is None or not model.is_single_binding(binding):
-            return None
-        if binding.kind == "param":
-            annotation = getattr(binding.node, "annotation", None)
-            if annotation is None:
-                return None
-            return _TYPED_SCALAR_NAMES.get(model.resolve(annotation))
-        statement = model.parent(binding.node)
-        if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
-            return known_scalar_type(model, statement.value)
-        return None
-    if isinstance(node, ast.BinOp) and isinstance(node.op, _TYPE_PRESERVING_OPS):
-        # The right operand is typed only when it must be: most operands are not known.
-        left = known_scalar_type(model, node.left)
-        if left:
-            return left if _int_literal(node.right) or known_scalar_type(model, node.right) == left else None
-        return known_scalar_type(model, node.right) if _int_literal(node.left) else None
-    if isinstance(node, ast.Call):
-        return _TYPED_SCALAR_NAMES.get(model.resolve(node.func))  # typed_scalar, without its call
-    return None
-
-
-def _int_literal(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and type(node.value) is int
+    """The fx scalar type an expression provably has (`Int32`), else None:
+    the model's value type (engine/model/types.py) when it is an fx scalar."""
+    found = model.value_type(node)
+    return found.scalar if found.kind == "scalar" else None
 
 
 # Fields that hold no expression (contexts, operators, identifiers, flags).

@@ -130,7 +130,7 @@ class Checker:
         project, module, is_package = self.project_for(source.path)
         project.start_file()
         tree = source.tree
-        model = SemanticModel(tree, module, is_package, project)
+        model = SemanticModel(tree, module, is_package, project, self.settings.target_version)
         try:
             context = Context(source, model, self.settings, self.metadata)
             ignored = self.settings.ignored_for(source.path)

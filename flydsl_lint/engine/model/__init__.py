@@ -6,8 +6,7 @@ code?"; they never look at import statements or raw text themselves.
 
 The model is one class assembled from one module per concern: `walk` builds
 it, `scopes` holds its scopes and bindings, `resolution` answers what a name
-refers to, `queries` the rest. Knowledge about values (types, shapes) belongs
-in a module of its own beside them.
+refers to, `queries` the rest, `types` the value type of an expression.
 """
 
 from __future__ import annotations
@@ -16,13 +15,15 @@ import ast
 from collections import defaultdict
 
 from ..project import ProjectIndex
+from ..versions import Version
 from .queries import _Queries
 from .resolution import _Resolution
 from .scopes import Binding, Scope, _Scopes
+from .types import ValueType, _ValueTypes
 from .walk import _Walk
 
 
-class SemanticModel(_Walk, _Scopes, _Resolution, _Queries):
+class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes):
     """Scopes and bindings of one module, with name resolution on demand."""
 
     def __init__(
@@ -31,11 +32,13 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries):
         module_name: str = "",
         is_package: bool = False,
         project: ProjectIndex | None = None,
+        target_version: Version | None = None,
     ) -> None:
         self.tree = tree
         self.module_name = module_name
         self.is_package = is_package
         self.project = project or ProjectIndex()
+        self.target_version = target_version  # the FlyDSL release value types are read for (None: oldest supported)
         self.module_scope = Scope("module", tree, None)
         self.scopes: list[Scope] = [self.module_scope]
         self.star_imports: list[str] = []

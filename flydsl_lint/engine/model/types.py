@@ -1,0 +1,449 @@
+"""Value types: what kind of value an expression of FlyDSL code provably holds.
+
+`model.value_type(expr)` answers with a `ValueType`: a compile-time Python
+int / float / bool, an fx scalar (`Int32`, `Index`, ...), a raw `ir.Value`,
+an `ArithValue`, a tensor, or unknown. `model.explain_type(expr)` adds why.
+Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
+operator, the promotion lattice, `thread_idx.x`, `range` loop variables) are
+those of the target release, read from data/flydsl_types.toml (derived from
+the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
+bound more than once, a call of an unknown function, an operator the table
+does not settle.
+
+Answers are computed when asked and memoized in the model's one memo; the
+inference is depth-limited and a cyclic definition answers unknown, so deep
+expressions and self-referencing assignments cannot blow the stack.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..target import releases as releases_known
+from ..tomlcompat import tomllib
+from ..versions import Version
+
+_TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.toml"
+_MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
+
+# Kinds of values (ValueType.kind).
+PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
+SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
+POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
+
+# Where the scalar constructors live (fx.Int32 is flydsl.expr.Int32 through a star import).
+_SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
+_ARITH_MODULES = ("flydsl.expr.arith", "flydsl.expr.utils.arith", "flydsl.expr", "flydsl.expr.typing")
+_RAW_DIALECTS = "flydsl._mlir.dialects."
+# flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
+_GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
+
+
+@dataclass(frozen=True)
+class ValueType:
+    """What an expression holds; `scalar` names the fx class of a scalar (the element of a vector)."""
+
+    kind: str
+    scalar: str | None = None
+    ir_type: str | None = None  # a raw value's MLIR type, when known
+    width: int | None = None
+    signed: bool | None = None
+    is_float: bool = False
+
+    @property
+    def is_index(self) -> bool:
+        return self.scalar == "Index" or self.ir_type == "index"
+
+    @property
+    def known(self) -> bool:
+        return self.kind != UNKNOWN
+
+    def __str__(self) -> str:
+        if self.kind == SCALAR:
+            return f"fx.{self.scalar}"
+        if self.kind == RAW:
+            return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
+        return self.kind
+
+
+UNKNOWN_TYPE = ValueType(UNKNOWN)
+
+
+def _covers(span: str, release: Version, releases: list[Version]) -> bool:
+    """Whether `release` is in a table span (`A-`, `A-B`, `A`, joined with `, `)."""
+    for part in span.split(", "):
+        first, dash, last = part.partition("-")
+        low = Version.parse(first)
+        high = (Version.parse(last) if last else releases[-1]) if dash else low
+        if low <= release <= high:
+            return True
+    return False
+
+
+class TypeTable:
+    """The facts of one release: scalar classes, literals, promotion, API returns, loops."""
+
+    def __init__(self, facts: dict[str, dict[str, object]], release: Version | None) -> None:
+        self.release = release
+        self.scalars: dict[str, dict] = facts.get("scalars", {})
+        self.literals: dict[str, str] = facts.get("literals", {})
+        self.promotion = facts.get("operators", {}).get("promotion")
+        self.returns: dict[str, str] = facts.get("returns", {})
+        self.loops: dict[str, str] = facts.get("loops", {})
+
+    def scalar(self, name: str) -> ValueType:
+        facts = self.scalars.get(name)
+        if facts is None:
+            return UNKNOWN_TYPE
+        return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
+
+    def parse(self, spelled: str) -> ValueType:
+        """A table value (`Int32`, `raw`, `raw:index`) as a ValueType."""
+        if spelled == RAW or spelled.startswith(RAW + ":"):
+            return ValueType(RAW, ir_type=spelled.partition(":")[2] or None)
+        return self.scalar(spelled)
+
+    @property
+    def source(self) -> str:
+        return f"API table {self.release}"
+
+
+@functools.lru_cache(maxsize=None)
+def type_table(release: Version | None) -> TypeTable:
+    """The table entry of `release` (None: the oldest supported, as fix gating takes it);
+    a release the table does not cover knows no API facts."""
+    with open(_TABLE, "rb") as handle:
+        data = tomllib.load(handle)
+    releases = [Version.parse(r) for r in data["releases"]]
+    if release is None:
+        release = releases_known().oldest_supported
+    facts: dict[str, dict[str, object]] = {}
+    for section in ("scalars", "literals", "operators", "returns", "loops"):
+        facts[section] = {fact: value for fact, spans in data.get(section, {}).items()
+                          for span, value in spans.items() if _covers(span, release, releases)}
+    return TypeTable(facts, release)
+
+
+def _literal_type(node: ast.expr) -> ValueType:
+    value = node.value
+    if isinstance(value, bool):
+        return ValueType(PY_BOOL)
+    if isinstance(value, int):
+        return ValueType(PY_INT)
+    if isinstance(value, float):
+        return ValueType(PY_FLOAT)
+    return UNKNOWN_TYPE
+
+
+_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.Div)
+_INT_ONLY = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
+
+
+class _ValueTypes:
+    """Value-type inference (part of `SemanticModel`); needs `self.target_version`."""
+
+    def value_type(self, node: ast.expr) -> ValueType:
+        return self.explain_type(node)[0]
+
+    def explain_type(self, node: ast.expr) -> tuple[ValueType, str]:
+        """(type, why): why is `literal`, `annotation`, `API table <release>`,
+        `assignment at L:C`, ... or the reason it is unknown."""
+        return self._typed(node, 0)
+
+    @property
+    def type_table(self) -> TypeTable:
+        return type_table(self.target_version)
+
+    # ------------------------------------------------------------ inference
+    def _typed(self, node: ast.AST, depth: int) -> tuple[ValueType, str]:
+        memo = self._answers["value_type"]
+        found = memo.get(node)
+        if found is not None:
+            return found
+        if depth > _MAX_DEPTH:
+            return UNKNOWN_TYPE, "unknown: expression too deep"
+        memo[node] = (UNKNOWN_TYPE, "unknown: defined through itself")  # a cycle reads this
+        answer = self._infer(node, depth + 1)
+        memo[node] = answer
+        return answer
+
+    def _infer(self, node: ast.AST, depth: int) -> tuple[ValueType, str]:
+        kind = type(node)
+        if kind is ast.Constant:
+            found = _literal_type(node)
+            return found, "literal" if found.known else "unknown: not a number literal"
+        if kind is ast.Name:
+            return self._name_type(node, depth)
+        if kind is ast.Call:
+            return self._call_type(node, depth)
+        if kind is ast.Attribute:
+            return self._attribute_type(node, depth)
+        if kind is ast.Subscript:
+            return self._subscript_type(node, depth)
+        if kind is ast.BinOp:
+            return self._operator_type(node.op, node.left, node.right, depth)
+        if kind is ast.Compare and len(node.ops) == 1:
+            return self._operator_type(node.ops[0], node.left, node.comparators[0], depth)
+        if kind is ast.UnaryOp and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand, why = self._typed(node.operand, depth)
+            return (operand, why) if operand.kind in (SCALAR, PY_INT, PY_FLOAT) else (UNKNOWN_TYPE, why)
+        return UNKNOWN_TYPE, f"unknown: no rule for {kind.__name__}"
+
+    def _name_type(self, node: ast.Name, depth: int) -> tuple[ValueType, str]:
+        binding = self.binding_of(node)
+        if binding is None:
+            return UNKNOWN_TYPE, f"unknown: `{node.id}` is not bound in this module"
+        if not self.is_single_binding(binding):
+            return UNKNOWN_TYPE, f"unknown: `{node.id}` is bound more than once"
+        if binding.kind == "param":
+            annotation = getattr(binding.node, "annotation", None)
+            if annotation is None:
+                return UNKNOWN_TYPE, f"unknown: parameter `{node.id}` has no annotation"
+            found = self._annotation_type(annotation)
+            return found, "annotation" if found.known else f"unknown: annotation of `{node.id}`"
+        statement = self.parent(binding.node)
+        where = f"{binding.position[0]}:{binding.position[1] + 1}"
+        if binding.kind == "assign":
+            value = _assigned_value(statement, binding.node)
+            if isinstance(statement, ast.AnnAssign):
+                annotated = self._annotation_type(statement.annotation)
+                if annotated.known:
+                    return annotated, f"annotation at {where}"
+            if value is None:
+                return UNKNOWN_TYPE, f"unknown: `{node.id}` is not assigned one value"
+            found, why = self._typed(value, depth)
+            return (found, f"assignment at {where}") if found.known else (found, why)
+        if binding.kind == "loop":
+            return self._loop_variable_type(binding.node, where)
+        return UNKNOWN_TYPE, f"unknown: `{node.id}` is a {binding.kind} binding"
+
+    def _annotation_type(self, annotation: ast.expr) -> ValueType:
+        if isinstance(annotation, ast.Subscript):
+            name = self.resolve(annotation.value) or ""
+            if name.endswith(".Constexpr") and isinstance(annotation.slice, ast.Name):
+                return {"int": ValueType(PY_INT), "float": ValueType(PY_FLOAT),
+                        "bool": ValueType(PY_BOOL)}.get(annotation.slice.id, UNKNOWN_TYPE)
+            return UNKNOWN_TYPE
+        return self._constructed_type(self.resolve(annotation))
+
+    def _constructed_type(self, name: str | None) -> ValueType:
+        """The type a call of (or an annotation with) the qualified name `name` gives."""
+        if name is None:
+            return UNKNOWN_TYPE
+        module, _, leaf = name.rpartition(".")
+        if module in _SCALAR_MODULES:
+            if leaf == "Tensor":
+                return ValueType(TENSOR)
+            return self.type_table.scalar(leaf)
+        return UNKNOWN_TYPE
+
+    def _loop_variable_type(self, target: ast.AST, where: str) -> tuple[ValueType, str]:
+        """A `for` target: `range_constexpr` -> Python int; `range` -> what the
+        rewriter makes it in traced code (a plain Python int elsewhere)."""
+        loop = target
+        while loop is not None and not isinstance(loop, (ast.For, ast.comprehension)):
+            loop = self.parent(loop)
+        call = getattr(loop, "iter", None)
+        if not isinstance(call, ast.Call):
+            return UNKNOWN_TYPE, "unknown: loop over no range"
+        callee = self.resolve(call.func) or ""
+        is_range = isinstance(call.func, ast.Name) and call.func.id == "range" and self.binding_of(call.func) is None
+        if callee.endswith(".range_constexpr") and loop.target is target:
+            return ValueType(PY_INT), f"range_constexpr loop at {where}"
+        if not is_range:
+            return UNKNOWN_TYPE, "unknown: loop over no range"
+        traced = isinstance(loop, ast.For) and self.in_traced_code(loop)
+        has_init = any(keyword.arg == "init" for keyword in call.keywords)
+        if not traced:
+            return (ValueType(PY_INT), f"Python range loop at {where}") if loop.target is target and not has_init \
+                else (UNKNOWN_TYPE, "unknown: range loop outside traced code")
+        if not has_init and loop.target is target:
+            fact = "range"
+        elif has_init and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2 \
+                and loop.target.elts[1] is not target:  # the iter args themselves are a Python list
+            fact = "range-init" if loop.target.elts[0] is target else "range-init-state"
+        else:
+            return UNKNOWN_TYPE, "unknown: loop target shape"
+        spelled = self.type_table.loops.get(fact)
+        if spelled is None:
+            return UNKNOWN_TYPE, f"unknown: no {fact} loop fact for {self.type_table.release}"
+        return self.type_table.parse(spelled), f"{self.type_table.source} ({fact} loop at {where})"
+
+    def _call_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
+        func = node.func
+        name = self.resolve(func)
+        if name is not None:
+            module, _, leaf = name.rpartition(".")
+            constructed = self._constructed_type(name)
+            if constructed.known:
+                return constructed, "constructor"
+            if leaf == "ArithValue" and module in _ARITH_MODULES:
+                return ValueType(ARITH_VALUE), "ArithValue(...)"
+            if leaf in ("unwrap", "_to_raw", "as_ir_value") and module in _ARITH_MODULES:
+                return ValueType(RAW), f"{leaf}(...)"
+            if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
+                return ValueType(RAW), "raw dialect call"
+            for prefix in _GPU_MODULES:
+                if name.startswith(prefix):
+                    spelled = self.type_table.returns.get(f"flydsl.expr.gpu.{name[len(prefix):]}()")
+                    if spelled is not None:
+                        return self.type_table.parse(spelled), self.type_table.source
+            return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
+        if isinstance(func, ast.Attribute):
+            receiver, why = self._typed(func.value, depth)
+            if func.attr == "ir_value" and not node.args and receiver.kind in (SCALAR, ARITH_VALUE, VECTOR):
+                return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+            if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
+                target = self._constructed_type(self.resolve(node.args[0]))
+                if target.kind == SCALAR:
+                    return target, "`.to(T)`"
+            return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
+        if isinstance(func, ast.Name):
+            binding = self.binding_of(func)
+            if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
+                return self._return_type(binding.node, depth)
+        return UNKNOWN_TYPE, "unknown: callee not resolved"
+
+    def _return_type(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
+        """The one known type every `return` of a module function gives."""
+        returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
+        if not returns or any(node.value is None for node in returns):
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a value"
+        types = {self._typed(node.value, depth)[0] for node in returns}
+        if len(types) != 1 or UNKNOWN_TYPE in types:
+            return UNKNOWN_TYPE, f"unknown: returns of `{function.name}` differ or are unknown"
+        return types.pop(), f"return of `{function.name}` at {function.lineno}:{function.col_offset + 1}"
+
+    def _attribute_type(self, node: ast.Attribute, depth: int) -> tuple[ValueType, str]:
+        name = self.resolve(node)
+        if name is not None:
+            for prefix in _GPU_MODULES:
+                if name.startswith(prefix):
+                    spelled = self.type_table.returns.get(f"flydsl.expr.gpu.{name[len(prefix):]}")
+                    if spelled is not None:
+                        return self.type_table.parse(spelled), self.type_table.source
+        if node.attr == "result" and self._is_raw_op(node.value):
+            return ValueType(RAW), "`.result` of a raw dialect op"
+        return UNKNOWN_TYPE, f"unknown: attribute `{node.attr}`"
+
+    def _subscript_type(self, node: ast.Subscript, depth: int) -> tuple[ValueType, str]:
+        value = node.value
+        if isinstance(value, ast.Attribute) and value.attr == "results" and self._is_raw_op(value.value):
+            return ValueType(RAW), "`.results[k]` of a raw dialect op"
+        return UNKNOWN_TYPE, "unknown: subscript"
+
+    def _is_raw_op(self, node: ast.expr) -> bool:
+        """A call of a raw dialect op class (`arith.AddIOp(...)`)."""
+        if not isinstance(node, ast.Call):
+            return False
+        name = self.resolve(node.func) or ""
+        return name.startswith(_RAW_DIALECTS) and name.rpartition(".")[2][:1].isupper()
+
+    def _operator_type(self, op: ast.AST, left: ast.expr, right: ast.expr, depth: int) -> tuple[ValueType, str]:
+        left_type, left_why = self._typed(left, depth)
+        if not left_type.known:
+            return UNKNOWN_TYPE, f"unknown: left operand ({left_why})"
+        right_type, right_why = self._typed(right, depth)
+        if not right_type.known:
+            return UNKNOWN_TYPE, f"unknown: right operand ({right_why})"
+        python = _python_result(op, left_type, right_type)
+        if python is not None:
+            return python, "Python arithmetic"
+        table = self.type_table
+        if table.promotion != "numeric-lattice":
+            return UNKNOWN_TYPE, f"unknown: no operator promotion known for {table.release}"
+        left_scalar = self._as_operand(left, left_type)
+        right_scalar = self._as_operand(right, right_type)
+        if left_scalar is None or right_scalar is None:
+            return UNKNOWN_TYPE, "unknown: an operand is neither an fx scalar nor a number literal"
+        found = _promote(table, op, left_scalar, right_scalar)
+        return (found, f"operator ({table.source})") if found.known else (found, "unknown: promotion not settled")
+
+    def _as_operand(self, node: ast.expr, found: ValueType) -> ValueType | None:
+        """The fx scalar an operand is in a scalar operator: itself, or the
+        scalar a number literal becomes (`Numeric.from_python_value`)."""
+        if found.kind == SCALAR:
+            return found
+        if isinstance(node, ast.Constant) and found.kind in (PY_INT, PY_FLOAT, PY_BOOL):
+            if found.kind == PY_INT and not -2**31 <= node.value < 2**31:
+                return None  # a 64-bit literal: not the table's int entry
+            spelled = self.type_table.literals.get({PY_INT: "int", PY_FLOAT: "float", PY_BOOL: "bool"}[found.kind])
+            return self.type_table.scalar(spelled) if spelled else None
+        return None
+
+
+def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
+    """The value bound to `target` by `x = v`, `x: T = v` or `a, b = u, v` (same length, no star)."""
+    if isinstance(statement, ast.AnnAssign):
+        return statement.value
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    bound = statement.targets[0]
+    if bound is target:
+        return statement.value
+    if isinstance(bound, ast.Tuple) and isinstance(statement.value, ast.Tuple) and len(bound.elts) == len(statement.value.elts):
+        if not any(isinstance(item, ast.Starred) for item in bound.elts + statement.value.elts):
+            for item, value in zip(bound.elts, statement.value.elts):
+                if item is target:
+                    return value
+    return None
+
+
+def _own_nodes(function: ast.AST):
+    """The nodes of a function's body, not of functions or lambdas nested in it."""
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            pending += ast.iter_child_nodes(node)
+
+
+def _python_result(op: ast.AST, left: ValueType, right: ValueType) -> ValueType | None:
+    """Arithmetic of two compile-time Python numbers stays compile-time."""
+    python = (PY_INT, PY_BOOL, PY_FLOAT)
+    if left.kind not in python or right.kind not in python:
+        return None
+    if isinstance(op, ast.cmpop):
+        return ValueType(PY_BOOL)
+    if isinstance(op, ast.Div) or PY_FLOAT in (left.kind, right.kind):
+        return ValueType(PY_FLOAT) if isinstance(op, _ARITHMETIC) else UNKNOWN_TYPE
+    return ValueType(PY_INT) if isinstance(op, _ARITHMETIC + _INT_ONLY) else UNKNOWN_TYPE
+
+
+def _promote(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -> ValueType:
+    """The result of a scalar operator under FlyDSL's numeric lattice
+    (`_coerce_operands` / `_result_numeric_type_for_op`, 0.3.0-0.5.0)."""
+    if isinstance(op, _ARITHMETIC):  # _BOOL_WIDEN_OPS: Boolean operands count as Int32
+        left, right = (table.scalar("Int32") if side.scalar == "Boolean" else side for side in (left, right))
+    elif not isinstance(op, _INT_ONLY + (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE)):
+        return UNKNOWN_TYPE
+    common = _common_type(table, left, right)
+    if not common.known:
+        return UNKNOWN_TYPE
+    if isinstance(op, ast.cmpop):
+        return table.scalar("Boolean")
+    if isinstance(op, _INT_ONLY) and common.is_float:
+        return UNKNOWN_TYPE  # a TypeError at trace time
+    if isinstance(op, ast.Div) and not common.is_float:
+        return table.scalar("Float64" if common.width > 32 else "Float32")
+    return common
+
+
+def _common_type(table: TypeTable, left: ValueType, right: ValueType) -> ValueType:
+    if left.scalar == right.scalar:
+        return left
+    if left.is_float != right.is_float:  # a float and an integer: the float, widened to the integer's width
+        floating, integer = (left, right) if left.is_float else (right, left)
+        if floating.width >= integer.width:
+            return floating
+        return table.scalar("Float32" if integer.width <= 32 else "Float64")
+    if left.is_float:
+        return UNKNOWN_TYPE  # two distinct floats: the rank rules are not modelled
+    if left.signed == right.signed:
+        return left if left.width >= right.width else right
+    unsigned, signed = (left, right) if not left.signed else (right, left)
+    return unsigned if unsigned.width >= signed.width else signed
