@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
     check.add_argument("--show-settings", action="store_true",
                        help="print the settings the first PATH is checked with (and which rules run), then exit")
+    check.add_argument("--show-types", metavar="FILE:LINE",
+                       help="print the value type the model infers for each expression on that line (and why), then exit")
     check.add_argument("-e", "--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
     check.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--isolated", action="store_true", help="ignore every configuration file (defaults and flags only)")
@@ -260,7 +262,10 @@ def _check(args: argparse.Namespace) -> int:
         stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
         if not stdin and ("-" in args.paths or args.stdin_filename is not None):
             raise ConfigError("`-` (stdin) and --stdin-filename take no other paths")
+        shown = _file_line(args.show_types) if args.show_types else None
         start = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
+        if shown is not None:
+            start = shown[0]
         if not start.exists() and start.parent.exists():
             start = start.parent  # a new file's name: its folder's settings
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), args.isolated, **overrides)
@@ -286,6 +291,8 @@ def _check(args: argparse.Namespace) -> int:
             return EXIT_ERROR
         return _check_stdin(args, settings, mode)
     paths, added = args.paths or ["."], None
+    if shown is not None:
+        return _show_types(*shown, settings)
     if args.show_files:
         return _show_files(paths, settings)
     if args.show_settings:
@@ -396,6 +403,52 @@ def _show_settings(path: Path, settings) -> int:
         print(f"module = {json.dumps(module)}")
     print(f"source-roots = {json.dumps([str(root) for root in roots])}")
     print(f"unresolved-project-modules = {json.dumps(unresolved)}")
+    return EXIT_CLEAN
+
+
+def _file_line(spelled: str) -> tuple[Path, int]:
+    """`kernel.py:42` for --show-types (the last `:` splits: a path may hold one)."""
+    from ..engine.config import ConfigError
+
+    file, _, line = spelled.rpartition(":")
+    if not file or not line.isdigit() or int(line) < 1:
+        raise ConfigError(f"--show-types: {spelled!r} is not FILE:LINE (a line number from 1)")
+    return Path(file), int(line)
+
+
+def _show_types(path: Path, line: int, settings) -> int:
+    """For --show-types: each expression on `line` of `path`, with the type the
+    model infers for it and why, one `line:column  source  type  (why)` line each."""
+    import ast
+
+    from ..engine.model import SemanticModel
+    from ..engine.source import SourceError, SourceFile, read_data
+    from ..run.checker import Checker
+
+    try:
+        source = SourceFile.from_bytes(str(path), read_data(path, settings.max_file_size))
+        tree = source.tree
+    except SourceError as exc:
+        print(f"flydsl-lint: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        _report_missing(path, exc.strerror or "cannot be read")
+        return EXIT_ERROR
+    count = len(source.text.splitlines())
+    if line > count:
+        _report_missing(path, f"has no line {line} (it has {count})")
+        return EXIT_ERROR
+    project, module, is_package = Checker(settings).project_for(str(path))
+    model = SemanticModel(tree, module, is_package, project, settings.target_version)
+    expressions = [node for node in ast.walk(tree) if isinstance(node, ast.expr) and node.lineno == line
+                   and not isinstance(getattr(node, "ctx", None), (ast.Store, ast.Del))]
+    expressions.sort(key=lambda node: (node.col_offset, -(node.end_col_offset or 0)))
+    release = model.type_table.release
+    print(f"# value types at {path}:{line} (FlyDSL {release}, {settings.target_version_source})")
+    for node in expressions:
+        found, why = model.explain_type(node)
+        text = ast.get_source_segment(source.text, node) or type(node).__name__
+        print(f"{node.lineno}:{node.col_offset + 1}  {text}  {found}  ({why})")
     return EXIT_CLEAN
 
 

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import ast
 import functools
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from ..target import releases as releases_known
-from ..tomlcompat import tomllib
 from ..versions import Version
 
-_TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.toml"
+_TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
 
 # Kinds of values (ValueType.kind).
@@ -38,12 +37,15 @@ POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", 
 _SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
 _ARITH_MODULES = ("flydsl.expr.arith", "flydsl.expr.utils.arith", "flydsl.expr", "flydsl.expr.typing")
 _RAW_DIALECTS = "flydsl._mlir.dialects."
+_CLASSIC_SCALARS = frozenset({
+    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
+    "Float32", "Float64", "Boolean", "Index",
+})
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 _GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
 
 
-@dataclass(frozen=True)
-class ValueType:
+class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's start-up
     """What an expression holds; `scalar` names the fx class of a scalar (the element of a vector)."""
 
     kind: str
@@ -72,15 +74,26 @@ class ValueType:
 UNKNOWN_TYPE = ValueType(UNKNOWN)
 
 
-def _covers(span: str, release: Version, releases: list[Version]) -> bool:
-    """Whether `release` is in a table span (`A-`, `A-B`, `A`, joined with `, `)."""
-    for part in span.split(", "):
+def _covers(span: str, release: Version, newest: Version) -> bool:
+    """Whether `release` is in a table span (`A-`, `A-B`, `A`, joined with `,`)."""
+    for part in span.split(","):
         first, dash, last = part.partition("-")
         low = Version.parse(first)
-        high = (Version.parse(last) if last else releases[-1]) if dash else low
+        high = (Version.parse(last) if last else newest) if dash else low
         if low <= release <= high:
             return True
     return False
+
+
+def _fact_value(spelled: str) -> object:
+    """`width=32,signed=true` -> {"width": 32, "signed": True}; any other word as it is."""
+    if "=" not in spelled:
+        return spelled
+    parsed: dict[str, object] = {}
+    for item in spelled.split(","):
+        key, _, value = item.partition("=")
+        parsed[key] = {"true": True, "false": False}.get(value, int(value) if value.isdigit() else value)
+    return parsed
 
 
 class TypeTable:
@@ -97,7 +110,9 @@ class TypeTable:
     def scalar(self, name: str) -> ValueType:
         facts = self.scalars.get(name)
         if facts is None:
-            return UNKNOWN_TYPE
+            # A release the table does not cover still has the classic constructors (data/flydsl_api.toml),
+            # of no width the table vouches for: operators on them stay unknown.
+            return ValueType(SCALAR, name) if not self.scalars and name in _CLASSIC_SCALARS else UNKNOWN_TYPE
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
     def parse(self, spelled: str) -> ValueType:
@@ -113,17 +128,17 @@ class TypeTable:
 
 @functools.lru_cache(maxsize=None)
 def type_table(release: Version | None) -> TypeTable:
-    """The table entry of `release` (None: the oldest supported, as fix gating takes it);
+    """The facts of `release` (None: the oldest supported, as fix gating takes it);
     a release the table does not cover knows no API facts."""
-    with open(_TABLE, "rb") as handle:
-        data = tomllib.load(handle)
-    releases = [Version.parse(r) for r in data["releases"]]
     if release is None:
         release = releases_known().oldest_supported
+    with open(_TABLE, encoding="utf-8") as handle:
+        rows = [line.split() for line in handle if line.strip() and not line.startswith("#")]
+    newest = max(Version.parse(r) for r in rows[0][1:])  # the `releases ...` line
     facts: dict[str, dict[str, object]] = {}
-    for section in ("scalars", "literals", "operators", "returns", "loops"):
-        facts[section] = {fact: value for fact, spans in data.get(section, {}).items()
-                          for span, value in spans.items() if _covers(span, release, releases)}
+    for section, fact, span, value in rows[1:]:
+        if _covers(span, release, newest):
+            facts.setdefault(section, {})[fact] = _fact_value(value)
     return TypeTable(facts, release)
 
 
@@ -205,7 +220,9 @@ class _ValueTypes:
             found = self._annotation_type(annotation)
             return found, "annotation" if found.known else f"unknown: annotation of `{node.id}`"
         statement = self.parent(binding.node)
-        where = f"{binding.position[0]}:{binding.position[1] + 1}"
+        while isinstance(statement, (ast.Tuple, ast.List)):  # an unpacking target: up to its statement
+            statement = self.parent(statement)
+        where = f"{binding.node.lineno}:{binding.node.col_offset + 1}"
         if binding.kind == "assign":
             value = _assigned_value(statement, binding.node)
             if isinstance(statement, ast.AnnAssign):

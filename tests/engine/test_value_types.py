@@ -1,0 +1,139 @@
+"""The model's value types (engine/model/types.py): each source of a type, and unknown staying unknown."""
+
+import ast
+import textwrap
+
+import pytest
+
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.versions import Version
+
+HEADER = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue, unwrap\n"
+
+
+def type_of(body: str, release: str | None = "0.5.0", header: str = HEADER) -> str:
+    """The type of the last line's expression (`probe = <expr>`) as `str(ValueType)`."""
+    return explain(body, release, header)[0]
+
+
+def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> tuple[str, str]:
+    tree = ast.parse(header + textwrap.dedent(body))
+    model = SemanticModel(tree, target_version=Version.parse(release) if release else None)
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    found, why = model.explain_type(model.parent(probe).value)
+    return str(found), why
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("3", "py-int"), ("3.5", "py-float"), ("True", "py-bool"), ("'s'", "unknown"),
+    ("fx.Int32(x)", "fx.Int32"), ("fx.Index(x)", "fx.Index"), ("fx.Float16(x)", "fx.Float16"),
+    ("ArithValue(x)", "arith-value"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
+    ("fx.Int32(x).ir_value()", "ir.Value"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
+    ("x.ir_value()", "unknown"), ("x.to(fx.Int64)", "unknown"), ("x", "unknown"), ("helper(x)", "unknown"),
+    ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
+    ("2 * 3", "py-int"), ("7 / 2", "py-float"), ("1 < 2", "py-bool"),
+])
+def test_expression_sources(expr, expected):
+    assert type_of(f"probe = {expr}\n") == expected
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("fx.Int32(a) + 1", "fx.Int32"),
+    ("4 * fx.Int32(a)", "fx.Int32"),
+    ("fx.Int64(a) + 1", "fx.Int64"),  # the literal is an Int32: the wider wins
+    ("fx.Int16(a) + 1", "fx.Int32"),  # ... so a narrow scalar is promoted, not kept
+    ("fx.Uint32(a) + 1", "fx.Uint32"),  # same width, mixed sign: unsigned
+    ("fx.Int32(a) + fx.Int64(b)", "fx.Int64"),
+    ("fx.Float16(a) * 2", "fx.Float32"),  # a float widened to the integer's width
+    ("fx.Int32(a) / 2", "fx.Float32"),
+    ("fx.Int32(a) < 4", "fx.Boolean"),
+    ("fx.Float32(a) & 1", "unknown"),  # a TypeError at trace time
+    ("fx.Float16(a) + fx.BFloat16(b)", "unknown"),  # float ranks are not modelled
+    ("fx.Int32(a) + 2**40", "unknown"),  # a 64-bit literal
+    ("fx.Int32(a) + a", "unknown"),
+])
+def test_operator_promotion(expr, expected):
+    assert type_of(f"probe = {expr}\n") == expected
+
+
+def test_assignments_parameters_and_unpacking():
+    body = """
+    @flyc.kernel
+    def k(n: fx.Int32, t: fx.Tensor, c: fx.Constexpr[int], plain):
+        tid = fx.thread_idx.x
+        a, b = fx.Int64(n), 3
+        probe = (tid, n, t, c, plain, a, b)
+    """
+    tree = ast.parse(HEADER + textwrap.dedent(body))
+    model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+    probe = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe")
+    found = [str(model.value_type(element)) for element in model.parent(probe).value.elts]
+    assert found == ["fx.Int32", "fx.Int32", "tensor", "py-int", "unknown", "fx.Int64", "py-int"]
+    assert model.explain_type(model.parent(probe).value.elts[0])[1] == "assignment at 7:5"
+
+
+def test_a_name_bound_twice_is_unknown():
+    found, why = explain("x = fx.Int32(a)\nx = x + 1\nprobe = x\n")
+    assert found == "unknown" and "bound more than once" in why
+
+
+def test_helper_returns_in_the_module():
+    assert type_of("def lane(v):\n    return fx.Int32(v) % 64\nprobe = lane(q)\n") == "fx.Int32"
+    # Two returns of different types, or one without a value: unknown.
+    assert type_of("def f(v):\n    if v:\n        return fx.Int32(v)\n    return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
+    assert type_of("def f(v):\n    if v:\n        return\n    return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
+
+
+def test_raw_dialect_results():
+    header = HEADER + "from flydsl._mlir.dialects import arith as _arith\n"
+    assert type_of("probe = _arith.addi(a, b)\n", header=header) == "ir.Value"
+    assert type_of("probe = _arith.AddIOp(a, b).result\n", header=header) == "ir.Value"
+    assert type_of("probe = _arith.AddIOp(a, b).results[0]\n", header=header) == "ir.Value"
+    assert type_of("probe = _arith.AddIOp(a, b)\n", header=header) == "unknown"  # the op, not a value
+
+
+def test_range_loop_variables_follow_the_rewriter():
+    traced = """
+    @flyc.kernel
+    def k(n: fx.Int32):
+        for i in range(0, n):
+            probe = i
+    """
+    assert explain(traced) == ("ir.Value (i32)", "API table 0.5.0 (range loop at 7:9)")
+    with_init = """
+    @flyc.kernel
+    def k(n: fx.Int32):
+        for iv, [acc] in range(0, n, 1, init=[fx.Float32(0.0)]):
+            probe = (iv, acc)
+    """
+    tree = ast.parse(HEADER + textwrap.dedent(with_init))
+    model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+    probe = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe")
+    assert [str(model.value_type(e)) for e in model.parent(probe).value.elts] == ["ir.Value (index)", "ir.Value"]
+    # The iter args as one name are a Python list, not a value.
+    state = "@flyc.kernel\ndef k(n: fx.Int32):\n    for iv, state in range(0, n, init=[n]):\n        probe = state\n"
+    assert type_of(state) == "unknown"
+    assert type_of("for i in range(4):\n    probe = i\n") == "py-int"  # plain Python outside traced code
+    constexpr = "@flyc.kernel\ndef k():\n    for i in fx.range_constexpr(4):\n        probe = i\n"
+    assert type_of(constexpr) == "py-int"
+
+
+def test_the_release_decides_api_facts():
+    assert type_of("probe = fx.lane_id()\n", release="0.3.2") == "fx.Int32"
+    found, why = explain("probe = fx.lane_id()\n", release="0.3.1")
+    assert found == "unknown" and "no return type known" in why
+    # A release before the table's first knows no promotion: unknown, never guessed.
+    assert type_of("probe = fx.Int32(a)\n", release="0.2.4") == "fx.Int32"
+    found, why = explain("probe = fx.Int32(a) + 1\n", release="0.2.4")
+    assert found == "unknown" and "no operator promotion known for 0.2.4" in why
+    # No target: the oldest supported release, as fix gating takes it.
+    assert type_of("probe = fx.thread_idx.x\n", release=None) == "fx.Int32"
+
+
+def test_cycles_and_deep_expressions_are_unknown_not_a_crash():
+    assert type_of("def f(v):\n    return f(v)\nprobe = f(1)\n") == "unknown"
+    deep = "fx.Int32(a)" + " + 1" * 300  # deeper than the inference bound, shallow enough to parse
+    assert type_of(f"probe = {deep}\n") == "unknown"
+    chain = "".join(f"v{i} = v{i - 1} + 1\n" for i in range(1, 400))
+    assert type_of(f"v0 = fx.Int32(a)\n{chain}probe = v399\n") == "unknown"
+    assert type_of(f"v0 = fx.Int32(a)\n{chain}probe = v3\n") == "fx.Int32"
