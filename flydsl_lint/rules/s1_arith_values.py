@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
-    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, TYPED_SCALARS, known_scalar_type, qualified, single_positional, typed_scalar,
+    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
+    typed_scalar,
 )
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+
+
+# ArithValue arithmetic on these is the same op as the fx scalar's own (`addi`/`addf`, ...):
+# signed or float, so ArithValue's missing signedness picks the same op.
+_SAME_OP_SCALARS = frozenset({"Int32", "Int64", "Float32", "Float64"})
+_SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
+
+
+def _unknown_operand(rule: Rule, node: ast.expr) -> str:
+    """`` `x` (why) `` for a fix message naming the operand whose type is unknown."""
+    found, why = rule.model.explain_type(node)
+    return f"`{rule.text(node)}` is {found}" if found.known else f"the type of `{rule.text(node)}` is {why}"
 
 
 @register
@@ -34,14 +48,58 @@ class ArithValueWrap(Rule):
         # Every path a release re-exported it from (data/legacy_paths.txt).
         Invalid("from flydsl.expr.typing import ArithValue\nacc = ArithValue(val) + peer\n",
                 fixed="acc = val + peer\n", unsafe=True),
+        # Safe: an fx.Int32 in `+` with another fx.Int32, the sum re-typed as fx.Int32: the same addi, the same result type.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(a: fx.Int32, b: fx.Int32):\n    return fx.Int32(ArithValue(a) + b)\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Int32, b: fx.Int32):\n    return fx.Int32(a + b)\n"),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(a: fx.Int64):\n    return fx.Int64(4 * ArithValue(a))\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Int64):\n    return fx.Int64(4 * a)\n"),
+        # Typed, but the sum would change from an ArithValue to an fx.Int32: unsafe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(a: fx.Int32, b: fx.Int32):\n    return ArithValue(a) + b\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Int32, b: fx.Int32):\n    return a + b\n", unsafe=True),
+        # An unsigned scalar: ArithValue drops the signedness, so `//` may not be the same op.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(ArithValue(a) + b)\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(a + b)\n",
+                unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = single_positional(node)
         fix = None
         if argument is not None:
-            fix = self.make_fix([replace_with_argument(self, node, argument)], "Drop the `ArithValue` wrapper")
+            unsafe_because = self._unsafe_because(node, argument)
+            message = "Drop the `ArithValue` wrapper" + (f" (unsafe: {unsafe_because})" if unsafe_because else "")
+            fix = self.make_fix([replace_with_argument(self, node, argument)], message,
+                                Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix)
+
+    def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
+        """None when dropping the wrapper provably gives the same op and the same
+        Python type; else what the model does not know."""
+        found = self.model.value_type(argument)
+        if found.kind == "arith-value":
+            return None  # ArithValue(ArithValue(v)): the same value
+        if found.kind != "scalar":
+            return _unknown_operand(self, argument)
+        if found.scalar not in _SAME_OP_SCALARS:
+            return f"`{self.text(argument)}` is {found}, whose ops ArithValue may not pick alike"
+        operation = self.model.parent(node)
+        if not (isinstance(operation, ast.BinOp) and isinstance(operation.op, _SAME_OP_OPERATORS)):
+            return "the value would change from an ArithValue to " + str(found)
+        other = operation.right if operation.left is node else operation.left
+        other_type = self.model.value_type(other)
+        int_literal = isinstance(other, ast.Constant) and type(other.value) is int and not found.is_float \
+            and -2**31 <= other.value < 2**31
+        if other_type != found and not int_literal:
+            return _unknown_operand(self, other) if not other_type.known else f"`{self.text(other)}` is {other_type}"
+        consumer = self.model.parent(operation)
+        if not (isinstance(consumer, ast.Call) and single_positional(consumer) is operation
+                and typed_scalar(self.model, consumer) == found.scalar):
+            return "the result would change from an ArithValue to " + str(found)
+        return None
 
 
 @register
@@ -58,15 +116,49 @@ class ArithUnwrap(Rule):
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\ncond = (idx >= limit).ir_value()\n"),
         Invalid("from flydsl.expr.arith import unwrap as uw\nv = uw(x)\n", fixed="v = x.ir_value()\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nv = fx.unwrap(x)\n", fixed="v = x.ir_value()\n", unsafe=True),  # 0.2.2-0.2.4
+        # Safe: a typed value passed straight to a raw dialect op.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import scf\n"
+                "def f(i: fx.Int32, n: fx.Int32):\n    scf.IfOp(arith.unwrap(i < n))\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import scf\n"
+                      "def f(i: fx.Int32, n: fx.Int32):\n    scf.IfOp((i < n).ir_value())\n"),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "def f(a: fx.Float32, b: fx.Float32):\n    return arith.mulf(arith.unwrap(a), arith.unwrap(b))\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                      "def f(a: fx.Float32, b: fx.Float32):\n    return arith.mulf(a.ir_value(), b.ir_value())\n",
+                count=2),
+        # Typed, but not at a raw boundary: unsafe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\ndef f(a: fx.Int32):\n    v = arith.unwrap(a)\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Int32):\n    v = a.ir_value()\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = single_positional(node)
         fix = None
         if argument is not None:
+            unsafe_because = self._unsafe_because(node, argument)
             edit = self.replace(node, f"{as_method_receiver(self, argument)}.ir_value()")
-            fix = self.make_fix([edit], "Call `.ir_value()` on the typed value")
+            message = "Call `.ir_value()` on the typed value" + (f" (unsafe: {unsafe_because})" if unsafe_because else "")
+            fix = self.make_fix([edit], message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix)
+
+    def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
+        """None for a typed fx scalar passed straight to a raw op: `unwrap(e)` is
+        `_to_raw(e.ir_value())`, and `.ir_value()` already is an ir.Value."""
+        found = self.model.value_type(argument)
+        if found.kind != "scalar":
+            return _unknown_operand(self, argument)
+        consumer = self.model.parent(node)
+        if not (isinstance(consumer, ast.Call) and node in consumer.args and _is_raw_op(self, consumer)):
+            return "not an argument of a raw dialect op"
+        return None
+
+
+def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
+    """A call of a raw MLIR dialect op or builder (`scf.IfOp`, `arith.mulf`)."""
+    name = rule.model.resolve(call.func) or ""
+    module, _, leaf = name.rpartition(".")
+    return module.startswith(RAW_DIALECTS + ".") or (module in EXPR_ARITH + (RAW_ARITH,) and leaf[:1].islower()
+                                                     and leaf not in ("unwrap", "_to_raw"))
 
 
 @register
