@@ -115,6 +115,16 @@ def _signature(key: bytes, payload: bytes) -> bytes:
 _TOOL_FINGERPRINT: str | None = None
 
 
+def fingerprint_sources() -> list[Path]:
+    """The package files whose content shapes diagnostics: the engine (with its
+    model), the rules, the fixes and the data tables they read."""
+    package = Path(__file__).resolve().parent.parent
+    sources: list[Path] = []
+    for folder in ("engine", "engine/model", "rules", "fixes"):
+        sources.extend(sorted((package / folder).glob("*.py")))
+    return sources + sorted((package / "data").glob("*.t*"))  # .txt and .toml tables
+
+
 def tool_fingerprint() -> str:
     """Version, Python, and the content of every source that shapes diagnostics."""
     global _TOOL_FINGERPRINT
@@ -122,13 +132,9 @@ def tool_fingerprint() -> str:
         from .. import __version__
         from ..engine.metadata import rules_toml_path
 
-        package = Path(__file__).resolve().parent.parent
         hasher = blake2b(digest_size=20)
         hasher.update(f"{CACHE_FORMAT}|{__version__}|{sys.implementation.cache_tag}|{sys.version}".encode())
-        sources = [rules_toml_path()]
-        for folder in ("engine", "rules", "fixes"):
-            sources.extend(sorted((package / folder).glob("*.py")))
-        for source in sources:
+        for source in [rules_toml_path(), *fingerprint_sources()]:
             try:
                 data = source.read_bytes()
             except OSError:

@@ -153,6 +153,22 @@ def test_rule_source_edit_changes_the_fingerprint(monkeypatch, tmp_path):
     assert len({before, one, two}) == 3
 
 
+@pytest.mark.parametrize("edited", ["engine/model/types.py", "data/flydsl_types.txt", "data/legacy_paths.txt"])
+def test_model_and_data_table_edits_change_the_fingerprint(monkeypatch, tmp_path, edited):
+    """The value types (engine/model/) and the tables the engine reads shape diagnostics too."""
+    fake_package = tmp_path / "flydsl_lint"
+    for folder in ("engine/model", "rules", "fixes", "data"):
+        (fake_package / folder).mkdir(parents=True)
+    (fake_package / "engine" / "cache.py").write_text("")
+    (fake_package / edited).write_text("one\n")
+    monkeypatch.setattr(cache_module, "__file__", str(fake_package / "engine" / "cache.py"))
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    one = cache_module.tool_fingerprint()
+    (fake_package / edited).write_text("two\n")
+    monkeypatch.setattr(cache_module, "_TOOL_FINGERPRINT", None)
+    assert cache_module.tool_fingerprint() != one
+
+
 def test_reexporting_module_change_invalidates_dependents(tmp_path):
     project = tmp_path / "proj"
     (project / "pkg").mkdir(parents=True)
