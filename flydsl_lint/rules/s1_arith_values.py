@@ -71,7 +71,7 @@ class ArithValueWrap(Rule):
         fix = None
         if argument is not None:
             unsafe_because = self._unsafe_because(node, argument)
-            message = "Drop the `ArithValue` wrapper" + (f" (unsafe: {unsafe_because})" if unsafe_because else "")
+            message = "Drop the `ArithValue` wrapper" + (f" ({unsafe_because})" if unsafe_because else "")
             fix = self.make_fix([replace_with_argument(self, node, argument)], message,
                                 Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix)
@@ -137,7 +137,7 @@ class ArithUnwrap(Rule):
         if argument is not None:
             unsafe_because = self._unsafe_because(node, argument)
             edit = self.replace(node, f"{as_method_receiver(self, argument)}.ir_value()")
-            message = "Call `.ir_value()` on the typed value" + (f" (unsafe: {unsafe_because})" if unsafe_because else "")
+            message = "Call `.ir_value()` on the typed value" + (f" ({unsafe_because})" if unsafe_because else "")
             fix = self.make_fix([edit], message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix)
 

@@ -67,7 +67,7 @@ def test_lsp_end_to_end(client, tmp_path):
     })["result"]
     titles = sorted(action["title"] for action in actions)
     assert titles == [
-        "FLY101: Drop the `ArithValue` wrapper (unsafe fix)",
+        "FLY101: Drop the `ArithValue` wrapper (the type of `y` is unknown: `y` is not bound in this module) (unsafe fix)",
         "FLY103: Replace with `fx.Index(x)`",
         "FLY111: Drop the outer `Int64` wrap",
     ]
