@@ -137,3 +137,26 @@ def test_cycles_and_deep_expressions_are_unknown_not_a_crash():
     chain = "".join(f"v{i} = v{i - 1} + 1\n" for i in range(1, 400))
     assert type_of(f"v0 = fx.Int32(a)\n{chain}probe = v399\n") == "unknown"
     assert type_of(f"v0 = fx.Int32(a)\n{chain}probe = v3\n") == "fx.Int32"
+
+
+def test_helper_returns_across_project_modules(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {
+        "helpers": "import flydsl.expr as fx\nfrom kernels.deeper import deep\n"
+                   "def lane(v):\n    return fx.Int32(v) % 64\n"
+                   "def mixed(v):\n    if v:\n        return fx.Int32(v)\n    return fx.Int64(v)\n"
+                   "def via(v):\n    return deep(v)\n"
+                   "@decorated\ndef launcher(v):\n    return fx.Int32(v)\n",
+        "deeper": "import flydsl.expr as fx\ndef deep(v):\n    return fx.Int64(v)\n",
+    })
+    source = "from kernels.helpers import lane, mixed, via, launcher\nprobe = (lane(q), mixed(q), via(q), launcher(q))\n"
+    tree = ast.parse(source)
+    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    found = [model.explain_type(element) for element in tree.body[1].value.elts]
+    assert found[0] == (model.value_type(tree.body[1].value.elts[0]), "return of `lane` in kernels.helpers")
+    assert str(found[0][0]) == "fx.Int32"
+    # Different returns; a helper of a helper's module (not followed: the chain stays bounded);
+    # a decorated def (a launcher, not a value): unknown.
+    assert [str(type_) for type_, _ in found[1:]] == ["unknown", "unknown", "unknown"]

@@ -160,6 +160,8 @@ _INT_ONLY = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 class _ValueTypes:
     """Value-type inference (part of `SemanticModel`); needs `self.target_version`."""
 
+    follows_project_returns = True  # False in the model of another module read for its helpers
+
     def value_type(self, node: ast.expr) -> ValueType:
         return self.explain_type(node)[0]
 
@@ -308,6 +310,10 @@ class _ValueTypes:
                     spelled = self.type_table.returns.get(f"flydsl.expr.gpu.{name[len(prefix):]}()")
                     if spelled is not None:
                         return self.type_table.parse(spelled), self.type_table.source
+            if not name.startswith("flydsl.") and self.follows_project_returns:
+                found = self._project_returns(module).get(leaf)
+                if found is not None:
+                    return found, f"return of `{leaf}` in {module}"
             return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
         if isinstance(func, ast.Attribute):
             receiver, why = self._typed(func.value, depth)
@@ -324,8 +330,43 @@ class _ValueTypes:
                 return self._return_type(binding.node, depth)
         return UNKNOWN_TYPE, "unknown: callee not resolved"
 
+    def _project_returns(self, module: str) -> dict[str, ValueType]:
+        """Top-level plain functions of project module `module` -> the one known type
+        they return, read through the project index (never imported), for the run.
+        The other module's model follows no further module: the chain stays bounded."""
+        project = self.project
+
+        def derive(name: str) -> dict[str, ValueType]:
+            parsed = project.parse(name)
+            if parsed is None:
+                return {}
+            tree, is_package = parsed
+            model = type(self)(tree, name, is_package, project, self.target_version)
+            model.follows_project_returns = False
+            defs: dict[str, ast.AST | None] = {}
+            for statement in tree.body:
+                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
+                    defs[statement.name] = statement if plain and statement.name not in defs else None
+            found = {}
+            for leaf, function in defs.items():
+                if function is not None:
+                    returned = model._return_type(function, 0)[0]
+                    if returned.known:
+                        found[leaf] = returned
+            model.release()  # frees the tree by reference counting
+            return found
+
+        return project.derived(f"value types: returns for {self.type_table.release}", module, derive)
+
     def _return_type(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
-        """The one known type every `return` of a module function gives."""
+        """The one known type every `return` of a module function gives (asked once per function)."""
+        memo = self._answers["return_type"]
+        if function not in memo:
+            memo[function] = self._returned(function, depth)
+        return memo[function]
+
+    def _returned(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
         returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
         if not returns or any(node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a value"
