@@ -121,6 +121,28 @@ def build_parser() -> argparse.ArgumentParser:
                     "from each file's pyproject.toml, as for `check`. Your editor starts it; run by hand it waits "
                     "for a client on stdin. Install with: pip install 'flydsl-lint[lsp]'. "
                     "See docs/integrations/editors.md.")
+    migrate = commands.add_parser(
+        "migrate", help="apply fixes where compile-mode parity proves them (see docs/migrate.md)",
+        description="For each kernel module: apply its fixes on a scratch copy, compile the tests that import it "
+                    "before and after (flydsl-lint-verify's compile mode), keep the change only where every "
+                    "specialization is identical (LDS bytes may shrink), retrying family by family. "
+                    "Nothing is written until every module is decided; Ctrl-C leaves every file as it was.")
+    migrate.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
+    migrate.add_argument("--select", type=_codes, help="codes or prefixes whose fixes are candidates")
+    migrate.add_argument("--extend-select", type=_codes, help="codes or prefixes to add to the candidates")
+    migrate.add_argument("--ignore", type=_codes, help="codes or prefixes whose fixes are never tried")
+    migrate.add_argument("--arch", type=_patterns, metavar="ARCHES",
+                         help="comma-separated compile targets (default: [tool.flydsl-lint.verify] archs, else gfx942)")
+    migrate.add_argument("--report", type=Path, action="append", default=[], metavar="FILE",
+                         help="write the report to FILE: JSON if it ends in .json, else Markdown (repeatable)")
+    migrate.add_argument("--unproven", action="store_true",
+                         help="also apply the fixes of modules no test or probe can prove (reported as such)")
+    migrate.add_argument("--dry-run", action="store_true", help="print the plan; compile and write nothing")
+    migrate.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
+                         help="parallel capture processes per verify run (default: CPU count)")
+    migrate.add_argument("--repo", type=Path, default=Path.cwd(), help="the repository root (default: .)")
+    migrate.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) to use")
+    migrate.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
     clean = commands.add_parser("clean", help="remove result caches and interrupted fixes' temporaries in folders (default: .) and below")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
     clean.add_argument("--config", type=Path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
@@ -140,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
             return _rules(args.output_format)
         if args.command == "clean":
             return _clean(args)
+        if args.command == "migrate":
+            return _migrate(args)
         if args.command == "server":
             from .lsp import main as serve
 
@@ -233,6 +257,49 @@ def _clean(args: argparse.Namespace) -> int:
     if removed == 0 and status == EXIT_CLEAN:
         print("No cache found.")
     return status
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    """`migrate`: exit 0 all fixes kept, 1 some reverted or not proven, 2 setup error, 130 interrupted."""
+    import signal
+
+
+    # CI cancels jobs with SIGTERM: handled like Ctrl-C, so the scratch copy is removed.
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return _run_migrate(args)
+    except KeyboardInterrupt:
+        print("flydsl-lint migrate: interrupted; no file was changed and the scratch copy is removed",
+              file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _run_migrate(args: argparse.Namespace) -> int:
+    from ..engine.config import ConfigError, load_settings
+    from ..engine.versions import Version
+    from .migrate import MigrateError
+    from .migrate_command import MigrateOptions, run
+
+    overrides: dict = {"select": args.select, "extend_select": args.extend_select}
+    try:
+        if args.target_version:
+            try:
+                overrides["target_version"] = Version.parse(args.target_version)
+            except ValueError:
+                raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
+            overrides["target_version_source"] = "command line"
+        archs = list(_target_arches(args.arch)) if args.arch is not None else None
+        start = Path(args.paths[0]) if args.paths else Path.cwd()
+        settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
+        settings = settings._replace(ignore=settings.ignore + (args.ignore or ()))
+        options = MigrateOptions(args.paths or ["."], args.repo, archs, args.report, args.unproven, args.dry_run,
+                                 args.jobs)
+        return run(options, settings)
+    except (ConfigError, MigrateError) as exc:
+        print(f"flydsl-lint migrate: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
 
 
 def _check(args: argparse.Namespace) -> int:
