@@ -301,6 +301,7 @@ def commit(outcomes: list[ModuleOutcome]) -> list[Path]:
     stops the commit (MigrateError); any failure restores the files already written.
     Ctrl-C and SIGTERM wait until the commit is complete or undone."""
     written: list[tuple[Path, bytes]] = []
+    path = None  # the file being written, for the error
     with signals_held():
         try:
             for outcome in outcomes:
@@ -308,14 +309,13 @@ def commit(outcomes: list[ModuleOutcome]) -> list[Path]:
                     continue
                 path = outcome.plan.path
                 if path.read_bytes() != outcome.plan.original:
-                    raise MigrateError(f"{path}: changed while migrate ran; no file was written")
+                    raise MigrateError(f"{path}: changed while migrate ran; no file was changed")
                 write_atomic(path, outcome.new_text)
                 written.append((path, outcome.plan.original))
         except BaseException as exc:
-            for path, original in reversed(written):
-                write_atomic(path, original)
+            for done, original in reversed(written):
+                write_atomic(done, original)
             if isinstance(exc, OSError):
-                raise MigrateError(f"{getattr(exc, 'filename', None) or path}: cannot write: "
-                                   f"{exc.strerror or exc}; no file was changed") from None
+                raise MigrateError(f"{path}: cannot write: {exc.strerror or exc}; no file was changed") from None
             raise
     return [path for path, _ in written]

@@ -1,0 +1,246 @@
+"""`flydsl-lint migrate` without compiling: the subset search, the parity verdict, the all-or-none
+commit, the plan and the reports. tests/frontends/test_migrate_end_to_end.py compiles for real."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.frontends.migrate import (
+    BROKEN, NO_EVIDENCE, PROVEN, Attempt, MigrateError, ModuleOutcome, ModulePlan, candidates_of, commit, judge,
+    largest_proven_subset, migrate_module, worst_case_attempts,
+)
+from flydsl_lint.verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, ONLY_AFTER, KernelComparison
+from tests.conftest import make_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURE = ROOT / "tests" / "fixtures" / "migrate_repo"
+
+
+def run_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
+    return subprocess.run([sys.executable, "-m", "flydsl_lint.frontends.cli", *args], cwd=cwd, env=environment,
+                          capture_output=True, text=True, timeout=900)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def repo(tmp_path):
+    copy = tmp_path / "repo"
+    shutil.copytree(FIXTURE, copy)
+    return copy
+
+
+# ----------------------------------------------------------------- the search
+def search_with(proven_sets, families):
+    asked = []
+
+    def attempt(subset):
+        asked.append(subset)
+        return Attempt(subset, PROVEN if frozenset(subset) in proven_sets else BROKEN)
+
+    kept = largest_proven_subset(families, {f: 1 for f in families}, attempt)
+    return kept, asked
+
+
+def test_everything_proven_takes_one_run():
+    kept, asked = search_with({frozenset("ABC")}, tuple("ABC"))
+    assert kept == tuple("ABC") and asked == [tuple("ABC")]
+
+
+def test_one_family_broken_keeps_the_others_with_2k_plus_1_runs():
+    proven = {frozenset(s) for s in ("A", "C", "AC")}
+    kept, asked = search_with(proven, tuple("ABC"))
+    assert kept == ("A", "C")
+    assert asked == [tuple("ABC"), ("A",), ("B",), ("C",), ("A", "C")]
+
+
+def test_families_that_conflict_pairwise_fall_back_to_leave_one_out():
+    # Each family alone is fine, all three together are not, and only A+B together is.
+    proven = {frozenset(s) for s in ("A", "B", "C", "AB")}
+    kept, asked = search_with(proven, tuple("ABC"))
+    assert kept == ("A", "B")
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_every_outcome_is_proven_asked_once_and_within_the_documented_cost(k):
+    families = tuple("ABCD"[:k])
+    subsets = [frozenset(c) for n in range(1, k + 1) for c in itertools.combinations(families, n)]
+    for chosen in itertools.product((False, True), repeat=len(subsets)):
+        proven = {s for s, ok in zip(subsets, chosen) if ok}
+        kept, asked = search_with(proven, families)
+        assert len(asked) == len(set(asked)) <= worst_case_attempts(k)
+        assert not kept or frozenset(kept) in proven
+
+
+# ----------------------------------------------------------------- the verdict
+def comparison(verdict, **fields):
+    return KernelComparison("k_0", "gfx942", verdict, test_id="tests/test_k.py::test_k", **fields)
+
+
+def test_identical_specializations_prove_the_change():
+    assert judge(("FLY1",), [comparison(IDENTICAL)]).result == PROVEN
+
+
+def test_lds_may_shrink_and_the_attempt_says_so():
+    attempt = judge(("FLY4",), [comparison(CHANGED, resource_deltas={"lds_bytes": (512, 256)})])
+    assert attempt.result == PROVEN
+    assert attempt.notes == ["k_0 [gfx942] tests/test_k.py::test_k: LDS shrank 512 -> 256 bytes"]
+
+
+@pytest.mark.parametrize("fields", [
+    {"resource_deltas": {"lds_bytes": (256, 512)}},  # LDS grew
+    {"resource_deltas": {"lds_bytes": (512, 256), "vgpr": (8, 9)}},  # more than LDS moved
+    {"resource_deltas": {"lds_bytes": (512, 256)}, "isa_diff": ["-ds_write_b32 v1, v2", "+ds_write_b32 v1, v3"]},
+    {},  # code objects differ and nothing explains it
+])
+def test_anything_but_identical_or_a_pure_lds_shrink_breaks_parity(fields):
+    attempt = judge(("FLY4",), [comparison(CHANGED, change="instructions 10->11", **fields)])
+    assert attempt.result == BROKEN
+    assert attempt.reason.startswith("changed k_0 [gfx942] tests/test_k.py::test_k")
+
+
+def test_a_compile_error_is_the_reason_shown():
+    attempt = judge(("FLY3",), [comparison(ONLY_AFTER), comparison(COMPILE_ERROR, side="before", message="boom\nmore")])
+    assert attempt.reason == "compile-error (before) k_0 [gfx942] tests/test_k.py::test_k: boom; and 1 more"
+
+
+def test_tests_that_compile_nothing_prove_nothing():
+    assert judge(("FLY1",), []).result == NO_EVIDENCE
+
+
+# ----------------------------------------------------------------- one module
+def module_plan(repo: Path, relative: str, tests=("tests/kernels/test_accumulate.py",)) -> ModulePlan:
+    path = repo / relative
+    data, candidates = candidates_of(path, make_settings(repo))
+    return ModulePlan(path, relative, data, candidates, list(tests))
+
+
+def test_a_broken_family_is_reverted_and_the_others_kept(repo):
+    module = module_plan(repo, "kernels/accumulate.py")
+    assert module.families == ("FLY1", "FLY3", "FLY7")
+    proofs = []
+
+    def prove(plan, text, families):  # pretend fx.copy changes the ISA
+        proofs.append(families)
+        return Attempt(families, BROKEN if b"fx.copy(" in text else PROVEN, "changed")
+
+    outcome = migrate_module(module, make_settings(repo), prove, unproven=False)
+    assert outcome.kept == ("FLY1", "FLY3")
+    assert proofs == [("FLY1", "FLY3", "FLY7"), ("FLY1",), ("FLY3",), ("FLY7",), ("FLY1", "FLY3")]
+    text = outcome.new_text.decode()
+    assert "fx.max(staged" in text and "peer = (lane + shift) % BLOCK" in text
+    assert text.count("fx.copy_atom_call(") == 2
+    assert {c.code: outcome.status_of(c.family) for c in module.candidates} == {
+        "FLY112": "kept", "FLY301": "kept", "FLY701": "reverted"}
+
+
+def test_a_module_no_test_covers_is_left_alone_unless_asked(repo):
+    module = module_plan(repo, "kernels/helpers.py", tests=())
+    left = migrate_module(module, make_settings(repo), None, unproven=False)
+    assert left.new_text is None and left.status_of("FLY1") == "not-proven"
+    applied = migrate_module(module, make_settings(repo), None, unproven=True)
+    assert b"fx.Int32(tid) * 2" in applied.new_text and applied.status_of("FLY1") == "applied-unproven"
+
+
+# ----------------------------------------------------------------- writing
+def outcome_for(path: Path, new: bytes) -> ModuleOutcome:
+    return ModuleOutcome(ModulePlan(path, path.name, path.read_bytes(), []), new_text=new)
+
+
+def test_commit_is_all_or_none(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_bytes(b"a = 1\n")
+    second.write_bytes(b"b = 1\n")
+    os.link(second, tmp_path / "b_link.py")  # write_atomic refuses to split hard links
+    outcomes = [outcome_for(first, b"a = 2\n"), outcome_for(second, b"b = 2\n")]
+    inode = first.stat().st_ino
+    with pytest.raises(MigrateError, match=r"b\.py: cannot write: has 2 hard links.*no file was changed"):
+        commit(outcomes)
+    assert first.read_bytes() == b"a = 1\n" and second.read_bytes() == b"b = 1\n"
+    assert first.stat().st_ino != inode  # it was written, then restored
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py", "b.py", "b_link.py"]
+
+
+def test_commit_refuses_a_file_changed_while_migrate_ran(tmp_path):
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_bytes(b"a = 1\n")
+    second.write_bytes(b"b = 1\n")
+    outcomes = [outcome_for(first, b"a = 2\n"), outcome_for(second, b"b = 2\n")]
+    second.write_bytes(b"b = 'edited by hand'\n")
+    with pytest.raises(MigrateError, match=r"b\.py: changed while migrate ran; no file was changed"):
+        commit(outcomes)
+    assert first.read_bytes() == b"a = 1\n"
+
+
+# ----------------------------------------------------------------- the command
+def test_dry_run_prints_the_plan_and_touches_nothing(repo):
+    before = snapshot(repo)
+    result = run_cli("migrate", "--dry-run", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "archs: gfx942",
+        "kernels/accumulate.py: 5 fixes: FLY1 (2), FLY3 (1), FLY7 (2)",
+        "  proven by: tests/kernels/test_accumulate.py",
+        "  verify runs: at most 8",
+        "kernels/helpers.py: 1 fixes: FLY1 (1)",
+        "  proven by: nothing (not proven: left unchanged unless --unproven)",
+        "  verify runs: at most 0",
+        "kernels/offset.py: 1 fixes: FLY3 (1)",
+        "  proven by: tests/kernels/test_offset.py",
+        "  verify runs: at most 1",
+        "3 modules with fixes, at most 9 verify runs",
+    ]
+    assert snapshot(repo) == before
+
+
+def test_select_narrows_the_candidates(repo):
+    result = run_cli("migrate", "--dry-run", "--select", "FLY7", "--arch", "gfx942,gfx950", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[:2] == ["archs: gfx942, gfx950", "kernels/accumulate.py: 2 fixes: FLY7 (2)"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["missing.py"], "flydsl-lint migrate: error: missing.py: no such file or directory"),
+    (["--arch", "sm_90"], "flydsl-lint migrate: error: --target-arch: 'sm_90' is not a gfx target like gfx942"),
+])
+def test_bad_input_is_one_line_and_exit_2(repo, args, message):
+    before = snapshot(repo)
+    result = run_cli("migrate", *args, cwd=repo)
+    assert (result.returncode, result.stderr.strip(), result.stdout) == (2, message, "")
+    assert snapshot(repo) == before
+
+
+def test_unproven_modules_are_migrated_only_when_asked_and_reported(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    shutil.copy(FIXTURE / "kernels" / "helpers.py", repo / "kernels" / "helpers.py")
+    original = (repo / "kernels" / "helpers.py").read_bytes()
+
+    left = run_cli("migrate", "--target-version", "0.5.0", "--report", "r.json", cwd=repo)
+    assert left.returncode == 1, left.stderr
+    assert (repo / "kernels" / "helpers.py").read_bytes() == original
+    assert "kernels/helpers.py: not-proven (FLY1 not-proven)" in left.stdout
+
+    applied = run_cli("migrate", "--target-version", "0.5.0", "--unproven", "--report", "r.json", "--report", "r.md",
+                      cwd=repo)
+    assert applied.returncode == 1, applied.stderr
+    assert b"return fx.Int32(tid) * 2" in (repo / "kernels" / "helpers.py").read_bytes()
+    report = json.loads((repo / "r.json").read_text())
+    assert report["summary"] == {"kept": 0, "reverted": 0, "not-proven": 0, "applied-unproven": 1}
+    (module,) = report["modules"]
+    assert (module["path"], module["status"], module["verify_runs"]) == ("kernels/helpers.py", "applied-unproven", 0)
+    assert module["diagnostics"] == [{"code": "FLY111", "line": 7, "column": 12, "family": "FLY1",
+                                      "message": "Double `Int32` wrap is dead: drop the outer one",
+                                      "status": "applied-unproven"}]
+    assert "| 7:12 | FLY111 | applied-unproven |" in (repo / "r.md").read_text()
