@@ -24,12 +24,12 @@ def _codes(text: str) -> tuple[str, ...]:
     return redirect_codes(tuple(code.upper() for code in _patterns(text)), "the command line")
 
 
-def _target_arches(arches: tuple[str, ...]) -> tuple[str, ...]:
+def _target_arches(arches: tuple[str, ...], option: str = "--target-arch") -> tuple[str, ...]:
     from ..engine.config import KNOWN_ARCHES, ConfigError
 
     bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
     if bad or not arches:
-        raise ConfigError(f"--target-arch: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
+        raise ConfigError(f"{option}: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
     return arches
 
 
@@ -290,7 +290,7 @@ def _run_migrate(args: argparse.Namespace) -> int:
             except ValueError:
                 raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
             overrides["target_version_source"] = "command line"
-        archs = list(_target_arches(args.arch)) if args.arch is not None else None
+        archs = list(_target_arches(args.arch, "--arch")) if args.arch is not None else None
         start = Path(args.paths[0]) if args.paths else Path.cwd()
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
         settings = settings._replace(ignore=settings.ignore + (args.ignore or ()))

@@ -195,7 +195,8 @@ def judge(families: tuple[str, ...], comparisons: list[KernelComparison]) -> Att
     first = next((c for c in breaking if c.verdict == COMPILE_ERROR), breaking[0])
     detail = first.change or (first.message.splitlines()[0] if first.message else "")
     side = f" ({first.side})" if first.side else ""
-    reason = f"{first.verdict}{side} {first.kernel} [{first.arch}] {first.test_id}" + (f": {detail}" if detail else "")
+    kernel = "" if first.kernel == "?" else f" {first.kernel}"  # verify's "?": failed before naming one
+    reason = f"{first.verdict}{side}{kernel} [{first.arch}] {first.test_id}" + (f": {detail}" if detail else "")
     if len(breaking) > 1:
         reason += f"; and {len(breaking) - 1} more"
     return Attempt(families, BROKEN, reason, breaking, notes)
