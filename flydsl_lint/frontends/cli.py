@@ -263,14 +263,13 @@ def _migrate(args: argparse.Namespace) -> int:
     """`migrate`: exit 0 all fixes kept, 1 some reverted or not proven, 2 setup error, 130 interrupted."""
     import signal
 
-
     # CI cancels jobs with SIGTERM: handled like Ctrl-C, so the scratch copy is removed.
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         return _run_migrate(args)
-    except KeyboardInterrupt:
-        print("flydsl-lint migrate: interrupted; no file was changed and the scratch copy is removed",
-              file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        detail = str(exc) or "no file was changed and the scratch copy is removed"
+        print(f"flydsl-lint migrate: interrupted; {detail}", file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -13,6 +13,7 @@ from ..verify.capture import HookError
 from ..verify.config import ConfigError as VerifyConfigError
 from ..verify.config import VerifyConfig, load_config
 from ..verify.scratch import Scratch
+from ..verify.signals import signals_held
 from ..verify.toolchain import ToolchainError, find_linker
 from . import migrate_report
 from .migrate import CompileProver, MigrateError, ModuleOutcome, ModulePlan, commit, migrate_module, plan_modules
@@ -53,14 +54,32 @@ def _run(options: MigrateOptions, settings: Settings) -> int:
         raise MigrateError("flydsl is not installed (run scripts/install_compile_toolchain.sh)")
     scratch = Scratch()
     try:
-        outcomes = _migrate_all(modules, settings, options, scratch, config, archs)
-    finally:
-        scratch.close()
+        try:
+            outcomes = _migrate_all(modules, settings, options, scratch, config, archs)
+        finally:
+            scratch.close()
+    except KeyboardInterrupt:
+        if scratch.leftovers:
+            raise KeyboardInterrupt(f"no file was changed; could not remove {', '.join(scratch.leftovers)}") from None
+        raise
     if scratch.leftovers:
         raise MigrateError(f"could not remove {', '.join(scratch.leftovers)}; no file was changed")
-    commit(outcomes)
     report = migrate_report.MigrateReport(outcomes, archs)
-    for path in options.reports:
+    written = None
+    try:
+        with signals_held():  # an interrupt during the commit lands after it, so say which way it went
+            written = commit(outcomes)
+        _write_reports(report, options.reports)
+    except KeyboardInterrupt:
+        if written is None:
+            raise
+        raise KeyboardInterrupt(f"the {len(written)} migrated files are written; the reports may not be") from None
+    print(migrate_report.render_terminal(report))
+    return report.exit_code
+
+
+def _write_reports(report: migrate_report.MigrateReport, paths: list[Path]) -> None:
+    for path in paths:
         text = migrate_report.render_json(report) if path.suffix == ".json" else migrate_report.render_markdown(report)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -68,8 +87,6 @@ def _run(options: MigrateOptions, settings: Settings) -> int:
         except OSError as exc:
             raise MigrateError(f"{path}: cannot write the report: {exc.strerror or exc} "
                                "(the migrated files are written)") from None
-    print(migrate_report.render_terminal(report))
-    return report.exit_code
 
 
 def _migrate_all(modules: list[ModulePlan], settings: Settings, options: MigrateOptions, scratch,

@@ -7,6 +7,7 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.writes import write_atomic
-from flydsl_lint.frontends import migrate
+from flydsl_lint.frontends import migrate, migrate_command
 from flydsl_lint.frontends.migrate import (
     BROKEN, NO_EVIDENCE, PROVEN, Attempt, MigrateError, ModuleOutcome, ModulePlan, candidates_of, commit, judge,
     largest_proven_subset, migrate_module, worst_case_attempts,
@@ -252,3 +253,43 @@ def test_unproven_modules_are_migrated_only_when_asked_and_reported(tmp_path):
                                       "message": "Double `Int32` wrap is dead: drop the outer one",
                                       "status": "applied-unproven"}]
     assert "| 7:12 | FLY111 | applied-unproven |" in (repo / "r.md").read_text()
+
+
+def test_an_interrupt_during_the_commit_says_the_files_are_written(tmp_path, monkeypatch):
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    shutil.copy(FIXTURE / "kernels" / "helpers.py", repo / "kernels" / "helpers.py")
+    real_commit = migrate_command.commit
+
+    def commit_then_ctrl_c(outcomes):
+        written = real_commit(outcomes)
+        os.kill(os.getpid(), signal.SIGINT)  # held until the commit's caller lets it through
+        return written
+
+    monkeypatch.setattr(migrate_command, "commit", commit_then_ctrl_c)
+    options = migrate_command.MigrateOptions([str(repo / "kernels")], repo, unproven=True, reports=[repo / "r.json"])
+    with pytest.raises(KeyboardInterrupt, match=r"^the 1 migrated files are written; the reports may not be$"):
+        migrate_command.run(options, make_settings(repo))
+    assert b"return fx.Int32(tid) * 2" in (repo / "kernels" / "helpers.py").read_bytes()
+
+
+def test_a_file_that_cannot_be_checked_stops_the_run_before_anything_is_compiled(repo):
+    (repo / "kernels" / "broken.py").write_text("def (:\n")
+    before = snapshot(repo)
+    result = run_cli("migrate", cwd=repo)
+    assert result.returncode == 2
+    assert result.stderr.startswith("flydsl-lint migrate: error: kernels/broken.py: ")
+    assert len(result.stderr.splitlines()) == 1 and result.stdout == ""
+    assert snapshot(repo) == before
+
+
+def test_without_flydsl_a_covered_module_is_a_setup_error(repo, monkeypatch, capsys):
+    from flydsl_lint.frontends.cli import main
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(migrate_command.importlib.util, "find_spec", lambda name: None)
+    before = snapshot(repo)
+    assert main(["migrate"]) == 2
+    assert capsys.readouterr().err == ("flydsl-lint migrate: error: flydsl is not installed "
+                                       "(run scripts/install_compile_toolchain.sh)\n")
+    assert snapshot(repo) == before

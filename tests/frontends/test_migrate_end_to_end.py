@@ -99,7 +99,8 @@ def test_nothing_is_left_behind(migrated):
     assert changed == {"kernels/accumulate.py"}
 
 
-def test_ctrl_c_during_verify_restores_every_file_and_leaves_no_temporary(tmp_path):
+@pytest.mark.parametrize("interrupt", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_during_verify_restores_every_file_and_leaves_no_temporary(tmp_path, interrupt):
     repo, temporary = tmp_path / "repo", tmp_path / "tmp"
     shutil.copytree(FIXTURE, repo)
     temporary.mkdir()
@@ -114,7 +115,7 @@ def test_ctrl_c_during_verify_restores_every_file_and_leaves_no_temporary(tmp_pa
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.2)
     time.sleep(1)
-    process.send_signal(signal.SIGINT)
+    process.send_signal(interrupt)
     stdout, stderr = process.communicate(timeout=120)
     assert process.returncode == 130, stderr
     assert stderr.strip().splitlines()[-1] == (
