@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..engine.config import Settings
@@ -108,8 +108,7 @@ class ModuleOutcome:
             return APPLIED_UNPROVEN
         if family in self.kept:
             return KEPT
-        evidence = [a for a in self.attempts if a.result != INVALID]
-        if not self.plan.covered or (evidence and all(a.result == NO_EVIDENCE for a in evidence)):
+        if not self.plan.covered or (self.attempts and self.attempts[0].result == NO_EVIDENCE):
             return NOT_PROVEN
         return REVERTED
 
@@ -136,7 +135,8 @@ def largest_proven_subset(families: tuple[str, ...], weights: dict[str, int],
                           attempt: Callable[[tuple[str, ...]], Attempt]) -> tuple[str, ...]:
     """The largest set of families found to keep parity, trying few sets.
 
-    1. all families together; 2. each family alone; 3. the families proven
+    1. all families together (when their tests compile nothing, stop: no set
+    can be proven); 2. each family alone; 3. the families proven
     alone, together; 4. with three or more of those, each leaving one out.
     The first proven set of the largest size tried wins; failing all, the
     proven single family with the most candidates (`weights`). At most
@@ -149,9 +149,13 @@ def largest_proven_subset(families: tuple[str, ...], weights: dict[str, int],
             results[subset] = attempt(subset).proven
         return results[subset]
 
-    if not families or proven(families):
+    if not families:
         return families
-    if len(families) == 1:
+    everything = attempt(families)
+    results[families] = everything.proven
+    if everything.proven:
+        return families
+    if len(families) == 1 or everything.result == NO_EVIDENCE:  # the same tests would compile nothing again
         return ()
     alone = tuple(f for f in families if proven((f,)))
     if len(alone) <= 1 or proven(alone):
@@ -244,30 +248,30 @@ def migrate_module(module: ModulePlan, settings: Settings, prove: Callable[[Modu
             outcome.new_text = fixed_text(module.path, module.original, settings, families)
             outcome.kept, outcome.unproven_applied = families, True
         return outcome
-    texts: dict[bytes, Attempt] = {}  # two family sets may give the same text: prove it once
+    texts: dict[tuple[str, ...], bytes] = {}
+    proofs: dict[bytes, Attempt] = {}  # two family sets may give the same text: prove it once
 
     def attempt(subset: tuple[str, ...]) -> Attempt:
         try:
-            text = fixed_text(module.path, module.original, settings, subset)
+            text = texts[subset] = fixed_text(module.path, module.original, settings, subset)
         except SourceError as exc:
             result = Attempt(subset, INVALID, exc.reason)
         else:
-            known = texts.get(text)
-            result = Attempt(subset, known.result, known.reason, known.breaking, known.notes) if known else None
-            if result is None:
-                result = texts[text] = prove(module, text, subset)
+            known = proofs.get(text)
+            if known is None:
+                result = proofs[text] = prove(module, text, subset)
                 result.verified = True
+            else:
+                result = replace(known, families=subset, verified=False)
         outcome.attempts.append(result)
         return result
 
     kept = largest_proven_subset(families, {f: sum(c.family == f for c in module.candidates) for f in families},
                                  attempt)
     if kept:
-        outcome.kept = kept
-        outcome.new_text = fixed_text(module.path, module.original, settings, kept)
-    elif unproven and all(a.result == NO_EVIDENCE for a in outcome.attempts if a.result != INVALID):
-        outcome.new_text = fixed_text(module.path, module.original, settings, families)
-        outcome.kept, outcome.unproven_applied = families, True
+        outcome.kept, outcome.new_text = kept, texts[kept]
+    elif unproven and outcome.attempts[0].result == NO_EVIDENCE:
+        outcome.kept, outcome.new_text, outcome.unproven_applied = families, texts[families], True
     return outcome
 
 

@@ -293,3 +293,32 @@ def test_without_flydsl_a_covered_module_is_a_setup_error(repo, monkeypatch, cap
     assert capsys.readouterr().err == ("flydsl-lint migrate: error: flydsl is not installed "
                                        "(run scripts/install_compile_toolchain.sh)\n")
     assert snapshot(repo) == before
+
+
+def test_tests_that_compile_nothing_stop_the_search_after_one_run(repo):
+    module = module_plan(repo, "kernels/accumulate.py")
+    proofs = []
+
+    def prove(plan, text, families):
+        proofs.append(families)
+        return Attempt(families, NO_EVIDENCE, "compiled no kernel")
+
+    left = migrate_module(module, make_settings(repo), prove, unproven=False)
+    assert proofs == [("FLY1", "FLY3", "FLY7")] and left.new_text is None
+    assert {left.status_of(f) for f in module.families} == {"not-proven"}
+    applied = migrate_module(module, make_settings(repo), prove, unproven=True)
+    assert applied.new_text is not None and b"copy_atom_call" not in applied.new_text
+    assert {applied.status_of(f) for f in module.families} == {"applied-unproven"}
+
+
+def test_fixes_that_produce_invalid_code_are_reverted_never_applied(repo, monkeypatch):
+    module = module_plan(repo, "kernels/accumulate.py")
+
+    def breaks_the_file(*args):
+        raise migrate.SourceError(str(module.path), "fixes for FLY701 produced invalid code")
+
+    monkeypatch.setattr(migrate, "fixed_text", breaks_the_file)
+    outcome = migrate_module(module, make_settings(repo), None, unproven=True)
+    assert outcome.new_text is None
+    assert [a.result for a in outcome.attempts] == ["invalid"] * 4
+    assert {outcome.status_of(f) for f in module.families} == {"reverted"}
