@@ -39,6 +39,9 @@ def run(options: MigrateOptions, settings: Settings) -> int:
 
 
 def _run(options: MigrateOptions, settings: Settings) -> int:
+    for path in options.reports:  # found out before any work, not after the files are written
+        if path.is_dir():
+            raise MigrateError(f"{path}: is a folder; --report wants a file")
     repo = options.repo.resolve()
     config = load_config(repo)
     archs = options.archs or config.archs

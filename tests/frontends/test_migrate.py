@@ -322,3 +322,13 @@ def test_fixes_that_produce_invalid_code_are_reverted_never_applied(repo, monkey
     assert outcome.new_text is None
     assert [a.result for a in outcome.attempts] == ["invalid"] * 4
     assert {outcome.status_of(f) for f in module.families} == {"reverted"}
+
+
+def test_a_report_path_that_is_a_folder_is_refused_before_any_file_is_written(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    shutil.copy(FIXTURE / "kernels" / "helpers.py", repo / "kernels" / "helpers.py")
+    before = snapshot(repo)
+    result = run_cli("migrate", "--target-version", "0.5.0", "--unproven", "--report", "kernels", cwd=repo)
+    assert (result.returncode, result.stderr) == (2, "flydsl-lint migrate: error: kernels: is a folder; --report wants a file\n")
+    assert snapshot(repo) == before
