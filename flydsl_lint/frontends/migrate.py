@@ -113,7 +113,7 @@ class ModuleOutcome:
         return REVERTED
 
 
-# ----------------------------------------------------------------- fixing
+# fixing
 def candidates_of(path: Path, settings: Settings) -> tuple[bytes, list[Candidate]]:
     """The file's bytes and the diagnostics whose fix migrate may apply (safe and unsafe, not display-only)."""
     data = read_data(path, settings.max_file_size)
@@ -130,7 +130,7 @@ def fixed_text(path: Path, data: bytes, settings: Settings, families: tuple[str,
     return source.encode(fix_source(source, checker, unsafe=True).new_text)
 
 
-# ----------------------------------------------------------------- search
+# search
 def largest_proven_subset(families: tuple[str, ...], weights: dict[str, int],
                           attempt: Callable[[tuple[str, ...]], Attempt]) -> tuple[str, ...]:
     """The largest set of families found to keep parity, trying few sets.
@@ -172,7 +172,7 @@ def worst_case_attempts(families: int) -> int:
     return 0 if families == 0 else 1 if families == 1 else 2 * families + 2
 
 
-# ----------------------------------------------------------------- proving
+# proving
 def lds_shrink(comparison: KernelComparison) -> tuple[int, int] | None:
     """(before, after) LDS bytes when they are all that changed and they went down, else None."""
     if comparison.verdict != CHANGED or comparison.isa_diff or set(comparison.resource_deltas) != {"lds_bytes"}:
@@ -275,7 +275,7 @@ def migrate_module(module: ModulePlan, settings: Settings, prove: Callable[[Modu
     return outcome
 
 
-# ----------------------------------------------------------------- planning
+# planning
 def plan_modules(files: list[Path], repo: Path, settings: Settings, config: VerifyConfig,
                  archs: list[str]) -> tuple[list[ModulePlan], list[str]]:
     """A plan per file with candidates (and the tests and probes that import it); errors as one line each."""
@@ -300,7 +300,7 @@ def plan_modules(files: list[Path], repo: Path, settings: Settings, config: Veri
     return modules, errors
 
 
-# ----------------------------------------------------------------- writing
+# writing
 def commit(outcomes: list[ModuleOutcome]) -> list[Path]:
     """Write every kept change, all or none. A file that changed since it was read
     stops the commit (MigrateError); any failure restores the files already written.

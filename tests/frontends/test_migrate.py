@@ -44,7 +44,7 @@ def repo(tmp_path):
     return copy
 
 
-# ----------------------------------------------------------------- the search
+# the search
 def search_with(proven_sets, families):
     asked = []
 
@@ -86,7 +86,7 @@ def test_every_outcome_is_proven_asked_once_and_within_the_documented_cost(k):
         assert not kept or frozenset(kept) in proven
 
 
-# ----------------------------------------------------------------- the verdict
+# the verdict
 def comparison(verdict, **fields):
     return KernelComparison("k_0", "gfx942", verdict, test_id="tests/test_k.py::test_k", **fields)
 
@@ -122,7 +122,7 @@ def test_tests_that_compile_nothing_prove_nothing():
     assert judge(("FLY1",), []).result == NO_EVIDENCE
 
 
-# ----------------------------------------------------------------- one module
+# one module
 def module_plan(repo: Path, relative: str, tests=("tests/kernels/test_accumulate.py",)) -> ModulePlan:
     path = repo / relative
     data, candidates = candidates_of(path, make_settings(repo))
@@ -156,7 +156,7 @@ def test_a_module_no_test_covers_is_left_alone_unless_asked(repo):
     assert b"fx.Int32(tid) * 2" in applied.new_text and applied.status_of("FLY1") == "applied-unproven"
 
 
-# ----------------------------------------------------------------- writing
+# writing
 def outcome_for(path: Path, new: bytes) -> ModuleOutcome:
     return ModuleOutcome(ModulePlan(path, path.name, path.read_bytes(), []), new_text=new)
 
@@ -192,7 +192,7 @@ def test_commit_refuses_a_file_changed_while_migrate_ran(tmp_path):
     assert first.read_bytes() == b"a = 1\n"
 
 
-# ----------------------------------------------------------------- the command
+# the command
 def test_dry_run_prints_the_plan_and_touches_nothing(repo):
     before = snapshot(repo)
     result = run_cli("migrate", "--dry-run", cwd=repo)
