@@ -351,9 +351,11 @@ def test_start_up_imports_stay_lazy(tmp_path):
     (tmp_path / "k.py").write_text(LEGACY)
     probe = ("import sys; from flydsl_lint.frontends.cli import main; code = main(['check', '--no-cache', 'k.py']); "
              "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    # The marshal copy of rules.toml is written as .pyc files are: not under PYTHONDONTWRITEBYTECODE.
+    environment = {name: value for name, value in os.environ.items() if name != "PYTHONDONTWRITEBYTECODE"}
     bare = subprocess.run([sys.executable, "-c", "import sys; print(' '.join(sys.modules))"],
-                          capture_output=True, text=True, check=True).stdout.split()
-    run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
+                          capture_output=True, text=True, check=True, env=environment).stdout.split()
+    run = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=environment)
     loaded = set(run.stderr.split())
     assert "flydsl_lint.rules.s8_comments" in loaded  # the run checked the file
     assert {"dataclasses", "inspect", "json", "tomllib", "pkgutil"} & (loaded - set(bare)) == set()

@@ -199,7 +199,7 @@ def test_dry_run_prints_the_plan_and_touches_nothing(repo):
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "archs: gfx942",
-        "kernels/accumulate.py: 5 fixes: FLY1 (2), FLY3 (1), FLY7 (2)",
+        "kernels/accumulate.py: 6 fixes: FLY1 (3), FLY3 (1), FLY7 (2)",
         "  proven by: tests/kernels/test_accumulate.py",
         "  verify runs: at most 8",
         "kernels/helpers.py: 1 fixes: FLY1 (1)",
