@@ -19,6 +19,7 @@ from flydsl_lint.verify.capture import HookError
 from flydsl_lint.verify.config import ConfigError, load_config
 from flydsl_lint.verify.imports import ImportGraph
 from flydsl_lint.verify.plan import build_plan
+from flydsl_lint.verify.pytest_config import TestFiles
 from flydsl_lint.verify.report import (
     EXIT_PARITY, EXIT_SETUP, RENDERERS, ProgressBar, VerifyReport, no_kernel_compiled_message, render_terminal,
 )
@@ -65,10 +66,10 @@ def _kernel_paths(kernels: list[str], graph: ImportGraph) -> list[str]:
     """Accept repo-relative paths and dotted module names alike."""
     paths = []
     for kernel in kernels:
-        path = kernel if kernel.endswith(".py") else graph.path_of.get(kernel)
-        if path is None:
+        found = [kernel] if kernel.endswith(".py") else sorted(graph.paths_of.get(kernel, ()))
+        if not found:
             raise SetupError(f"--kernels {kernel}: no such module in the repository")
-        paths.append(path)
+        paths += found
     return paths
 
 
@@ -89,6 +90,7 @@ def _build_plan(args: argparse.Namespace, repo: Path, config, base: str, head: s
         graph=graph,
         changed=changes.changed_python_files(repo, base, head),
         config=config,
+        test_files=TestFiles(repo, config.test_dirs),
         base=base,
         head=head or WORKING_TREE,
         archs=_split_list(args.arch) or config.archs,

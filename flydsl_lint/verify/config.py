@@ -21,9 +21,10 @@ class VerifyConfig:
     # module:function entry points that build extra specializations.
     probes: list[str] = field(default_factory=list)
     archs: list[str] = field(default_factory=lambda: ["gfx942"])
-    # Directories whose modules count as kernels and tests in the plan.
-    kernel_dirs: list[str] = field(default_factory=lambda: ["kernels"])
-    test_dirs: list[str] = field(default_factory=lambda: ["tests"])
+    # Directories whose modules alone count as kernels and tests in the plan;
+    # empty: kernels anywhere, tests wherever the repository's pytest configuration finds them.
+    kernel_dirs: list[str] = field(default_factory=list)
+    test_dirs: list[str] = field(default_factory=list)
     perf_threshold: float = 0.02  # device mode: fail when the median is >2% slower
     rtol: float = 1e-3
     atol: float = 1e-5

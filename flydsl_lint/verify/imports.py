@@ -5,6 +5,13 @@ An edge A -> B means "A imports B"; importing ``pkg.mod`` also runs
 ``pkg/__init__.py``, and pytest runs every ``conftest.py`` above a test file,
 so both count as imports.
 
+A module is known by two names when they differ: its dotted path from the
+repository root (``kernels/norm/x.py`` is ``kernels.norm.x``, as a test run
+from the root imports it) and its name below the nearest directory without an
+``__init__.py`` (``src/pkg/x.py`` is ``pkg.x``, ``op_tests/gemm_tests/ref.py``
+is ``ref``), the directory pytest's default import mode puts on ``sys.path``
+and a src layout installs. A name several files share is an import of each.
+
 Only regular files are read, at most ``MAX_SOURCE_BYTES`` of each. A file
 whose imports cannot be read (too large, does not parse, unreadable) is
 assumed to import every module, so no test is dropped for want of reading it;
@@ -16,6 +23,7 @@ reason, in ``ImportGraph.unanalysable`` and ``ImportGraph.not_files``.
 from __future__ import annotations
 
 import ast
+import os
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +31,7 @@ from typing import Iterable, Union
 
 from ..engine.source import NotRegularFile, ReadWording, file_kind, read_regular
 
-_SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", "node_modules", "thirdparty", "third_party"}
+_SKIPPED_DIRS = {".git", "__pycache__", "build", "dist", "node_modules", "thirdparty", "third_party", "site-packages"}
 MAX_SOURCE_BYTES = 4 << 20
 
 
@@ -56,9 +64,27 @@ def is_skipped(path: str) -> bool:
     return any(part in _SKIPPED_DIRS or part.startswith(".") for part in path.split("/")[:-1])
 
 
+def rooted_module_name(path: str, package_dirs: set[str]) -> str:
+    """The module's name below the nearest directory up from it that is no package (has no ``__init__.py``)."""
+    parts = path.split("/")
+    start = len(parts) - 1
+    while start > 0 and "/".join(parts[:start]) in package_dirs:
+        start -= 1
+    return module_name("/".join(parts[start:]))
+
+
 def python_files(root: Path) -> list[str]:
-    relative = (path.relative_to(root).as_posix() for path in root.rglob("*.py"))
-    return sorted(path for path in relative if not is_skipped(path))
+    """Every .py path under ``root`` outside skipped directories and virtual environments (symbolic
+    links to directories are not followed)."""
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        relative = Path(directory).relative_to(root).as_posix()
+        prefix = "" if relative == "." else f"{relative}/"
+        # A directory named like a module is listed too: planning reports it as no file.
+        found += [f"{prefix}{name}" for name in files + subdirectories if name.endswith(".py")]
+        subdirectories[:] = [name for name in subdirectories
+                             if not is_skipped(f"{prefix}{name}/") and not (Path(directory, name, "pyvenv.cfg")).is_file()]
+    return sorted(path for path in found if not is_skipped(path))
 
 
 _WORDING = ReadWording(
@@ -117,7 +143,10 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
 
 class ImportGraph:
     def __init__(self) -> None:
-        self.path_of: dict[str, str] = {}  # module -> repo-relative path
+        self.paths_of: dict[str, set[str]] = {}  # module name -> repo-relative paths
+        # path -> its package name, for package modules below a non-package folder (src/pkg/x.py -> pkg.x):
+        # tests import those from wherever the package is installed, not necessarily this checkout.
+        self.installed_as: dict[str, str] = {}
         self.imports: dict[str, set[str]] = {}  # path -> paths it imports
         self.unanalysable: dict[str, str] = {}  # path -> why its imports are unknown
         self.not_files: dict[str, str] = {}  # path -> why it is no module at all
@@ -128,7 +157,7 @@ class ImportGraph:
 
     def add_sources(self, sources: Iterable[tuple[str, Source]]) -> "ImportGraph":
         """Add one side's modules; call once per side so deleted files count too."""
-        trees = {}
+        trees, modules = {}, []
         for path, source in sources:
             parsed = parse_source(source) if isinstance(source, bytes) else source
             if isinstance(parsed, Unreadable):
@@ -136,15 +165,26 @@ class ImportGraph:
             else:
                 trees[path] = parsed
             if not isinstance(parsed, Unreadable) or parsed.is_file:
-                self.path_of[module_name(path)] = path
+                modules.append(path)
+        package_dirs = {path.rpartition("/")[0] for path in modules if path.endswith("/__init__.py")}
+        for path in modules:
+            rooted = rooted_module_name(path, package_dirs)
+            for name in (module_name(path), rooted):
+                self.paths_of.setdefault(name, set()).add(path)
+            if rooted != module_name(path) and path.rpartition("/")[0] in package_dirs:
+                self.installed_as[path] = rooted
         known_files = set(trees) | set(self.unanalysable)
         for path, tree in trees.items():
-            module = module_name(path)
             targets = self.imports.setdefault(path, set())
-            for name in _imported_names(tree, module, path.endswith("__init__.py")) | _parent_packages(module):
+            # Relative imports resolve the same from either name; the root-relative one always exists.
+            module = module_name(path)
+            imported = _imported_names(tree, module, path.endswith("__init__.py")) | _parent_packages(module)
+            rooted = rooted_module_name(path, package_dirs)
+            imported |= _parent_packages(rooted)
+            for name in imported:
                 for candidate in (name, *_parent_packages(name)):
-                    if candidate in self.path_of and self.path_of[candidate] != path:
-                        targets.add(self.path_of[candidate])
+                    targets.update(self.paths_of.get(candidate, ()))
+            targets.discard(path)
             targets.update(_conftests_above(path, known_files))
         return self
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import fnmatch
 from dataclasses import dataclass, field
 
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.imports import ImportGraph, module_name
-
-TEST_FILE_PATTERNS = ("test_*.py", "*_test.py")
+from flydsl_lint.verify.pytest_config import TestFiles
 
 
 @dataclass
@@ -35,13 +33,18 @@ class Plan:
         }
 
 
-def _under(path: str, directories: list[str]) -> bool:
+def _under(path: str, directories) -> bool:
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
 
 
-def is_test_file(path: str, config: VerifyConfig) -> bool:
-    name = path.rpartition("/")[2]
-    return _under(path, config.test_dirs) and any(fnmatch.fnmatch(name, p) for p in TEST_FILE_PATTERNS)
+def _kernels(affected: set[str], tests: set[str], config: VerifyConfig) -> list[str]:
+    """Affected modules that are no test code: under ``kernel-dirs`` when configured, else wherever
+    they are, except conftest files, tests and the helpers in a test's folder (unless at the root)."""
+    if config.kernel_dirs:
+        return sorted(p for p in affected if _under(p, config.kernel_dirs))
+    test_folders = {test.rpartition("/")[0] for test in tests} - {""}
+    return sorted(p for p in affected - tests
+                  if p.rpartition("/")[2] != "conftest.py" and not _under(p, test_folders))
 
 
 def build_plan(
@@ -49,6 +52,7 @@ def build_plan(
     graph: ImportGraph,
     changed: list[str],
     config: VerifyConfig,
+    test_files: TestFiles,
     base: str,
     head: str,
     archs: list[str],
@@ -58,21 +62,23 @@ def build_plan(
 ) -> Plan:
     """Affected kernels, tests and probes: ``changed`` plus everything importing it, transitively.
 
-    ``kernels_override`` replaces the changed files as the starting point;
-    ``tests_override`` replaces the test selection outright.
+    A test is any file ``test_files`` (the repository's pytest configuration)
+    calls one, wherever it is. ``kernels_override`` replaces the changed files
+    as the starting point; ``tests_override`` replaces the test selection outright.
     """
     seeds = kernels_override if kernels_override is not None else changed
     affected = graph.dependents(seeds) - set(graph.not_files)
-    kernels = sorted(p for p in affected if _under(p, config.kernel_dirs))
-    if tests_override is not None:
-        tests = list(tests_override)
-    else:
-        tests = sorted(p for p in affected if is_test_file(p, config))
+    all_tests = {p for p in graph.imports.keys() | graph.unanalysable.keys() if test_files.is_test(p)}
+    kernels = _kernels(affected, all_tests, config)
+    tests = list(tests_override) if tests_override is not None else sorted(affected & all_tests)
     affected_modules = {module_name(p) for p in affected}
     probes = [p for p in config.probes if p.partition(":")[0] in affected_modules]
     notes = [f"{path}: {reason}; its imports are unknown, so it counts as affected by any change"
              for path, reason in sorted(graph.unanalysable.items())]
     notes += [f"{path}: {reason}; left out of the plan" for path, reason in sorted(graph.not_files.items())]
+    notes += [f"{path}: tests import it as {graph.installed_as[path]} from wherever that package is installed, "
+              f"which may not be this checkout: its change may go unverified"
+              for path in seeds if path in graph.installed_as]
     if not changed and kernels_override is None and tests_override is None:
         notes.append("no Python files changed")
     elif not tests and not probes:

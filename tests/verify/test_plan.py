@@ -6,6 +6,7 @@ from flydsl_lint.verify import changes
 from flydsl_lint.verify.config import ConfigError, VerifyConfig, load_config
 from flydsl_lint.verify.imports import ImportGraph, module_name
 from flydsl_lint.verify.plan import build_plan
+from flydsl_lint.verify.pytest_config import TestFiles
 from flydsl_lint.verify.scratch import Scratch
 from tests.verify import fake_flydsl_repo
 from tests.verify.conftest import run_verify
@@ -18,8 +19,8 @@ def repo(tmp_path):
 
 def _plan(repo, changed, **overrides):
     graph = ImportGraph().add_tree(repo)
-    return build_plan(graph=graph, changed=changed, config=load_config(repo), base="b", head="h",
-                      archs=["gfx942"], mode="compile", **overrides)
+    return build_plan(graph=graph, changed=changed, config=load_config(repo), test_files=TestFiles(repo),
+                      base="b", head="h", archs=["gfx942"], mode="compile", **overrides)
 
 
 def test_module_names():
