@@ -73,6 +73,10 @@ def rooted_module_name(path: str, package_dirs: set[str]) -> str:
     return module_name("/".join(parts[start:]))
 
 
+def _skipped_directory(parent: Path, prefix: str, name: str) -> bool:
+    return is_skipped(f"{prefix}{name}/") or (parent / name / "pyvenv.cfg").is_file()  # a virtual environment
+
+
 def python_files(root: Path) -> list[str]:
     """Every .py path under ``root`` outside skipped directories and virtual environments (symbolic
     links to directories are not followed)."""
@@ -82,8 +86,7 @@ def python_files(root: Path) -> list[str]:
         prefix = "" if relative == "." else f"{relative}/"
         # A directory named like a module is listed too: planning reports it as no file.
         found += [f"{prefix}{name}" for name in files + subdirectories if name.endswith(".py")]
-        subdirectories[:] = [name for name in subdirectories
-                             if not is_skipped(f"{prefix}{name}/") and not (Path(directory, name, "pyvenv.cfg")).is_file()]
+        subdirectories[:] = [name for name in subdirectories if not _skipped_directory(Path(directory), prefix, name)]
     return sorted(path for path in found if not is_skipped(path))
 
 
