@@ -206,18 +206,36 @@ class CompileRecorder:
         return exc
 
     def record_outcome(self, label: str, outcome: str, message: str = "") -> None:
-        """outcome: passed | output-mismatch | compile-error | error | skipped."""
+        """outcome: passed | output-mismatch | compile-error | import-error | error | skipped."""
         append_json_line(self.outcomes, {"label": label, "outcome": outcome, "message": message})
+
+
+IMPORT_ERROR = "import-error"
+
+
+def _import_error(exc: BaseException) -> ImportError | None:
+    """The ImportError itself, or the one pytest's collection error was raised from."""
+    if isinstance(exc, ImportError):
+        return exc
+    return exc.__cause__ if isinstance(exc.__cause__, ImportError) else None
 
 
 def classify_failure(exc: BaseException) -> str:
     # Under the shim kernels never run, so wrong outputs are expected; errors
-    # raised while FlyDSL traced or compiled are what parity cares about.
+    # raised while FlyDSL traced or compiled are what parity cares about. A
+    # test that cannot import what it needs here (pandas, say) proves nothing.
     if raised_inside_flydsl(exc):
         return "compile-error"
+    if _import_error(exc) is not None:
+        return IMPORT_ERROR
     if isinstance(exc, AssertionError):
         return "output-mismatch"
     return "error"
+
+
+def describe_failure(exc: BaseException) -> str:
+    """``describe_exception``, naming an import error by its own line rather than pytest's wrapper."""
+    return describe_exception(_import_error(exc) or exc)
 
 
 def start_from_environment() -> CompileRecorder:
@@ -242,7 +260,7 @@ def run_probe(recorder: CompileRecorder, spec: str) -> None:
         entry = getattr(importlib.import_module(module_name), function_name)
         entry()
     except Exception as exc:  # one broken probe must not hide the others
-        recorder.record_outcome(label, classify_failure(exc), describe_exception(exc))
+        recorder.record_outcome(label, classify_failure(exc), describe_failure(exc))
     else:
         recorder.record_outcome(label, "passed")
     finally:

@@ -133,6 +133,7 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
                         f"{time.monotonic() - started:.0f}s"),
                 )
                 report.comparisons, report.notes = findings.comparisons, findings.notes
+                report.unverified = findings.unverified
                 if not report.comparisons:
                     raise SetupError(no_kernel_compiled_message(plan, findings.outcomes))
             else:

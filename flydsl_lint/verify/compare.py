@@ -46,6 +46,15 @@ class KernelComparison:
         return self.verdict in PARITY_BREAKING
 
 
+@dataclass(frozen=True)
+class Unverified:
+    """A test file (or test) that could not be run here, so it proves nothing either way."""
+
+    test: str
+    arch: str
+    reason: str  # the import error's one line
+
+
 def resource_deltas(before: Resources, after: Resources) -> dict[str, tuple[int | None, int | None]]:
     """Only the resources whose value moved, as (before, after)."""
     old, new = before.as_dict(), after.as_dict()

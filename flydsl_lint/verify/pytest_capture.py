@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from flydsl_lint.verify.capture import OUTSIDE_ANY_TEST, classify_failure, describe_exception, start_from_environment
+from flydsl_lint.verify.capture import OUTSIDE_ANY_TEST, classify_failure, describe_failure, start_from_environment
 
 _recorder = start_from_environment()
 
@@ -40,7 +40,7 @@ def pytest_runtest_makereport(item, call):
         _recorder.record_outcome(item.nodeid, "skipped", str(call.excinfo.value) if call.excinfo else "")
     elif report.failed and call.excinfo is not None:
         exc = call.excinfo.value
-        _recorder.record_outcome(item.nodeid, classify_failure(exc), describe_exception(exc))
+        _recorder.record_outcome(item.nodeid, classify_failure(exc), describe_failure(exc))
 
 
 def pytest_exception_interact(node, call, report):
@@ -48,4 +48,4 @@ def pytest_exception_interact(node, call, report):
     # files that fail to import, e.g. a kernel module that no longer traces.
     if isinstance(node, pytest.Collector) and call.excinfo is not None:
         exc = call.excinfo.value
-        _recorder.record_outcome(f"collect:{node.nodeid}", classify_failure(exc), describe_exception(exc))
+        _recorder.record_outcome(f"collect:{node.nodeid}", classify_failure(exc), describe_failure(exc))

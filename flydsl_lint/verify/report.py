@@ -8,7 +8,8 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flydsl_lint.verify.compare import IDENTICAL, KernelComparison, first_line
+from flydsl_lint.verify.capture import IMPORT_ERROR
+from flydsl_lint.verify.compare import IDENTICAL, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.plan import Plan
 
 EXIT_PARITY = 0
@@ -27,6 +28,7 @@ class VerifyReport:
     comparisons: list[KernelComparison] = field(default_factory=list)
     device_findings: list = field(default_factory=list)  # device.DeviceFinding
     notes: list[str] = field(default_factory=list)
+    unverified: list[Unverified] = field(default_factory=list)
     evidence_dir: Path | None = None
     elapsed_seconds: float = 0.0
 
@@ -36,7 +38,25 @@ class VerifyReport:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_BROKEN if self.broken else EXIT_PARITY
+        """1 when parity is broken; else 2 when a test could not be run here (a setup problem); else 0."""
+        if self.broken:
+            return EXIT_BROKEN
+        return EXIT_SETUP if self.unverified else EXIT_PARITY
+
+    def unverified_tests(self) -> dict[tuple[str, str], list[str]]:
+        """(test, reason) -> the archs it could not be run for, in report order."""
+        grouped: dict[tuple[str, str], list[str]] = {}
+        for item in self.unverified:
+            grouped.setdefault((item.test, item.reason), []).append(item.arch)
+        return grouped
+
+    def verdict(self) -> str:
+        if self.broken:
+            return "parity broken"
+        if self.unverified:
+            count = len({item.test for item in self.unverified})
+            return f"parity not verified: {count} test file{'s' if count != 1 else ''} could not be run here"
+        return "parity holds"
 
 
 NO_KERNEL_REASONS_SHOWN = 10
@@ -48,7 +68,7 @@ def _outcome_reason(outcome: str, message: str) -> str:
     detail = first_line(message)
     if outcome == "passed":
         return "passed without compiling a kernel"
-    if outcome == "error" and detail.startswith(_IMPORT_ERRORS):
+    if outcome == IMPORT_ERROR or (outcome == "error" and detail.startswith(_IMPORT_ERRORS)):
         outcome = "import error"
     return f"{outcome} ({detail.removeprefix('E ').strip()})" if detail else outcome
 
@@ -111,10 +131,11 @@ def render_terminal(report: VerifyReport) -> str:
         lines.append(f"{len(report.comparisons)} specializations compared, {identical} identical")
     lines += [_comparison_line(c) for c in report.comparisons if c.verdict != IDENTICAL]
     lines += [f.summary() for f in report.device_findings if f.breaks_parity]
+    lines += [f"not verified  {test} [{','.join(archs)}]: {reason}"
+              for (test, reason), archs in report.unverified_tests().items()]
     if report.evidence_dir:
         lines.append(f"evidence kept in {report.evidence_dir}")
-    verdict = "parity broken" if report.broken else "parity holds"
-    lines.append(f"{verdict} ({report.elapsed_seconds:.1f}s)")
+    lines.append(f"{report.verdict()} ({report.elapsed_seconds:.1f}s)")
     return "\n".join(lines)
 
 
@@ -126,6 +147,7 @@ def render_json(report: VerifyReport) -> str:
             "comparisons": [asdict(c) for c in report.comparisons],
             "device": [f.as_dict() for f in report.device_findings],
             "notes": report.notes,
+            "unverified": [asdict(item) for item in report.unverified],
             "evidence_dir": str(report.evidence_dir) if report.evidence_dir else None,
             "elapsed_seconds": round(report.elapsed_seconds, 2),
         },
@@ -135,7 +157,7 @@ def render_json(report: VerifyReport) -> str:
 
 def render_markdown(report: VerifyReport) -> str:
     plan = report.plan
-    status = ":x: parity broken" if report.broken else ":white_check_mark: parity holds"
+    status = {EXIT_BROKEN: ":x: ", EXIT_SETUP: ":warning: "}.get(report.exit_code, ":white_check_mark: ") + report.verdict()
     lines = [
         f"## flydsl-lint-verify: {status}",
         "",
@@ -145,8 +167,10 @@ def render_markdown(report: VerifyReport) -> str:
     ]
     if plan.mode == "device":
         lines += [f"> {DEVICE_MODE_DISCLAIMER}", ""]
-    if report.comparisons:
+    if report.comparisons or report.unverified:
         lines += ["| verdict | test | arch | kernel | resources | instruction classes |", "|---|---|---|---|---|---|"]
+        lines += [f"| not verified | `{test}` | {','.join(archs)} | | {reason} | |"
+                  for (test, reason), archs in report.unverified_tests().items()]
         for c in report.comparisons:
             detail = c.message.splitlines()[0] if c.message else ""
             resources = c.change or _format_resources(c.resource_deltas) or detail
@@ -183,6 +207,9 @@ def render_github(report: VerifyReport) -> str:
     for f in report.device_findings:
         if f.breaks_parity:
             lines.append(f"::error title=FlyDSL device parity: {f.kind}::{_escape_annotation(f.summary())}")
+    for (test, reason), archs in report.unverified_tests().items():
+        body = f"not verified [{','.join(archs)}]: {reason}"
+        lines.append(f"::warning file={test.split('::')[0]},title=FlyDSL parity: not verified::{_escape_annotation(body)}")
     for note in report.plan.notes + report.notes:
         lines.append(f"::notice title=flydsl-lint-verify::{_escape_annotation(note)}")
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from flydsl_lint.verify.capture import COMPILES_MANIFEST
-from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, first_line
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
+from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
@@ -22,6 +22,7 @@ BEFORE, AFTER = "before", "after"
 class CompileModeFindings:
     comparisons: list[KernelComparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    unverified: list[Unverified] = field(default_factory=list)
     # arch -> test or probe label -> (outcome, message), the after side's where
     # it ran the test: why a run compiled nothing.
     outcomes: dict[str, dict[str, tuple[str, str]]] = field(default_factory=dict)
@@ -61,14 +62,20 @@ class CaptureProgress:
 
 
 def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) -> CompileModeFindings:
-    """Tests that errored outside FlyDSL: breaking only when the change introduced the error."""
+    """Tests that errored outside FlyDSL: breaking only when the change introduced the error; not
+    verified when a side could not import what the test needs (the same import error on both sides)."""
     findings = CompileModeFindings()
     for label in sorted(set(before.outcomes) | set(after.outcomes)):
         old, old_message = before.outcomes.get(label, ("absent", ""))
         new, new_message = after.outcomes.get(label, ("absent", ""))
         if COMPILE_ERROR in (old, new):
             continue  # already reported from the compile failures
-        if new == "error" and old != "error":
+        if new == IMPORT_ERROR and old in (IMPORT_ERROR, "error"):
+            findings.unverified.append(Unverified(label.removeprefix("collect:"), arch, first_line(new_message)))
+        elif old == IMPORT_ERROR:
+            findings.unverified.append(Unverified(label.removeprefix("collect:"), arch,
+                                                  f"{first_line(old_message)} (before the change)"))
+        elif new in ("error", IMPORT_ERROR) and old != "error":
             # e.g. a kernel module that no longer imports: its kernels can no longer be built.
             findings.comparisons.append(KernelComparison(
                 "?", arch, COMPILE_ERROR, test_id=label, side=AFTER,
@@ -127,5 +134,6 @@ def run_compile_mode(
         outcome_findings = _outcome_findings(arch, before, after)
         findings.comparisons += compare(before, after) + outcome_findings.comparisons
         findings.notes += outcome_findings.notes
+        findings.unverified += outcome_findings.unverified
         findings.outcomes[arch] = {**before.outcomes, **after.outcomes}
     return findings

@@ -1,0 +1,109 @@
+"""A test that cannot be imported here is "not verified", never counted as parity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.verify import capture
+from flydsl_lint.verify.compare import COMPILE_ERROR, IDENTICAL, KernelComparison, Unverified
+from flydsl_lint.verify.compile import CompileResult
+from flydsl_lint.verify.plan import Plan
+from flydsl_lint.verify.report import (
+    EXIT_BROKEN, EXIT_SETUP, VerifyReport, no_kernel_compiled_message, render_github, render_json, render_markdown,
+    render_terminal,
+)
+from flydsl_lint.verify.runner import _outcome_findings
+
+PANDAS = "ModuleNotFoundError: No module named 'pandas'"
+TEST = "tests/kernels/test_moe.py"
+
+
+class CollectError(Exception):
+    """Stands in for pytest's Collector.CollectError, which pytest raises ``from`` the ImportError."""
+
+
+@pytest.fixture
+def flydsl_elsewhere(monkeypatch, tmp_path):
+    monkeypatch.setattr(capture, "_flydsl_package_dir", lambda: str(tmp_path / "flydsl"))
+
+
+def _collect_error() -> CollectError:
+    try:
+        try:
+            import flydsl_lint_no_such_module  # noqa: F401
+        except ImportError as exc:
+            raise CollectError(f"ImportError while importing test module '{TEST}'.\nTraceback:\n...") from exc
+    except CollectError as exc:
+        return exc
+
+
+def test_an_import_error_is_classified_and_described_by_its_own_line(flydsl_elsewhere):
+    error = _collect_error()
+    assert capture.classify_failure(error) == capture.IMPORT_ERROR
+    assert capture.describe_failure(error) == "ModuleNotFoundError: No module named 'flydsl_lint_no_such_module'"
+    assert capture.classify_failure(ImportError("cannot import name 'x'")) == capture.IMPORT_ERROR
+    assert capture.classify_failure(ValueError("no")) == "error"
+
+
+def _result(outcomes: dict) -> CompileResult:
+    return CompileResult("gfx942", Path("/nonexistent"), outcomes=outcomes)
+
+
+def test_both_sides_failing_to_import_is_not_verified():
+    outcome = (capture.IMPORT_ERROR, PANDAS)
+    findings = _outcome_findings("gfx942", _result({f"collect:{TEST}": outcome}), _result({f"collect:{TEST}": outcome}))
+    assert findings.comparisons == [] and findings.notes == []
+    assert findings.unverified == [Unverified(TEST, "gfx942", PANDAS)]
+
+
+def test_the_before_side_failing_to_import_is_not_verified():
+    findings = _outcome_findings("gfx942", _result({f"collect:{TEST}": (capture.IMPORT_ERROR, PANDAS)}),
+                                 _result({f"{TEST}::test_a": ("passed", "")}))
+    assert findings.unverified == [Unverified(TEST, "gfx942", f"{PANDAS} (before the change)")]
+
+
+def test_the_change_breaking_an_import_breaks_parity():
+    message = "ImportError: cannot import name 'moe_gemm' from 'kernels.moe'"
+    findings = _outcome_findings("gfx942", _result({f"{TEST}::test_a": ("passed", "")}),
+                                 _result({f"collect:{TEST}": (capture.IMPORT_ERROR, message)}))
+    assert findings.unverified == []
+    [broken] = findings.comparisons
+    assert (broken.verdict, broken.side, broken.test_id) == (COMPILE_ERROR, "after", f"collect:{TEST}")
+    assert message in broken.message
+
+
+def _report(comparisons) -> VerifyReport:
+    plan = Plan("a" * 40, "working tree", ["kernels/moe.py"], ["kernels/moe.py"], [TEST, "tests/kernels/test_b.py"],
+                [], ["gfx942", "gfx950"], "compile")
+    identical = KernelComparison("b_kernel_0", "gfx942", IDENTICAL, test_id="tests/kernels/test_b.py::test_b")
+    unverified = [Unverified(TEST, "gfx942", PANDAS), Unverified(TEST, "gfx950", PANDAS)]
+    return VerifyReport(plan, [identical, *comparisons], unverified=unverified)
+
+
+def test_identical_with_an_unverified_test_is_not_parity():
+    report = _report([])
+    assert report.exit_code == EXIT_SETUP
+    text = render_terminal(report)
+    assert f"not verified  {TEST} [gfx942,gfx950]: {PANDAS}" in text.splitlines()
+    assert text.splitlines()[-1].startswith("parity not verified: 1 test file could not be run here")
+    data = json.loads(render_json(report))
+    assert data["exit_code"] == EXIT_SETUP
+    assert data["unverified"][0] == {"test": TEST, "arch": "gfx942", "reason": PANDAS}
+    assert f"| not verified | `{TEST}` | gfx942,gfx950 | | {PANDAS} | |" in render_markdown(report)
+    assert f"::warning file={TEST},title=FlyDSL parity: not verified::" in render_github(report)
+
+
+def test_a_broken_specialization_still_decides_the_exit_code():
+    broken = KernelComparison("?", "gfx942", COMPILE_ERROR, test_id="t", side="after", message="boom")
+    report = _report([broken])
+    assert report.exit_code == EXIT_BROKEN
+    assert render_terminal(report).splitlines()[-1].startswith("parity broken")
+
+
+def test_nothing_compiled_names_the_import_error():
+    plan = Plan("a" * 40, "h", [], [], [TEST], [], ["gfx942"], "compile")
+    message = no_kernel_compiled_message(plan, {"gfx942": {f"collect:{TEST}": (capture.IMPORT_ERROR, PANDAS)}})
+    assert message.endswith(f"[gfx942] {TEST}: import error ({PANDAS})")
