@@ -21,7 +21,8 @@ from flydsl_lint.verify.imports import ImportGraph
 from flydsl_lint.verify.plan import build_plan
 from flydsl_lint.verify.pytest_config import TestFiles
 from flydsl_lint.verify.report import (
-    EXIT_PARITY, EXIT_SETUP, RENDERERS, ProgressBar, VerifyReport, no_kernel_compiled_message, render_terminal,
+    EXIT_PARITY, EXIT_SETUP, RENDERERS, KeptEvidence, ProgressBar, VerifyReport, no_kernel_compiled_message,
+    render_terminal,
 )
 from flydsl_lint.verify.runner import AFTER, BEFORE, run_compile_mode
 from flydsl_lint.verify.scratch import Scratch
@@ -144,10 +145,19 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
                 )
         finally:
             progress.close()
+        if args.keep:
+            report.kept = _kept_evidence(evidence, base, head, repo)
     report.elapsed_seconds = time.monotonic() - started
     renderer = RENDERERS.get(args.report, render_terminal)
     print(renderer(report))
     return report.exit_code
+
+
+def _kept_evidence(evidence: Path, base: str, head: str | None, repo: Path) -> list[KeptEvidence]:
+    """One entry per side; a side checked out for the run names its commit (worktrees are always removed)."""
+    after = f"working tree {repo}" if head is None else f"commit {head[:12]}, its worktree removed"
+    return [KeptEvidence.scan(BEFORE, f"commit {base[:12]}, its worktree removed", evidence),
+            KeptEvidence.scan(AFTER, after, evidence)]
 
 
 def _format_plan(plan) -> str:
@@ -161,6 +171,11 @@ def _format_plan(plan) -> str:
         lines.append(f"{title}:" + ("" if items else " (none)"))
         lines += [f"  {item}" for item in items]
     return "\n".join(lines)
+
+
+def _kept_note(scratch: Scratch) -> str:
+    """Where --keep left the logs of a run that stopped early: the error line is all that is printed."""
+    return f" (evidence kept in {scratch.path})" if scratch.keep and scratch.path and scratch.path.exists() else ""
 
 
 def _left_behind(scratch: Scratch) -> str:
@@ -188,7 +203,7 @@ def _run_and_clean_up(args: argparse.Namespace, scratch: Scratch) -> int:
         finally:
             scratch.close()
     except (SetupError, ConfigError, ToolchainError, changes.GitError) as exc:
-        print(f"flydsl-lint-verify: setup error: {exc}", file=sys.stderr)
+        print(f"flydsl-lint-verify: setup error: {exc}{_kept_note(scratch)}", file=sys.stderr)
         return EXIT_SETUP
     except HookError as exc:
         print(f"flydsl-lint-verify: error: {exc}", file=sys.stderr)

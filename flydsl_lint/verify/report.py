@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flydsl_lint.verify.capture import IMPORT_ERROR
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
 from flydsl_lint.verify.compare import IDENTICAL, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.plan import Plan
 
@@ -22,6 +22,39 @@ DEVICE_MODE_DISCLAIMER = (
 )
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"
+
+
+@dataclass
+class KeptEvidence:
+    """What ``--keep`` leaves of one side: where, and what is in it."""
+
+    side: str
+    source: str  # what was compiled: "commit ..., its worktree removed" or "working tree ..."
+    directories: list[str]
+    compilations: int
+    isa_files: int
+    logs: list[str]  # relative to their side's directory
+
+    @classmethod
+    def scan(cls, side: str, source: str, evidence_root: Path) -> "KeptEvidence":
+        # Compile mode keeps <root>/<side>/<arch>, device mode <root>/gpu<N>/<side>.
+        directories = sorted(evidence_root.glob(side)) + sorted(evidence_root.glob(f"gpu*/{side}"))
+        files = [path for directory in directories for path in directory.rglob("*") if path.is_file()]
+        return cls(
+            side, source, [str(d) for d in directories],
+            compilations=sum(p.read_bytes().count(b"\n") for p in files if p.name == COMPILES_MANIFEST),
+            isa_files=sum(p.name.endswith("_final_isa.s") for p in files),
+            logs=sorted(str(p.relative_to(d)) for d in directories for p in d.rglob("*.log")),
+        )
+
+    def line(self) -> str:
+        return (f"kept {self.side} ({self.source}): {', '.join(self.directories) or '(nothing)'}: "
+                f"{_count(self.compilations, 'compilation')}, {_count(self.isa_files, 'ISA file')} (*_final_isa.s), "
+                f"logs {', '.join(self.logs) or '(none)'}")
+
+
 @dataclass
 class VerifyReport:
     plan: Plan
@@ -30,6 +63,7 @@ class VerifyReport:
     notes: list[str] = field(default_factory=list)
     unverified: list[Unverified] = field(default_factory=list)
     evidence_dir: Path | None = None
+    kept: list[KeptEvidence] = field(default_factory=list)  # with --keep: one per side
     elapsed_seconds: float = 0.0
 
     @property
@@ -133,8 +167,9 @@ def render_terminal(report: VerifyReport) -> str:
     lines += [f.summary() for f in report.device_findings if f.breaks_parity]
     lines += [f"not verified  {test} [{','.join(archs)}]: {reason}"
               for (test, reason), archs in report.unverified_tests().items()]
-    if report.evidence_dir:
+    if report.evidence_dir and not report.kept:
         lines.append(f"evidence kept in {report.evidence_dir}")
+    lines += [kept.line() for kept in report.kept]
     lines.append(f"{report.verdict()} ({report.elapsed_seconds:.1f}s)")
     return "\n".join(lines)
 
@@ -149,6 +184,7 @@ def render_json(report: VerifyReport) -> str:
             "notes": report.notes,
             "unverified": [asdict(item) for item in report.unverified],
             "evidence_dir": str(report.evidence_dir) if report.evidence_dir else None,
+            "kept": [asdict(kept) for kept in report.kept],
             "elapsed_seconds": round(report.elapsed_seconds, 2),
         },
         indent=2,

@@ -1,4 +1,5 @@
-"""A test that cannot be imported here is "not verified", never counted as parity."""
+"""A test that cannot be imported here is "not verified", never counted as parity; --keep says where
+the evidence of each side is."""
 
 from __future__ import annotations
 
@@ -12,10 +13,10 @@ from flydsl_lint.verify.compare import COMPILE_ERROR, IDENTICAL, KernelCompariso
 from flydsl_lint.verify.compile import CompileResult
 from flydsl_lint.verify.plan import Plan
 from flydsl_lint.verify.report import (
-    EXIT_BROKEN, EXIT_SETUP, VerifyReport, no_kernel_compiled_message, render_github, render_json, render_markdown,
+    EXIT_BROKEN, EXIT_SETUP, KeptEvidence, VerifyReport, no_kernel_compiled_message, render_github, render_json, render_markdown,
     render_terminal,
 )
-from flydsl_lint.verify.runner import _outcome_findings
+from flydsl_lint.verify.runner import AFTER, BEFORE, _outcome_findings
 
 PANDAS = "ModuleNotFoundError: No module named 'pandas'"
 TEST = "tests/kernels/test_moe.py"
@@ -107,3 +108,24 @@ def test_nothing_compiled_names_the_import_error():
     plan = Plan("a" * 40, "h", [], [], [TEST], [], ["gfx942"], "compile")
     message = no_kernel_compiled_message(plan, {"gfx942": {f"collect:{TEST}": (capture.IMPORT_ERROR, PANDAS)}})
     assert message.endswith(f"[gfx942] {TEST}: import error ({PANDAS})")
+
+
+def test_keep_prints_one_line_per_side_naming_its_evidence(tmp_path):
+    evidence = tmp_path / "evidence"
+    for side, compilations in (("before", 2), ("after", 1)):
+        tests = evidence / side / "gfx942" / "tests"
+        for n in range(compilations):
+            (tests / f"c1-{n:04d}" / "k_0").mkdir(parents=True)
+            (tests / f"c1-{n:04d}" / "k_0" / "22_final_isa.s").write_text("s_endpgm\n")
+        (tests / capture.COMPILES_MANIFEST).write_text("{}\n" * compilations)
+        (evidence / side / "gfx942" / "tests.log").write_text("")
+    report = _report([])
+    report.evidence_dir = tmp_path
+    report.kept = [KeptEvidence.scan(BEFORE, "commit " + "a" * 12 + ", its worktree removed", evidence),
+                   KeptEvidence.scan(AFTER, "working tree /repo", evidence)]
+    lines = render_terminal(report).splitlines()
+    assert f"kept before (commit {'a' * 12}, its worktree removed): {evidence / 'before'}: 2 compilations, " \
+           f"2 ISA files (*_final_isa.s), logs gfx942/tests.log" in lines
+    assert f"kept after (working tree /repo): {evidence / 'after'}: 1 compilation, 1 ISA file (*_final_isa.s), " \
+           f"logs gfx942/tests.log" in lines
+    assert json.loads(render_json(report))["kept"][1]["directories"] == [str(evidence / "after")]
