@@ -4,7 +4,11 @@
 #   - flydsl, only when none is installed (the newest release, 0.5.0), or the
 #     release asked for with FLYDSL_VERSION=0.3.1 / --flydsl-version 0.3.1;
 #     an installed flydsl is never replaced unless asked
-#   - numpy, which the flydsl wheel imports without declaring it
+#   - numpy, which the flydsl wheel imports without declaring it, and what
+#     FlyDSL's own kernel tests import besides torch and flydsl: pandas
+#     (tests/test_common.py, which most of them import) and pytest, which runs them.
+#     Tests needing GPU-only stacks (aiter, mori, triton) are reported as
+#     "not verified" by flydsl-lint-verify instead.
 #   - ziglang, whose bundled ld.lld links the code objects when neither ROCm's
 #     nor a system ld.lld is available
 # Idempotent: each package is installed only when missing (or not the asked-for version).
@@ -58,9 +62,15 @@ elif [[ -z "$flydsl_now" ]]; then
     "$PYTHON" -m pip install "flydsl==${DEFAULT_FLYDSL_VERSION}"
 fi
 
-# The flydsl wheel declares no dependencies but imports numpy (flydsl.expr.numeric).
-if [[ -z "$(installed_version numpy)" ]]; then
-    "$PYTHON" -m pip install numpy
+# The flydsl wheel declares no dependencies but imports numpy (flydsl.expr.numeric);
+# FlyDSL's tests import pandas and run under pytest. Only missing ones are
+# installed, by name alone, so pip never touches an installed flydsl or torch.
+missing=()
+for package in numpy pandas pytest; do
+    if [[ -z "$(installed_version "$package")" ]]; then missing+=("$package"); fi
+done
+if [[ ${#missing[@]} -gt 0 ]]; then
+    "$PYTHON" -m pip install "${missing[@]}"
 fi
 
 if [[ -z "$(installed_version ziglang)" ]]; then

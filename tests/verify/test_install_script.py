@@ -43,7 +43,7 @@ def _run(tmp_path: Path, installed: dict, *args: str, **env: str) -> tuple[subpr
     return result, log.read_text().splitlines() if log.exists() else []
 
 
-READY = {"torch": "2.13.0+cpu", "numpy": "2.0", "ziglang": "0.13"}
+READY = {"torch": "2.13.0+cpu", "numpy": "2.0", "pandas": "2.2", "pytest": "8.3", "ziglang": "0.13"}
 
 
 def test_an_installed_flydsl_is_kept(tmp_path):
@@ -79,3 +79,12 @@ def test_unknown_argument_is_a_usage_error(tmp_path):
 def test_the_verify_extra_does_not_pin_flydsl():
     extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert [spec for spec in extras["verify"] if spec.lower().startswith("flydsl")] == []
+
+
+def test_what_flydsls_own_tests_import_is_installed_when_missing_and_flydsl_kept(tmp_path):
+    # FlyDSL's tests/test_common.py, which most kernel tests import, imports numpy and pandas;
+    # capture runs them under pytest.
+    installed = {"torch": "2.13.0+cpu", "ziglang": "0.13", "flydsl": "0.3.1", "numpy": "2.0"}
+    result, pip = _run(tmp_path, installed)
+    assert result.returncode == 0, result.stderr
+    assert pip == ["install pandas pytest"]
