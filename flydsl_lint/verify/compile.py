@@ -177,10 +177,11 @@ def run_capture(
     result = CompileResult(arch, evidence_dir)
     runs = []
     if tests:
-        # A test file that cannot be collected here (a missing dependency) must not stop the others.
+        # A test file that cannot be collected here (a missing dependency) must not stop the others;
+        # the tree as rootdir keeps node ids repo-relative when the tests' pytest.ini is deeper (FlyDSL's).
         pytest_command = [python, "-m", "pytest", "-p", "flydsl_lint.verify.pytest_capture",
                           "-p", "no:cacheprovider", "-q", "--tb=short", "--no-header",
-                          "--continue-on-collection-errors", *tests]
+                          "--continue-on-collection-errors", f"--rootdir={tree}", *tests]
         runs.append(("tests", pytest_command))
     if probes:
         probe_args = [arg for spec in probes for arg in ("--probe", spec)]

@@ -41,7 +41,8 @@ class RocmDevice:
 
         evidence_dir.mkdir(parents=True, exist_ok=True)
         command = [sys.executable, "-m", "pytest", "-p", "flydsl_lint.verify.pytest_device",
-                   "-p", "no:cacheprovider", "-q", "--tb=short", "--continue-on-collection-errors", *tests]
+                   "-p", "no:cacheprovider", "-q", "--tb=short", "--continue-on-collection-errors",
+                   f"--rootdir={tree}", *tests]
         with (evidence_dir / "pytest.log").open("w") as log:
             subprocess.run(command, cwd=tree, env=_environment(tree, evidence_dir, gpu), stdout=log,
                            stderr=subprocess.STDOUT)

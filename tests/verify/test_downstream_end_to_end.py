@@ -19,6 +19,8 @@ NEEDS_MISSING = "tests/kernels/test_needs_a_dependency.py"
 def test_root_test_compiles_unimportable_test_is_not_verified_and_keep_names_the_evidence(tmp_path):
     repo = fake_flydsl_repo.create(tmp_path / "repo")
     (repo / "test_top.py").write_text(fake_flydsl_repo.TEST_VEC_ADD)
+    # As in FlyDSL: pytest's rootdir would be tests/, so its node ids would lack the tests/ prefix.
+    (repo / "tests/pytest.ini").write_text("[pytest]\ntestpaths = .\n")
     (repo / NEEDS_MISSING).write_text(f"import {MISSING}  # noqa: F401\nfrom kernels.elementwise import vec_add\n\n\n"
                                       "def test_nothing():\n    pass\n")
     fake_flydsl_repo.commit_all(repo, "a root test and one needing a missing dependency")
@@ -42,3 +44,15 @@ def test_root_test_compiles_unimportable_test_is_not_verified_and_keep_names_the
     finally:
         for directory in kept:
             shutil.rmtree(directory.partition("/evidence/")[0], ignore_errors=True)
+
+
+@requires_flydsl
+def test_test_ids_are_repository_relative_whatever_pytests_rootdir(tmp_path):
+    repo = fake_flydsl_repo.create(tmp_path / "repo")
+    (repo / "tests/pytest.ini").write_text("[pytest]\ntestpaths = .\n")  # FlyDSL's: rootdir would be tests/
+    (repo / NEEDS_MISSING).write_text(f"import {MISSING}  # noqa: F401\n")
+    fake_flydsl_repo.commit_all(repo, "a test needing a missing dependency")
+    result = run_verify(repo, "--tests", NEEDS_MISSING)
+    assert result.returncode == 2
+    assert result.stderr == (f"flydsl-lint-verify: setup error: no kernel was compiled on either side: [gfx942] "
+                             f"{NEEDS_MISSING}: import error (ModuleNotFoundError: No module named '{MISSING}')\n")
