@@ -143,6 +143,7 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
                 report.device_findings = device.run_device_mode(
                     plan, trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
                 )
+                report.unverified = device.unverified(report.device_findings)
         finally:
             progress.close()
         if args.keep:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from flydsl_lint.verify.capture import IMPORT_ERROR
+from flydsl_lint.verify.compare import Unverified
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
 
@@ -38,8 +40,10 @@ class Launch:
 
 @dataclass
 class SideRun:
-    outcomes: dict[str, str] = field(default_factory=dict)  # test id -> passed | failed | skipped
+    # test id -> passed | failed | skipped; "collect:<file>" -> import-error | failed
+    outcomes: dict[str, str] = field(default_factory=dict)
     launches: dict[LaunchKey, Launch] = field(default_factory=dict)
+    messages: dict[str, str] = field(default_factory=dict)  # label -> why it failed to collect
 
 
 class LaunchTimer(Protocol):
@@ -87,10 +91,24 @@ def visible_amd_gpus() -> list[str]:
     return gpus
 
 
+NOT_VERIFIED = "not verified"
+
+
+def unverified(findings: list[DeviceFinding]) -> list[Unverified]:
+    return [Unverified(f.subject, "device", f.detail) for f in findings if f.verdict == NOT_VERIFIED]
+
+
 def compare_test_outcomes(before: SideRun, after: SideRun) -> list[DeviceFinding]:
     findings = []
     for test_id in sorted(set(before.outcomes) | set(after.outcomes)):
         old, new = before.outcomes.get(test_id, "absent"), after.outcomes.get(test_id, "absent")
+        if old == IMPORT_ERROR:
+            # The before side could not import it: no evidence either way. (An import only the
+            # after side lacks shows as its tests regressing.)
+            reason = before.messages.get(test_id, "")
+            reason = after.messages.get(test_id, reason) if new == IMPORT_ERROR else f"{reason} (before the change)"
+            findings.append(DeviceFinding("test", test_id.removeprefix("collect:"), NOT_VERIFIED, reason))
+            continue
         if old == new:
             continue
         regressed = old == "passed" and new != "passed"

@@ -20,8 +20,11 @@ from flydsl_lint.verify.capture import (
     ENV_DUMP_ROOT,
     LAUNCHES_MANIFEST,
     OUTCOMES_MANIFEST,
+    IMPORT_ERROR,
     OUTSIDE_ANY_TEST,
     append_json_line,
+    classify_failure,
+    describe_failure,
 )
 
 # Benchmark loops in tests launch the same kernel hundreds of times; the first
@@ -73,6 +76,15 @@ def pytest_runtest_protocol(item):
     _current_test = item.nodeid
     yield
     _current_test = OUTSIDE_ANY_TEST
+
+
+def pytest_exception_interact(node, call, report):
+    # A test file that fails to import: an import error (a dependency missing here) proves nothing.
+    if isinstance(node, pytest.Collector) and call.excinfo is not None:
+        exc = call.excinfo.value
+        outcome = IMPORT_ERROR if classify_failure(exc) == IMPORT_ERROR else "failed"
+        append_json_line(_root / OUTCOMES_MANIFEST,
+                         {"label": f"collect:{node.nodeid}", "outcome": outcome, "message": describe_failure(exc)})
 
 
 def pytest_runtest_logreport(report):

@@ -46,7 +46,9 @@ class RocmDevice:
         with (evidence_dir / "pytest.log").open("w") as log:
             subprocess.run(command, cwd=tree, env=_environment(tree, evidence_dir, gpu), stdout=log,
                            stderr=subprocess.STDOUT)
-        run = SideRun(outcomes={r["label"]: r["outcome"] for r in _json_lines(evidence_dir / OUTCOMES_MANIFEST)})
+        records = _json_lines(evidence_dir / OUTCOMES_MANIFEST)
+        run = SideRun(outcomes={r["label"]: r["outcome"] for r in records},
+                      messages={r["label"]: r["message"] for r in records if "message" in r})
         for record in _json_lines(evidence_dir / LAUNCHES_MANIFEST):
             key = LaunchKey(record["label"], record["launcher"], record["ordinal"])
             replay = (record["target"], str(evidence_dir / record["inputs"])) if record["target"] else None

@@ -5,9 +5,12 @@ import itertools
 import pytest
 
 from flydsl_lint.verify import device
+from flydsl_lint.verify.capture import IMPORT_ERROR
+from flydsl_lint.verify.compare import Unverified
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.device import Launch, LaunchKey, SideRun
 from flydsl_lint.verify.plan import Plan
+from flydsl_lint.verify.report import EXIT_SETUP, VerifyReport
 
 torch = pytest.importorskip("torch")
 
@@ -144,3 +147,13 @@ def test_visible_gpus_from_environment(monkeypatch):
     monkeypatch.delenv("HIP_VISIBLE_DEVICES")
     monkeypatch.delenv("ROCR_VISIBLE_DEVICES", raising=False)
     assert isinstance(device.visible_amd_gpus(), list)
+
+
+def test_a_test_file_neither_side_can_import_is_not_verified(tmp_path):
+    label, reason = "collect:tests/kernels/test_moe.py", "ModuleNotFoundError: No module named 'pandas'"
+    unimportable = SideRun({label: IMPORT_ERROR}, messages={label: reason})
+    findings = _run(FakeDevice({"before": unimportable, "after": unimportable}), tmp_path)
+    assert device.unverified(findings) == [Unverified("tests/kernels/test_moe.py", "device", reason)]
+    report = VerifyReport(Plan("b", "h", [], [], ["tests/kernels/test_moe.py"], [], ["gfx942"], "device"),
+                          device_findings=findings, unverified=device.unverified(findings))
+    assert report.exit_code == EXIT_SETUP
