@@ -170,8 +170,8 @@ class ImportGraph:
             if not isinstance(parsed, Unreadable) or parsed.is_file:
                 modules.append(path)
         package_dirs = {path.rpartition("/")[0] for path in modules if path.endswith("/__init__.py")}
-        for path in modules:
-            rooted = rooted_module_name(path, package_dirs)
+        rooted_names = {path: rooted_module_name(path, package_dirs) for path in modules}
+        for path, rooted in rooted_names.items():
             for name in (module_name(path), rooted):
                 self.paths_of.setdefault(name, set()).add(path)
             if rooted != module_name(path) and path.rpartition("/")[0] in package_dirs:
@@ -181,9 +181,8 @@ class ImportGraph:
             targets = self.imports.setdefault(path, set())
             # Relative imports resolve the same from either name; the root-relative one always exists.
             module = module_name(path)
-            imported = _imported_names(tree, module, path.endswith("__init__.py")) | _parent_packages(module)
-            rooted = rooted_module_name(path, package_dirs)
-            imported |= _parent_packages(rooted)
+            imported = _imported_names(tree, module, path.endswith("__init__.py"))
+            imported |= _parent_packages(module) | _parent_packages(rooted_names[path])
             for name in imported:
                 for candidate in (name, *_parent_packages(name)):
                     targets.update(self.paths_of.get(candidate, ()))

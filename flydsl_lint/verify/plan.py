@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from flydsl_lint.verify.config import VerifyConfig
@@ -33,7 +34,7 @@ class Plan:
         }
 
 
-def _under(path: str, directories) -> bool:
+def _under(path: str, directories: Iterable[str]) -> bool:
     return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
 
 
