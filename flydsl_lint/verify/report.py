@@ -193,7 +193,8 @@ def render_json(report: VerifyReport) -> str:
 
 def render_markdown(report: VerifyReport) -> str:
     plan = report.plan
-    status = {EXIT_BROKEN: ":x: ", EXIT_SETUP: ":warning: "}.get(report.exit_code, ":white_check_mark: ") + report.verdict()
+    icon = {EXIT_BROKEN: ":x:", EXIT_SETUP: ":warning:"}.get(report.exit_code, ":white_check_mark:")
+    status = f"{icon} {report.verdict()}"
     lines = [
         f"## flydsl-lint-verify: {status}",
         "",
@@ -245,7 +246,8 @@ def render_github(report: VerifyReport) -> str:
             lines.append(f"::error title=FlyDSL device parity: {f.kind}::{_escape_annotation(f.summary())}")
     for (test, reason), archs in report.unverified_tests().items():
         body = f"not verified [{','.join(archs)}]: {reason}"
-        lines.append(f"::warning file={test.split('::')[0]},title=FlyDSL parity: not verified::{_escape_annotation(body)}")
+        file = test.split("::")[0]
+        lines.append(f"::warning file={file},title=FlyDSL parity: not verified::{_escape_annotation(body)}")
     for note in report.plan.notes + report.notes:
         lines.append(f"::notice title=flydsl-lint-verify::{_escape_annotation(note)}")
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")

@@ -13,8 +13,8 @@ from flydsl_lint.verify.compare import COMPILE_ERROR, IDENTICAL, KernelCompariso
 from flydsl_lint.verify.compile import CompileResult
 from flydsl_lint.verify.plan import Plan
 from flydsl_lint.verify.report import (
-    EXIT_BROKEN, EXIT_SETUP, KeptEvidence, VerifyReport, no_kernel_compiled_message, render_github, render_json, render_markdown,
-    render_terminal,
+    EXIT_BROKEN, EXIT_SETUP, KeptEvidence, VerifyReport, no_kernel_compiled_message, render_github, render_json,
+    render_markdown, render_terminal,
 )
 from flydsl_lint.verify.runner import AFTER, BEFORE, _outcome_findings
 
