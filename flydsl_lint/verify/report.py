@@ -88,7 +88,7 @@ class VerifyReport:
         if self.broken:
             return "parity broken"
         if self.unverified:
-            count = len({item.test for item in self.unverified})
+            count = len({item.test.split("::")[0] for item in self.unverified})
             return f"parity not verified: {count} test file{'s' if count != 1 else ''} could not be run here"
         return "parity holds"
 
