@@ -1,0 +1,125 @@
+"""Shared pieces of the structural codemods (§3 scf loops, §4 LDS): statement
+blocks, whole-line deletions, fresh names and the refusal every codemod raises.
+
+A codemod either builds all of its edits or refuses with a reason the
+diagnostic shows; it never applies part of a rewrite.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING
+
+from ..engine.diagnostics import Edit, Position
+
+if TYPE_CHECKING:
+    from ._base import Rule
+
+
+class Refusal(Exception):
+    """A codemod cannot rewrite this site; the message says why (shown in the diagnostic)."""
+
+
+# Blocks whose statements run unconditionally once the block runs: a construct
+# built directly in one of these is not "built conditionally".
+_UNCONDITIONAL_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While, ast.With)
+
+
+def kernel_function(rule: "Rule", node: ast.AST) -> ast.AST:
+    """The `@flyc.kernel`/`@flyc.jit` function whose own body holds `node`, or a refusal."""
+    function = rule.model.enclosing_function(node)
+    if function is None or rule.model.function_kind(function) is None:
+        raise Refusal("it is not in a @flyc.kernel/@flyc.jit body")
+    return function
+
+
+def unconditional_block(rule: "Rule", statement: ast.stmt) -> list[ast.stmt]:
+    """The statement list holding `statement`, refused when it sits under an `if`/`try`/`match`."""
+    parent = rule.model.parent(statement)
+    if not isinstance(parent, _UNCONDITIONAL_BLOCKS) or statement not in parent.body:
+        raise Refusal("it is built conditionally")
+    return parent.body
+
+
+def next_statement(block: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
+    index = block.index(statement)
+    return block[index + 1] if index + 1 < len(block) else None
+
+
+def single_name_assignment(rule: "Rule", value: ast.expr) -> tuple[ast.Assign, ast.Name] | None:
+    """`name = value` as a statement of its own: the statement and its target."""
+    statement = rule.model.parent(value)
+    if isinstance(statement, ast.Assign) and statement.value is value and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], ast.Name):
+        return statement, statement.targets[0]
+    return None
+
+
+def reads_of(rule: "Rule", target: ast.Name) -> list[ast.Name]:
+    """The reads of the name `target` binds that see this binding, in source order."""
+    model = rule.model
+    return [name for name in model.loads_of(target.id)
+            if (binding := model.binding_of(name)) is not None and binding.node is target]
+
+
+def bound_once(rule: "Rule", target: ast.Name, function: ast.AST) -> bool:
+    """Whether `target` is the only binding of its name in `function`'s scope."""
+    for scope in rule.model.scopes:
+        if scope.node is function:
+            bindings = scope.bindings.get(target.id, [])
+            return len(bindings) == 1 and bindings[0].node is target
+    return False
+
+
+def fresh_name(rule: "Rule", *candidates: str) -> str:
+    """The first candidate no scope of the file binds (a codemod's new variable)."""
+    for name in candidates:
+        if not rule.model.is_bound_anywhere(name):
+            return name
+    raise Refusal(f"the names {', '.join(f'`{c}`' for c in candidates)} are all taken")
+
+
+def start_of(rule: "Rule", node: ast.AST) -> Position:
+    return Position(node.lineno, rule.context.source.char_col(node.lineno, node.col_offset))
+
+
+def end_of(rule: "Rule", node: ast.AST) -> Position:
+    return Position(node.end_lineno, rule.context.source.char_col(node.end_lineno, node.end_col_offset))
+
+
+def has_comments(rule: "Rule", start: Position, end: Position) -> bool:
+    """Whether a comment starts inside the span from `start` to `end`."""
+    return any(start <= Position(c.row, c.col) < end for c in rule.context.comments_between(start.row, end.row))
+
+
+def delete_statement(rule: "Rule", statement: ast.stmt) -> Edit | None:
+    """Delete `statement` with its lines, or None when they hold other code or a comment."""
+    lines = rule.context.source.lines
+    start, end = start_of(rule, statement), end_of(rule, statement)
+    if lines[start.row - 1][: start.col].strip() or lines[end.row - 1][end.col :].strip():
+        return None
+    if has_comments(rule, Position(start.row, 0), Position(end.row, len(lines[end.row - 1]))):
+        return None
+    return Edit(Position(start.row, 0), Position(end.row + 1, 0), "")
+
+
+def delete_or_pass(rule: "Rule", statement: ast.stmt, block_left_empty: bool) -> Edit:
+    """Remove a statement: its lines, or `pass` in its place when the block would be left
+    empty or its lines cannot go."""
+    edit = None if block_left_empty else delete_statement(rule, statement)
+    return edit if edit is not None else rule.replace(statement, "pass")
+
+
+def replace_with_edits(rule: "Rule", node: ast.AST, template: str, edits: list[Edit]) -> tuple[Edit, list[Edit]]:
+    """Replace `node` by `template` formatted with its text, the `edits` that fall inside
+    it applied to that text (one fix must not hold overlapping edits); also the edits left."""
+    start, end = start_of(rule, node), end_of(rule, node)
+    inside = sorted((e for e in edits if start <= e.start and e.end <= end), reverse=True)
+    lines = rule.text(node).split("\n")
+    for edit in inside:  # from the last: earlier positions stay valid
+        first, last = edit.start.row - start.row, edit.end.row - start.row
+        first_col = edit.start.col - (start.col if first == 0 else 0)
+        last_col = edit.end.col - (start.col if last == 0 else 0)
+        lines[first : last + 1] = (lines[first][:first_col] + edit.content + lines[last][last_col:]).split("\n")
+    text = template.format("\n".join(lines))
+    return rule.replace(node, text), [e for e in edits if e not in inside]

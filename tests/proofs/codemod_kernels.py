@@ -1,0 +1,54 @@
+"""FlyDSL kernels written for the codemod proofs (tests/proofs/test_codemods_compile_identically.py).
+
+Each holds one structural legacy construct the way real kernels build it; its
+unsafe codemod is applied with the real engine and both versions are compiled.
+"""
+
+RAW_SCF_FOR = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+from flydsl.expr import arith
+
+BLOCK = 64
+
+
+@flyc.kernel
+def decay_kernel(X: fx.Tensor, Out: fx.Tensor, rate: fx.Float32, steps: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+    x = fx.memref_load(rx, 0)
+
+    lo = arith.index(0)
+    hi = fx.Index(steps).ir_value()
+    step = arith.index(1)
+    loop = scf.ForOp(lo, hi, step, [fx.as_ir_value(x), fx.as_ir_value(rate)])
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        acc = fx.Float32(loop.inner_iter_args[0])
+        r = fx.Float32(loop.inner_iter_args[1])
+        bump = fx.Float32(fx.Int32(fx.Index(k)))
+        scf.YieldOp([fx.as_ir_value(acc * r + bump), fx.as_ir_value(r * r)])
+    total = fx.Float32(loop.results[0])
+
+    fx.memref_store(total, rx, 0)
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def decay(X: fx.Tensor, Out: fx.Tensor, rate: fx.Float32, steps: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    decay_kernel(X, Out, rate, steps).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    decay(x, torch.empty_like(x), 0.5, 8, stream=torch.cuda.current_stream())
+'''
