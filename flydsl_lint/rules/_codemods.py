@@ -22,7 +22,7 @@ class Refusal(Exception):
 
 # Blocks whose statements run unconditionally once the block runs: a construct
 # built directly in one of these is not "built conditionally".
-_UNCONDITIONAL_BLOCKS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While, ast.With)
+_UNCONDITIONAL_BLOCKS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While, ast.With)
 
 
 def kernel_function(rule: "Rule", node: ast.AST) -> ast.AST:
@@ -62,10 +62,10 @@ def reads_of(rule: "Rule", target: ast.Name) -> list[ast.Name]:
             if (binding := model.binding_of(name)) is not None and binding.node is target]
 
 
-def bound_once(rule: "Rule", target: ast.Name, function: ast.AST) -> bool:
-    """Whether `target` is the only binding of its name in `function`'s scope."""
+def bound_once(rule: "Rule", target: ast.Name, owner: ast.AST) -> bool:
+    """Whether `target` is the only binding of its name in the scope of `owner` (a function or the module)."""
     for scope in rule.model.scopes:
-        if scope.node is function:
+        if scope.node is owner:
             bindings = scope.bindings.get(target.id, [])
             return len(bindings) == 1 and bindings[0].node is target
     return False
@@ -92,12 +92,17 @@ def has_comments(rule: "Rule", start: Position, end: Position) -> bool:
     return any(start <= Position(c.row, c.col) < end for c in rule.context.comments_between(start.row, end.row))
 
 
-def delete_statement(rule: "Rule", statement: ast.stmt) -> Edit | None:
-    """Delete `statement` with its lines, or None when they hold other code or a comment."""
+def delete_statement(rule: "Rule", statement: ast.stmt, keep_comment: bool = False) -> Edit | None:
+    """Delete `statement` with its lines, or None when they hold other code or a comment.
+    With `keep_comment`, a comment after the statement stays on its line, alone."""
     lines = rule.context.source.lines
     start, end = start_of(rule, statement), end_of(rule, statement)
-    if lines[start.row - 1][: start.col].strip() or lines[end.row - 1][end.col :].strip():
+    after = lines[end.row - 1][end.col :]
+    rest = after.strip()
+    if lines[start.row - 1][: start.col].strip() or (rest and not (keep_comment and rest.startswith("#"))):
         return None
+    if rest:  # the comment moves to the statement's column
+        return Edit(start, Position(end.row, end.col + len(after) - len(after.lstrip())), "")
     if has_comments(rule, Position(start.row, 0), Position(end.row, len(lines[end.row - 1]))):
         return None
     return Edit(Position(start.row, 0), Position(end.row + 1, 0), "")

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
+from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, reads_of,
+                        single_name_assignment, start_of, unconditional_block)
+from ._edits import reference
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
 ALLOCATOR = release_paths(*names(SMEM_ALLOCATOR, "SmemAllocator"))
@@ -71,6 +75,404 @@ def _bound_values(rule: Rule, target: ast.AST) -> list[ast.expr] | None:
     return None
 
 
+_INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
+_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types")
+# The element types a region may have: the MLIR type's leaf -> (fx type, bytes).
+_ELEMENT_TYPES = {
+    "f32": ("Float32", 4), "f16": ("Float16", 2), "bf16": ("BFloat16", 2), "f64": ("Float64", 8),
+    "i32": ("Int32", 4), "i16": ("Int16", 2), "i8": ("Int8", 1), "i64": ("Int64", 8),
+}
+_FX_TYPES = {fx_type: size for fx_type, size in _ELEMENT_TYPES.values()}
+
+
+class _Region:
+    """One `off = a._align(a.ptr, K)` + `a.ptr = off + N * B` reservation and its view."""
+
+    def __init__(self, align: ast.Assign, offset: ast.Name, alignment: int) -> None:
+        self.align, self.offset, self.alignment = align, offset, alignment
+        self.bump: ast.Assign | None = None
+        self.count: ast.expr | None = None  # N
+        self.size = 0  # B
+        self.view: ast.Assign | None = None  # `p = SmemPtr(base, off, dtype, shape=(N,))`
+        self.element = ""  # the fx type of the view
+
+
+class _LdsMigration:
+    """A `SmemAllocator`'s whole LDS moved to `fx.SharedAllocator` over an `@fx.struct`.
+
+    The shape handled is the allocator FlyDSL's own kernels used: built once,
+    its regions reserved in order with `off = a._align(a.ptr, K)` and
+    `a.ptr = off + N * B`, each viewed once in one kernel by
+    `p = SmemPtr(a.get_base(), off, dtype, shape=(N,))` (B = sizeof(dtype)) and
+    reached only through `p.load([i])`/`p.store(v, [i])`, and finalized in the
+    launcher inside `with ir.InsertionPoint(ctx.gpu_module_body)`. Each region
+    becomes a field `p: fx.Array[dtype, N, K]`; the static SharedAllocator gives
+    every field its own LDS symbol, so regions that never alias keep their meaning.
+    """
+
+    def __init__(self, rule: Rule, call: ast.Call) -> None:
+        self.rule = rule
+        self.call = call
+        self.regions: list[_Region] = []
+        self.bases: list[ast.Assign] = []
+        self.accesses: list[tuple[ast.Call, str, ast.Name, ast.expr | None, ast.expr]] = []
+        self.warm_ups: list[ast.Expr] = []
+        self.finalize_flags: list[ast.Assign] = []
+        self.finalize_blocks: list[ast.With] = []
+
+    def edits(self) -> list[Edit]:
+        rule = self.rule
+        assignment = single_name_assignment(rule, self.call)
+        if assignment is None:
+            raise Refusal("the allocator is not bound to a name of its own")
+        self.statement, self.target = assignment
+        self.block = unconditional_block(rule, self.statement)
+        self.owner = rule.model.parent(self.statement)
+        if not bound_once(rule, self.target, self.owner):
+            raise Refusal(f"`{self.target.id}` is bound more than once")
+        self._classify_reads()
+        if not self.regions:
+            raise Refusal("it reserves no region")
+        for region in self.regions:
+            self._check_region(region)
+        self.kernel = self._one_kernel()
+        self._check_views()
+        return self._rewrite()
+
+    # ------------------------------------------------------------ analysis
+    def _classify_reads(self) -> None:
+        """Every use of the allocator is bookkeeping the migration removes, or a refusal."""
+        name = self.target.id
+        for read in reads_of(self.rule, self.target):
+            attribute = self.rule.model.parent(read)
+            statement = _statement_of(self.rule, read)
+            if not isinstance(attribute, ast.Attribute):
+                raise Refusal(f"the allocator escapes (`{name}` is used whole on line {read.lineno})")
+            if attribute.attr == "ptr" and isinstance(statement, ast.AugAssign):
+                raise Refusal(f"`{name}.ptr +=` moves the allocator by hand (line {read.lineno})")
+            if not self._bookkeeping(attribute, statement):
+                raise Refusal(f"the allocator escapes or is used outside the migrated pattern "
+                              f"(`{name}.{attribute.attr}` on line {read.lineno})")
+
+    def _bookkeeping(self, attribute: ast.Attribute, statement: ast.stmt | None) -> bool:
+        rule, name = self.rule, self.target.id
+        parent = rule.model.parent(attribute)
+        in_builder = statement is not None and statement in self.block
+        if attribute.attr == "_align" and in_builder and isinstance(parent, ast.Call):
+            return self._region_start(parent, statement)
+        if attribute.attr == "ptr" and isinstance(parent, ast.Call) and parent.func.attr == "_align" \
+                and parent.args and parent.args[0] is attribute:
+            return True  # the `a.ptr` inside `a._align(a.ptr, K)`
+        if attribute.attr == "ptr" and isinstance(attribute.ctx, ast.Store) and in_builder:
+            return self._region_end(statement)
+        if attribute.attr == "get_base" and isinstance(parent, ast.Call) and not parent.args:
+            base = single_name_assignment(rule, parent)
+            if base is not None:
+                self.bases.append(base[0])
+            return base is not None
+        if attribute.attr == "finalized" and isinstance(attribute.ctx, ast.Store) and isinstance(statement, ast.Assign):
+            self.finalize_flags.append(statement)
+            return True
+        if attribute.attr == "finalize" and isinstance(parent, ast.Call) and isinstance(statement, ast.Expr):
+            block = rule.model.parent(statement)
+            if isinstance(block, ast.With) and self._finalize_block(block):
+                if block not in self.finalize_blocks:
+                    self.finalize_blocks.append(block)
+                return True
+        del name
+        return False
+
+    def _region_start(self, align: ast.Call, statement: ast.stmt) -> bool:
+        assignment = single_name_assignment(self.rule, align)
+        if assignment is None or len(align.args) != 2 or align.keywords:
+            return False
+        pointer, alignment = align.args
+        if not (_is_attribute_of(pointer, self.target.id, "ptr") and _int_literal(alignment)):
+            return False
+        if self.regions and self.regions[-1].bump is None:
+            raise Refusal("the offsets are computed, not reserved in order by `_align` and `ptr =`")
+        self.regions.append(_Region(assignment[0], assignment[1], alignment.value))
+        return True
+
+    def _region_end(self, statement: ast.stmt) -> bool:
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1):
+            return False
+        region = self.regions[-1] if self.regions else None
+        value = statement.value
+        if region is None or region.bump is not None or not (isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add)
+                                                              and isinstance(value.left, ast.Name)
+                                                              and value.left.id == region.offset.id):
+            raise Refusal("the offsets are computed, not reserved in order by `_align` and `ptr =`")
+        size = value.right
+        if not (isinstance(size, ast.BinOp) and isinstance(size.op, ast.Mult)):
+            raise Refusal(f"the size of `{region.offset.id}` is not `count * bytes`")
+        count, width = (size.left, size.right) if _int_literal(size.right) else (size.right, size.left)
+        if not _int_literal(width) or not _static(count):
+            raise Refusal(f"the size of `{region.offset.id}` is not `count * bytes` with static values")
+        region.bump, region.count, region.size = statement, count, width.value
+        return True
+
+    def _finalize_block(self, block: ast.With) -> bool:
+        """`with ir.InsertionPoint(<ctx>.gpu_module_body):` holding only `a.finalize()` calls."""
+        if len(block.items) != 1 or block.items[0].optional_vars is not None:
+            return False
+        entered = block.items[0].context_expr
+        return isinstance(entered, ast.Call) and self.rule.model.resolve(entered.func) == _INSERTION_POINT \
+            and len(entered.args) == 1 and isinstance(entered.args[0], ast.Attribute) \
+            and entered.args[0].attr == "gpu_module_body" \
+            and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.args
+                    and _is_attribute_of(s.value.func, self.target.id, "finalize") for s in block.body)
+
+    def _check_region(self, region: _Region) -> None:
+        rule, offset = self.rule, region.offset.id
+        if region.bump is None:
+            raise Refusal(f"the region at `{offset}` is never sized")
+        if not bound_once(rule, region.offset, self.owner):
+            raise Refusal(f"the offset `{offset}` is bound more than once")
+        views = []
+        for read in reads_of(rule, region.offset):
+            parent = rule.model.parent(read)
+            if parent is region.bump.value:
+                continue
+            if isinstance(parent, ast.Call) and resolve(rule.model, parent.func) in SMEM_PTR and len(parent.args) > 1 \
+                    and parent.args[1] is read:
+                views.append(parent)
+            else:
+                raise Refusal(f"the offset `{offset}` is used outside a view (line {read.lineno})")
+        if not views:
+            raise Refusal(f"the region at `{offset}` is a raw byte reservation without a view")
+        if len(views) > 1:
+            raise Refusal(f"the region at `{offset}` has aliasing views")
+        self._match_view(region, views[0])
+
+    def _match_view(self, region: _Region, view: ast.Call) -> None:
+        rule, offset = self.rule, region.offset.id
+        assignment = single_name_assignment(rule, view)
+        if assignment is None:
+            raise Refusal(f"the view of `{offset}` is not bound to a name of its own")
+        shape = view.args[3] if len(view.args) == 4 else next((k.value for k in view.keywords if k.arg == "shape"), None)
+        if len(view.args) + len(view.keywords) != 4 or not isinstance(shape, ast.Tuple) or len(shape.elts) != 1:
+            raise Refusal(f"the view of `{offset}` is not `SmemPtr(base, {offset}, dtype, shape=(n,))`")
+        element = self._element_type(view.args[2])
+        if element is None:
+            raise Refusal(f"the view of `{offset}` has an element type the fix does not know")
+        if _FX_TYPES[element] != region.size or rule.text(shape.elts[0]) != rule.text(region.count):
+            raise Refusal(f"the view of `{offset}` does not cover its reservation exactly (dtype or size differ)")
+        if not self._is_base(view.args[0]):
+            raise Refusal(f"the view of `{offset}` is not taken from this allocator's `get_base()`")
+        region.view, region.element = assignment[0], element
+
+    def _element_type(self, node: ast.expr) -> str | None:
+        name = self.rule.model.resolve(node.func if isinstance(node, ast.Call) and not node.args else node) or ""
+        module, _, leaf = name.rpartition(".")
+        if module in _TYPE_MODULES and leaf in _ELEMENT_TYPES:
+            return _ELEMENT_TYPES[leaf][0]
+        owner, _, attribute = name.rpartition(".")
+        if attribute == "ir_type" and owner.startswith("flydsl.expr.") and owner.rpartition(".")[2] in _FX_TYPES:
+            return owner.rpartition(".")[2]
+        return None
+
+    def _is_base(self, node: ast.expr) -> bool:
+        if not isinstance(node, ast.Name):
+            return False
+        binding = self.rule.model.binding_of(node)
+        return binding is not None and any(binding.node is base.targets[0] for base in self.bases)
+
+    def _one_kernel(self) -> ast.AST:
+        rule = self.rule
+        kernels = {id(rule.model.enclosing_function(region.view)): region.view for region in self.regions}
+        if len(kernels) != 1:
+            raise Refusal("its views are taken in more than one function")
+        kernel = rule.model.enclosing_function(self.regions[0].view)
+        if kernel is None or rule.model.function_kind(kernel) != "kernel":
+            raise Refusal("its views are not taken in a @flyc.kernel body")
+        if kernel.lineno < self.regions[-1].bump.end_lineno:
+            raise Refusal("the kernel is defined before the regions are reserved")
+        for statement in [r.view for r in self.regions] + self.bases:
+            unconditional_block(rule, statement)
+            if rule.model.enclosing_function(statement) is not kernel:
+                raise Refusal("its views are taken in more than one function")
+        ours = {id(region.view.value) for region in self.regions}
+        for node in ast.walk(kernel):
+            if isinstance(node, ast.Call) and resolve(rule.model, node.func) in SMEM_PTR and id(node) not in ours:
+                raise Refusal("the kernel has LDS of another allocator: migrate a kernel's whole LDS at once")
+        return kernel
+
+    def _check_views(self) -> None:
+        """Each view is reached only by `p.load([i])`, `p.store(v, [i])` (or their unbound
+        `SmemPtr.` spellings) and bare `p.get()` statements; the base only by the views."""
+        rule = self.rule
+        for base in self.bases:
+            for read in reads_of(rule, base.targets[0]):
+                if not any(region.view.value.args[0] is read for region in self.regions):
+                    raise Refusal(f"the base pointer `{read.id}` escapes (line {read.lineno})")
+        for region in self.regions:
+            target = region.view.targets[0]
+            if not bound_once(rule, target, self.kernel):
+                raise Refusal(f"the view `{target.id}` is bound more than once")
+            for read in reads_of(rule, target):
+                if not self._access(read):
+                    raise Refusal(f"the view `{target.id}` escapes (line {read.lineno})")
+        calls = [access[0] for access in self.accesses]
+        for call in calls:
+            if any(other is not call and _inside(call, other) for other in calls):
+                raise Refusal("an LDS access is nested in another")
+
+    def _access(self, read: ast.Name) -> bool:
+        rule = self.rule
+        parent = rule.model.parent(read)
+        if isinstance(parent, ast.Attribute) and parent.attr in _PTR_METHODS:
+            call = rule.model.parent(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent):
+                return False
+            if parent.attr == "get":
+                statement = rule.model.parent(call)
+                if call.args or not isinstance(statement, ast.Expr):
+                    return False
+                self.warm_ups.append(statement)
+                return True
+            return self._record(call, parent.attr, read, call.args)
+        if isinstance(parent, ast.Call) and parent.args and parent.args[0] is read:
+            method = (resolve(rule.model, parent.func) or "").rpartition(".")
+            if method[0] in SMEM_PTR and method[2] in ("load", "store"):
+                return self._record(parent, method[2], read, parent.args[1:])
+        return False
+
+    def _record(self, call: ast.Call, method: str, view: ast.Name, arguments: list[ast.expr]) -> bool:
+        expected = 1 if method == "load" else 2
+        if call.keywords or len(arguments) != expected:
+            return False
+        indices = arguments[-1]
+        if not isinstance(indices, (ast.List, ast.Tuple)) or len(indices.elts) != 1 or isinstance(indices.elts[0], ast.Starred):
+            return False
+        value = arguments[0] if method == "store" else None
+        self.accesses.append((call, method, view, value, indices.elts[0]))
+        return True
+
+    # ------------------------------------------------------------ rewrite
+    def _rewrite(self) -> list[Edit]:
+        rule = self.rule
+        imports: list[Edit] = []
+
+        def spell(name: str) -> str:
+            found = reference(rule, f"flydsl.expr.{name}", "fx", "flydsl.expr")
+            if found is None:
+                raise Refusal(f"`fx.{name}` cannot be spelled here (the name `fx` is taken)")
+            imports.extend(e for e in found[1] if e not in imports)
+            return found[0]
+
+        storage = fresh_name(rule, "SharedStorage", f"{self.target.id}_storage")
+        lds = fresh_name(rule, "lds", "smem")
+        edits = [self._delete(self.statement)]
+        for region in self.regions[:-1]:
+            edits += [self._delete(region.align), self._delete(region.bump)]
+        edits.append(self._delete(self.regions[-1].align))
+        indent = " " * start_of(rule, self.regions[-1].bump).col
+        fields = "".join(
+            f"{indent}    {region.view.targets[0].id}: {spell('Array')}[{spell(region.element)}, "
+            f"{rule.text(region.count)}, {region.alignment}]\n" for region in self.regions)
+        struct = f"@{spell('struct')}\n{indent}class {storage}:\n{fields.rstrip()}"
+        edits.append(rule.replace(self.regions[-1].bump, struct))
+        allocate = f"{lds} = {spell('SharedAllocator')}().allocate({storage}).peek()"
+        edits += [rule.replace(base, allocate) for base in self.bases]
+        for region in self.regions:
+            name = region.view.targets[0].id
+            edits.append(rule.replace(region.view.value, f"{lds}.{name}.view({spell('make_layout')}({rule.text(region.count)}, 1))"))
+        for call, method, view, value, index in self.accesses:
+            if method == "load":
+                edits.append(rule.replace(call, f"{spell('memref_load')}({view.id}, {rule.text(index)})"))
+            else:
+                edits.append(rule.replace(call, f"{spell('memref_store')}({rule.text(value)}, {view.id}, {rule.text(index)})"))
+        edits += [self._remove(statement) for statement in self.warm_ups + self.finalize_flags]
+        edits += [self._remove(block) for block in self.finalize_blocks]
+        edits += self._unused_contexts()
+        return edits + imports
+
+    def _delete(self, statement: ast.stmt) -> Edit:
+        edit = delete_statement(self.rule, statement, keep_comment=True)
+        if edit is None:
+            raise Refusal(f"line {statement.lineno} holds other code beside the bookkeeping")
+        return edit
+
+    def _remove(self, statement: ast.stmt) -> Edit:
+        block = _body_of(self.rule, statement)
+        removed = set(map(id, self.warm_ups + self.finalize_flags + self.finalize_blocks + self._contexts()))
+        return delete_or_pass(self.rule, statement, block_left_empty=all(id(s) in removed for s in block))
+
+    def _contexts(self) -> list[ast.Assign]:
+        """`ctx = CompilationContext.get_current()` read only by the removed finalize blocks."""
+        found = []
+        for block in self.finalize_blocks:
+            module = block.items[0].context_expr.args[0].value
+            if not isinstance(module, ast.Name):
+                continue
+            binding = self.rule.model.binding_of(module)
+            statement = self.rule.model.parent(binding.node) if binding is not None and binding.kind == "assign" else None
+            reads = reads_of(self.rule, binding.node) if statement is not None else []
+            if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call) \
+                    and all(any(_inside(b, r) for b in self.finalize_blocks) for r in reads) and statement not in found:
+                found.append(statement)
+        return found
+
+    def _unused_contexts(self) -> list[Edit]:
+        return [self._remove(statement) for statement in self._contexts()]
+
+
+def _statement_of(rule: Rule, node: ast.AST) -> ast.stmt | None:
+    for ancestor in rule.model.ancestors(node):
+        if isinstance(ancestor, ast.stmt):
+            return ancestor
+    return None
+
+
+def _body_of(rule: Rule, statement: ast.stmt) -> list[ast.stmt]:
+    parent = rule.model.parent(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    return [statement]
+
+
+def _is_attribute_of(node: ast.expr, name: str, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
+        and node.value.id == name
+
+
+def _int_literal(node: ast.expr) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _static(node: ast.expr) -> bool:
+    """Names, integer literals and arithmetic on them: a count fixed when the kernel is built."""
+    return all(isinstance(n, (ast.Name, ast.Constant, ast.BinOp, ast.operator, ast.Load)) for n in ast.walk(node)) \
+        and all(type(n.value) is int for n in ast.walk(node) if isinstance(n, ast.Constant))
+
+
+_LDS_HEAD = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{extra}from flydsl.expr import gpu\n"
+             "{types}")
+_LDS_RAW = ("from flydsl._mlir import ir\nfrom flydsl.compiler.kernel_function import CompilationContext\n")
+_LDS_TYPES = "from flydsl.expr.typing import T\nfrom flydsl.utils.smem_allocator import SmemAllocator, SmemPtr\n"
+_LDS_BEFORE = (
+    "\n\ndef build(slots):\n    allocator = SmemAllocator(None, arch=\"gfx942\")\n"
+    "    red_offset = allocator._align(allocator.ptr, 16)\n    allocator.ptr = red_offset + slots * 4  # f32 scratch\n\n"
+    "    @flyc.kernel\n    def k(x: fx.Float32):\n        base = allocator.get_base()\n"
+    "        s_red = SmemPtr(base, red_offset, T.f32, shape=(slots,))\n        s_red.get()\n"
+    "        SmemPtr.store(s_red, x, [fx.thread_idx.x])\n        gpu.barrier()\n        y = s_red.load([0])\n\n"
+    "    @flyc.jit\n    def launch(x: fx.Float32):\n        allocator.finalized = False\n"
+    "        ctx = CompilationContext.get_current()\n        with ir.InsertionPoint(ctx.gpu_module_body):\n"
+    "            allocator.finalize()\n        k(x).launch(grid=(1, 1, 1), block=(slots, 1, 1))\n"
+)
+_LDS_AFTER = (
+    "\n\ndef build(slots):\n    @fx.struct\n    class SharedStorage:\n"
+    "        s_red: fx.Array[fx.Float32, slots, 16]  # f32 scratch\n\n"
+    "    @flyc.kernel\n    def k(x: fx.Float32):\n        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
+    "        s_red = lds.s_red.view(fx.make_layout(slots, 1))\n"
+    "        fx.memref_store(x, s_red, fx.thread_idx.x)\n        gpu.barrier()\n        y = fx.memref_load(s_red, 0)\n\n"
+    "    @flyc.jit\n    def launch(x: fx.Float32):\n        k(x).launch(grid=(1, 1, 1), block=(slots, 1, 1))\n"
+)
+
+
 @register
 class SmemAllocatorUse(Rule):
     """`SmemAllocator` lays out LDS by hand: a base pointer, byte offsets
@@ -78,7 +480,28 @@ class SmemAllocatorUse(Rule):
     module. `fx.SharedAllocator().allocate(Storage).peek()` with an
     `@fx.struct` of `fx.Array` fields lets the compiler size and place the
     LDS global, with no offsets and no finalize. Migrate a kernel's whole LDS
-    at once and re-run its test."""
+    at once and re-run its test.
+
+    The unsafe fix migrates the whole allocator at once: regions reserved in
+    order by `off = a._align(a.ptr, K)` + `a.ptr = off + N * B`, each viewed
+    once in one `@flyc.kernel` by `p = SmemPtr(a.get_base(), off, dtype,
+    shape=(N,))` with `B` = sizeof(dtype), become the fields
+    `p: fx.Array[dtype, N, K]` of an `@fx.struct` defined where the last
+    region was reserved; the base becomes
+    `lds = fx.SharedAllocator().allocate(SharedStorage).peek()`, each view
+    `lds.p.view(fx.make_layout(N, 1))`, `p.load([i])`/`p.store(v, [i])`
+    `fx.memref_load(p, i)`/`fx.memref_store(v, p, i)`, and the bare `p.get()`
+    warm-ups, `a.finalized = False`, the `with ir.InsertionPoint(
+    ctx.gpu_module_body): a.finalize()` block and its `ctx` are deleted. It
+    refuses, and the message says why, when the allocator is built
+    conditionally or escapes; offsets are computed otherwise or used outside
+    their view; `ptr +=` moves it; a region has no view (a raw byte
+    reservation), two views (aliasing, of the same or different dtypes) or a
+    view that does not cover it exactly; a view is built conditionally, in
+    another function, or escapes (passed on, its `get()` memref used); or the
+    kernel also has LDS of another allocator. The result needs FlyDSL 0.4.2:
+    before it an index-typed coordinate of `fx.memref_load`/`fx.memref_store`
+    crashes the tracer (0.3.0-0.4.1)."""
 
     code = "FLY401"
     follows = ALLOCATOR
@@ -94,14 +517,23 @@ class SmemAllocatorUse(Rule):
         _IMPORT + "isinstance(a, SmemAllocator)\n",
     ]
     invalid = [
+        Invalid(_LDS_HEAD.format(extra=_LDS_RAW, types=_LDS_TYPES) + _LDS_BEFORE,
+                fixed=_LDS_HEAD.format(extra="", types="") + _LDS_AFTER, unsafe=True, at=(11, 17),
+                message="`SmemAllocator` is the legacy LDS path: declare an `@fx.struct` of `fx.Array` fields and allocate it with `fx.SharedAllocator().allocate(...).peek()`"),
         Invalid(_IMPORT + 'allocator = SmemAllocator(None, arch=GPU_ARCH, global_sym_name="smem")\n',
-                at=(2, 13), message='`SmemAllocator` is the legacy LDS path: declare an `@fx.struct` of `fx.Array` fields and allocate it with `fx.SharedAllocator().allocate(...).peek()`'),
+                at=(2, 13), message='`SmemAllocator` is the legacy LDS path: declare an `@fx.struct` of `fx.Array` fields and allocate it with `fx.SharedAllocator().allocate(...).peek()`; no automatic rewrite: it reserves no region'),
         Invalid("from flydsl.utils import smem_allocator as sa\nalloc = sa.SmemAllocator(None, 'gfx950', 'A_lds')\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        if resolve(self.model, node.func) in ALLOCATOR:
-            self.report(node)
+        if resolve(self.model, node.func) not in ALLOCATOR:
+            return
+        fix, note = None, ""
+        try:
+            fix = self.make_fix(_LdsMigration(self, node).edits(), "Move the allocator's LDS to fx.SharedAllocator over an @fx.struct")
+        except Refusal as refusal:
+            note = f"; no automatic rewrite: {refusal}"
+        self.report(node, note=note, fix=fix)
 
 
 @register

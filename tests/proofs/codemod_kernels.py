@@ -52,3 +52,67 @@ def build():
     x = torch.randn(BLOCK, device="cuda")
     decay(x, torch.empty_like(x), 0.5, 8, stream=torch.cuda.current_stream())
 '''
+
+SMEM_ALLOCATOR = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl.compiler.kernel_function import CompilationContext
+from flydsl.expr import arith, gpu
+from flydsl.expr.typing import T
+from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr
+
+BLOCK = 64
+
+
+def build_exchange(block: int):
+    slots = block
+    allocator = SmemAllocator(None, arch="gfx942")
+    vals_offset = allocator._align(allocator.ptr, 16)
+    allocator.ptr = vals_offset + slots * 4
+    flags_offset = allocator._align(allocator.ptr, 16)
+    allocator.ptr = flags_offset + slots * 4
+
+    @flyc.kernel
+    def exchange_kernel(X: fx.Tensor, Out: fx.Tensor, shift: fx.Int32):
+        tid = fx.thread_idx.x
+        base = allocator.get_base()
+        s_vals = SmemPtr(base, vals_offset, T.f32, shape=(slots,))
+        s_flags = SmemPtr(base, flags_offset, T.i32, shape=(slots,))
+        s_vals.get()
+
+        copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+        per_thread = fx.make_layout(1, 1)
+        tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+        tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+        rx = fx.make_rmem_tensor(1, fx.Float32)
+        fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+        x = fx.memref_load(rx, 0)
+
+        lane = fx.Index(tid)
+        s_vals.store(x, [lane])
+        SmemPtr.store(s_flags, fx.Int32(tid) + shift, [lane])
+        gpu.barrier()
+        peer = fx.Index((fx.Int32(tid) + shift) % slots)
+        y = fx.Float32(s_vals.load([peer]))
+        f = fx.Int32(SmemPtr.load(s_flags, [peer]))
+        fx.memref_store(y + fx.Float32(f), rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+    @flyc.jit
+    def exchange(X: fx.Tensor, Out: fx.Tensor, shift: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+        allocator.finalized = False
+        ctx = CompilationContext.get_current()
+        with ir.InsertionPoint(ctx.gpu_module_body):
+            allocator.finalize()
+        exchange_kernel(X, Out, shift).launch(grid=(1, 1, 1), block=(block, 1, 1), stream=stream)
+
+    return exchange
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    build_exchange(BLOCK)(x, torch.empty_like(x), 3, stream=torch.cuda.current_stream())
+'''

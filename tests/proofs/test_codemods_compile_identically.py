@@ -27,6 +27,7 @@ ARCH = "gfx942"
 # kernel -> (the codemod's code, text the rewrite must have removed)
 CODEMODS = {
     "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
+    "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
 }
 CASES = [(kernel, release) for kernel, (code, _) in CODEMODS.items() for release in proof_releases(code)]
 SAME_RESOURCES = ("vgpr", "agpr", "sgpr", "scratch_bytes", "vgpr_spills", "sgpr_spills")
