@@ -128,3 +128,26 @@ def replace_with_edits(rule: "Rule", node: ast.AST, template: str, edits: list[E
         lines[first : last + 1] = (lines[first][:first_col] + edit.content + lines[last][last_col:]).split("\n")
     text = template.format("\n".join(lines))
     return rule.replace(node, text), [e for e in edits if e not in inside]
+
+
+def own_nodes(body: list[ast.stmt]):
+    """The nodes of `body`, not descending into nested loops (their `break`, `continue` and
+    `yield` are theirs) except for `return`, which always leaves the function."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.For, ast.While)):
+            pending += [n for n in ast.walk(node) if isinstance(n, ast.Return)]
+            continue
+        pending += ast.iter_child_nodes(node)
+
+
+def is_attribute_of(node: ast.expr, name: str, attribute: str) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
+        and node.value.id == name
+
+
+def within(outer: ast.AST, node: ast.AST) -> bool:
+    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
+        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)

@@ -8,8 +8,8 @@ from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
 from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, end_of, fresh_name, has_comments,
-                        kernel_function, next_statement, reads_of, replace_with_edits, single_name_assignment, start_of,
-                        unconditional_block)
+                        is_attribute_of, kernel_function, next_statement, own_nodes, reads_of, replace_with_edits,
+                        single_name_assignment, start_of, unconditional_block, within)
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
@@ -120,7 +120,7 @@ class _ForRewrite:
             raise refusal
         entered = statement.items[0].context_expr
         if not (isinstance(entered, ast.Call) and self.rule.model.resolve(entered.func) == _INSERTION_POINT
-                and len(entered.args) == 1 and not entered.keywords and _is_attribute_of(entered.args[0], target, "body")):
+                and len(entered.args) == 1 and not entered.keywords and is_attribute_of(entered.args[0], target, "body")):
             raise refusal
         return statement
 
@@ -154,7 +154,7 @@ class _ForRewrite:
         return last
 
     def _check_body(self) -> None:
-        for node in _own_statements(self.with_.body):
+        for node in own_nodes(self.with_.body):
             if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
                 raise Refusal(f"the body has a `{type(node).__name__.lower()}` of its own")
 
@@ -171,7 +171,7 @@ class _ForRewrite:
                 continue
             if not isinstance(attribute, ast.Attribute):
                 raise Refusal(f"the op escapes (`{target}` is used whole on line {name.lineno})")
-            inside = _within(self.with_, name)
+            inside = within(self.with_, name)
             if inside and attribute.attr in ("induction_variable", "inner_iter_args"):
                 body_reads.append(attribute)
             elif not inside and name.lineno > self.with_.end_lineno and self._result_read(attribute) is not None:
@@ -203,7 +203,7 @@ class _ForRewrite:
         """`k` from a first statement `k = op.induction_variable` (then deleted), else a fresh name."""
         first = self.with_.body[0]
         if isinstance(first, ast.Assign) and first is not self.yield_ and len(first.targets) == 1 \
-                and isinstance(first.targets[0], ast.Name) and _is_attribute_of(first.value, self.target.id, "induction_variable") \
+                and isinstance(first.targets[0], ast.Name) and is_attribute_of(first.value, self.target.id, "induction_variable") \
                 and bound_once(self.rule, first.targets[0], self.function) and delete_statement(self.rule, first) is not None \
                 and all(r is first.value or r.attr != "induction_variable" for r in body_reads):
             return first.targets[0].id, first
@@ -218,29 +218,6 @@ class _ForRewrite:
         # No carried values: the rewriter appends the empty yield itself.
         others = [s for s in self.with_.body if s is not self.yield_ and s is not iv_statement]
         return edits + [delete_or_pass(self.rule, self.yield_, block_left_empty=not others)]
-
-
-def _own_statements(body: list[ast.stmt]):
-    """The nodes of `body`, not descending into nested loops (their `break`, `continue` and
-    `yield` are theirs) except for `return`, which always leaves the function."""
-    pending = list(body)
-    while pending:
-        node = pending.pop()
-        yield node
-        if isinstance(node, (ast.For, ast.While)):
-            pending += [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-            continue
-        pending += ast.iter_child_nodes(node)
-
-
-def _is_attribute_of(node: ast.expr, name: str, attribute: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
-        and node.value.id == name
-
-
-def _within(outer: ast.AST, node: ast.AST) -> bool:
-    return (outer.lineno, outer.col_offset) <= (node.lineno, node.col_offset) and \
-        (node.end_lineno, node.end_col_offset) <= (outer.end_lineno, outer.end_col_offset)
 
 
 _FOR_IMPORTS = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{raw}from flydsl.expr import arith\n"

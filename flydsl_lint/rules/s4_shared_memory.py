@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, reads_of,
+from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, is_attribute_of, reads_of,
                         single_name_assignment, start_of, unconditional_block)
 from ._edits import reference
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
@@ -187,7 +187,7 @@ class _LdsMigration:
         if assignment is None or len(align.args) != 2 or align.keywords:
             return False
         pointer, alignment = align.args
-        if not (_is_attribute_of(pointer, self.target.id, "ptr") and _int_literal(alignment)):
+        if not (is_attribute_of(pointer, self.target.id, "ptr") and _int_literal(alignment)):
             return False
         if self.regions and self.regions[-1].bump is None:
             raise Refusal("the offsets are computed, not reserved in order by `_align` and `ptr =`")
@@ -221,7 +221,7 @@ class _LdsMigration:
             and len(entered.args) == 1 and isinstance(entered.args[0], ast.Attribute) \
             and entered.args[0].attr == "gpu_module_body" \
             and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.args
-                    and _is_attribute_of(s.value.func, self.target.id, "finalize") for s in block.body)
+                    and is_attribute_of(s.value.func, self.target.id, "finalize") for s in block.body)
 
     def _check_region(self, region: _Region) -> None:
         rule, offset = self.rule, region.offset.id
@@ -432,11 +432,6 @@ def _body_of(rule: Rule, statement: ast.stmt) -> list[ast.stmt]:
         if isinstance(block, list) and statement in block:
             return block
     return [statement]
-
-
-def _is_attribute_of(node: ast.expr, name: str, attribute: str) -> bool:
-    return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
-        and node.value.id == name
 
 
 def _int_literal(node: ast.expr) -> bool:

@@ -7,8 +7,12 @@ from collections import deque
 from collections.abc import Iterator
 from functools import cached_property
 
+from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
+from ._codemods import (Refusal, delete_or_pass, end_of, has_comments, is_attribute_of, kernel_function,
+                        next_statement, own_nodes, reads_of, single_name_assignment, start_of, unconditional_block,
+                        within)
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -133,6 +137,122 @@ def runtime_condition(rule: Rule, test: ast.expr) -> bool:
     return any(typed_scalar(rule.model, p) or known_scalar_type(rule.model, p) for p in parts)
 
 
+_INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
+_HAS_ELSE = ("hasElse", "has_else")
+
+
+class _IfRewrite:
+    """`op = scf.IfOp(cond)` (or `scf.IfOp(cond, [], hasElse=True)`) with its then region
+    entered right after it (`with ir.InsertionPoint(op.then_block):` ending in
+    `scf.YieldOp([])`, or `with _if_then(op):`) and, with an else, the else region right
+    after that, rewritten as a Python `if cond: ... else: ...`.
+
+    In traced code the rewriter lowers that `if` on a dynamic condition through
+    `scf_if_dispatch`: `scf.IfOp(as_ir_value(cond), [], has_else=...)` with an
+    empty `scf.yield` closing each region (every release from 0.3.0 on), the op
+    built by hand. Names a branch assigns that also live outside it would become
+    carried scf.if results, so such branches are refused.
+    """
+
+    def __init__(self, rule: Rule, call: ast.Call) -> None:
+        self.rule = rule
+        self.call = call
+
+    def edits(self) -> list[Edit]:
+        rule = self.rule
+        assignment = single_name_assignment(rule, self.call)
+        if assignment is None:
+            raise Refusal("the op is not bound to a name of its own")
+        statement, target = assignment
+        function = kernel_function(rule, self.call)
+        block = unconditional_block(rule, statement)
+        has_else = self._signature()
+        then = self._region(next_statement(block, statement), target.id, "then")
+        regions = [then]
+        if has_else:
+            regions.append(self._region(next_statement(block, then), target.id, "else"))
+        self._check_reads(target, regions)
+        for region in regions:
+            self._check_body(region, function)
+        header_end = end_of(rule, then.items[0].context_expr)
+        if has_comments(rule, start_of(rule, statement), header_end):
+            raise Refusal("a comment in the `if` header would be lost")
+        edits = [Edit(start_of(rule, statement), header_end, f"if {rule.text(self.call.args[0])}")]
+        if has_else:
+            edits.append(Edit(start_of(rule, regions[1]), end_of(rule, regions[1].items[0].context_expr), "else"))
+        for region in regions:
+            last = region.body[-1]
+            if self._is_yield(last):
+                edits.append(delete_or_pass(rule, last, block_left_empty=len(region.body) == 1))
+        return edits
+
+    def _signature(self) -> bool:
+        """Whether the op has an else region; refused for result types or other arguments."""
+        call = self.call
+        if len(call.args) not in (1, 2) or any(isinstance(a, ast.Starred) for a in call.args):
+            raise Refusal("the op is not built as `scf.IfOp(cond[, []], hasElse=...)`")
+        if len(call.args) == 2 and not (isinstance(call.args[1], (ast.List, ast.Tuple)) and not call.args[1].elts):
+            raise Refusal("the op yields values (carried results need an initialisation of matching type "
+                          "before a Python `if`; rewrite it by hand)")
+        has_else = False
+        for keyword in call.keywords:
+            if keyword.arg not in _HAS_ELSE or not (isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, bool)):
+                raise Refusal(f"the op takes `{keyword.arg}=`, which a Python `if` cannot express")
+            has_else = keyword.value.value
+        return has_else
+
+    def _region(self, statement: ast.stmt | None, name: str, which: str) -> ast.With:
+        """The `with` entering the `which` region right after the previous statement."""
+        refusal = Refusal(f"the {which} region is not entered by a `with` right after the "
+                          f"{'op' if which == 'then' else 'then region'}")
+        if not isinstance(statement, ast.With) or len(statement.items) != 1 or statement.items[0].optional_vars:
+            raise refusal
+        entered = statement.items[0].context_expr
+        if not (isinstance(entered, ast.Call) and entered.args and not entered.keywords):
+            raise refusal
+        callee = self.rule.model.resolve(entered.func) or ""
+        by_point = callee == _INSERTION_POINT and len(entered.args) == 1 and is_attribute_of(entered.args[0], name, f"{which}_block")
+        by_helper = callee.rpartition(".")[2] == f"_if_{which}" and callee in _IF_HELPERS \
+            and isinstance(entered.args[0], ast.Name) and entered.args[0].id == name
+        if not (by_point or by_helper):
+            raise refusal
+        yields = [n for s in statement.body for n in ast.walk(s) if isinstance(n, ast.Call) and scf_op(self.rule, n) in ("YieldOp", "yield_")]
+        if by_point and not (yields and self._is_yield(statement.body[-1])):
+            raise Refusal(f"the {which} region does not end in `scf.YieldOp([])`")
+        if len(yields) > (1 if self._is_yield(statement.body[-1]) else 0):
+            raise Refusal(f"the {which} region yields more than once, values, or in a nested region")
+        return statement
+
+    def _is_yield(self, statement: ast.stmt) -> bool:
+        value = statement.value if isinstance(statement, ast.Expr) else None
+        return isinstance(value, ast.Call) and scf_op(self.rule, value) in ("YieldOp", "yield_") and not value.keywords \
+            and len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple)) and not value.args[0].elts
+
+    def _check_reads(self, target: ast.Name, regions: list[ast.With]) -> None:
+        entered = [region.items[0].context_expr for region in regions]
+        for read in reads_of(self.rule, target):
+            if not any(within(e, read) for e in entered):
+                raise Refusal(f"the op escapes (`{target.id}` is used on line {read.lineno})")
+
+    def _check_body(self, region: ast.With, function: ast.AST) -> None:
+        for node in own_nodes(region.body):
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
+                raise Refusal(f"a region has a `{type(node).__name__.lower()}` of its own")
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and self._lives_outside(node, region, function):
+                raise Refusal(f"a region assigns `{node.id}`, which lives outside it "
+                              "(a Python `if` would carry it as an scf.if result)")
+
+    def _lives_outside(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
+        for scope in self.rule.model.scopes:
+            if scope.node is function:
+                return any(not within(region, b.node) for b in scope.bindings.get(name.id, []))
+        return True
+
+
+_IF_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{raw}\n\n@flyc.kernel\n"
+              "def k(x: fx.Int32):\n    low = fx.as_ir_value(x < 32)\n")
+
+
 @register
 class ManualScfIf(Rule):
     """A hand-built `scf.IfOp` (insertion points, explicit `scf.YieldOp`,
@@ -140,7 +260,23 @@ class ManualScfIf(Rule):
     condition inside `@flyc.kernel`/`@flyc.jit`; a plain helper outside the
     rewriter gets a local `@flyc.jit` function. Values produced by the branch
     become carried state initialised before the `if`. A `scf.IfOp` is reported
-    here only (not under §3), once per op."""
+    here only (not under §3), once per op.
+
+    The unsafe fix rewrites a result-less `op = scf.IfOp(cond)` (or
+    `scf.IfOp(cond, [], hasElse=True)`) in a `@flyc.kernel`/`@flyc.jit` body whose
+    then region (and else region, when it has one) is entered right after it by
+    `with ir.InsertionPoint(op.then_block):` ending in `scf.YieldOp([])` or by
+    `with _if_then(op):`/`with _if_else(op):` as `if cond: ... else: ...`, the
+    yields dropped. It refuses, and the message says why, when the op is not in a
+    kernel/jit body, is built under an `if`/`try` or not bound to a name of its
+    own; it yields values (carried results need an initialisation of matching
+    type before the branch, which the model cannot give yet: rewrite those by
+    hand, never with `None`); a region is not entered right after the previous
+    one, yields more than once, values or in a nested region; a region has its
+    own `return`/`break`/`continue`/`yield` or assigns a name that lives outside
+    it (a Python `if` would carry it); the op is used otherwise; or a comment
+    sits in the header. A plain helper outside traced code keeps the op: its
+    local `@flyc.jit` boundary is a choice of the author's."""
 
     code = "FLY501"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -150,18 +286,33 @@ class ManualScfIf(Rule):
         "def f(scf):\n    return scf.IfOp(c)\n",
     ]
     invalid = [
+        Invalid(_IF_KERNEL.format(raw="from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\n")
+                + "    op = scf.IfOp(low, [], has_else=True)\n    with ir.InsertionPoint(op.then_block):\n"
+                "        fx.printf(x)\n        scf.YieldOp([])\n    with ir.InsertionPoint(op.else_block):\n"
+                "        scf.YieldOp([])\n",
+                fixed=_IF_KERNEL.format(raw="") + "    if low:\n        fx.printf(x)\n    else:\n        pass\n",
+                unsafe=True, at=(10, 10),
+                message="Manual `scf.IfOp`: use a Python `if` on the typed condition in traced code, or a local `@flyc.jit` helper outside it"),
         Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl._mlir import ir\nif_op = scf.IfOp(pred, [ty], hasElse=True)\n"
-                "with ir.InsertionPoint(if_op.then_block):\n    pass\n"),
+                "with ir.InsertionPoint(if_op.then_block):\n    pass\n",
+                message="Manual `scf.IfOp`: use a Python `if` on the typed condition in traced code, or a local `@flyc.jit` helper outside it; no automatic rewrite: it is not in a @flyc.kernel/@flyc.jit body"),
         Invalid("from flydsl._mlir.dialects import scf as _scf\nfrom kernels.common.kernels_common import _if_then\n"
                 "with _if_then(_scf.IfOp(cond)):\n    store()\n"),
         Invalid("from flydsl._mlir import ir\ndef epilog(row_pred, scf=None):\n    if_row = scf.IfOp(row_pred)\n"
                 "    with ir.InsertionPoint(if_row.then_block):\n        store()\n"),
     ]
-    use_instead = "@flyc.jit\ndef dispatch():\n    if q_start < seqlen_q:\n        then_path()\n\ndispatch()"
 
     def visit_Call(self, node: ast.Call) -> None:
-        if scf_op(self, node) in ("IfOp", "if_"):
-            self.report(node)
+        op = scf_op(self, node)
+        if op not in ("IfOp", "if_"):
+            return
+        fix, note = None, ""
+        if op == "IfOp":
+            try:
+                fix = self.make_fix(_IfRewrite(self, node).edits(), "Rewrite the raw scf.IfOp as a Python `if`")
+            except Refusal as refusal:
+                note = f"; no automatic rewrite: {refusal}"
+        self.report(node, note=note, fix=fix)
 
 
 @register
