@@ -283,11 +283,212 @@ class RawScfFor(Rule):
         self.report(node, op=op, note=note, fix=fix)
 
 
+_CREATE_BLOCK = "flydsl._mlir.ir.Block.create_at_start"
+
+
+class _WhileRewrite:
+    """`loop = scf.WhileOp([types], [inits])`, its two blocks made right after it with
+    `ir.Block.create_at_start(loop.before/after, [types])`, a before region that only
+    names its arguments and ends in `scf.ConditionOp(cond, [args])`, and an after
+    region ending in one `scf.YieldOp([...])`, rewritten as `x = init` then
+    `while cond: ...; x = ...`, the before arguments' names carrying the state.
+
+    The rewriter lowers that loop (CanonicalizeWhile, 0.3.0 onward) to an
+    `scf.while` over the names the body re-assigns, its before region the
+    condition and `scf.condition` passing the arguments through, its after region
+    the body and a yield of the new values: nothing is peeled or hoisted.
+    """
+
+    def __init__(self, rule: Rule, call: ast.Call) -> None:
+        self.rule = rule
+        self.call = call
+
+    def edits(self) -> list[Edit]:
+        rule = self.rule
+        assignment = single_name_assignment(rule, self.call)
+        if assignment is None:
+            raise Refusal("the op is not bound to a name of its own")
+        self.statement, self.target = assignment
+        self.function = kernel_function(rule, self.call)
+        block = unconditional_block(rule, self.statement)
+        inits = self._inits()
+        before_block = self._block(next_statement(block, self.statement), "before")
+        after_block = self._block(next_statement(block, before_block[0]), "after")
+        before = self._region(next_statement(block, after_block[0]), before_block[1])
+        after = self._region(next_statement(block, before), after_block[1])
+        carried, condition = self._before(before, before_block[1])
+        yield_ = self._after(after, carried)
+        result_reads = self._results(after)
+        for name, blocks in ((before_block[1], (before,)), (after_block[1], (after,))):
+            for read in reads_of(rule, name):
+                if not any(within(b, read) for b in blocks):
+                    raise Refusal(f"the block `{name.id}` escapes (line {read.lineno})")
+        header_end = end_of(rule, before)
+        indent = " " * start_of(rule, self.statement).col
+        if has_comments(rule, start_of(rule, self.statement), header_end) or \
+                has_comments(rule, start_of(rule, after), end_of(rule, after.items[0].context_expr)):
+            raise Refusal("a comment in the loop's set-up would be lost")
+        setup = f"\n{indent}".join(f"{name} = {rule.text(value)}" for name, value in zip(carried, inits.elts))
+        edits = [Edit(start_of(rule, self.statement), header_end, setup),
+                 Edit(start_of(rule, after), end_of(rule, after.items[0].context_expr), f"while {condition}")]
+        edits += self._argument_edits(after, after_block[1], carried)
+        new_values = []
+        for value in yield_.value.args[0].elts:  # the argument edits inside a value go into its text
+            value_edit, edits = replace_with_edits(rule, value, "{}", edits)
+            new_values.append(value_edit.content)
+        edits.append(rule.replace(yield_, f"{', '.join(carried)} = {', '.join(new_values)}"))
+        for node in result_reads:
+            index = node.slice.value if isinstance(node, ast.Subscript) else 0
+            edits.append(rule.replace(node, carried[index]))
+        return edits
+
+    def _inits(self) -> ast.List | ast.Tuple:
+        call = self.call
+        if call.keywords or len(call.args) != 2 or not all(isinstance(a, (ast.List, ast.Tuple)) for a in call.args):
+            raise Refusal("the op is not built as `scf.WhileOp([types], [inits])`")
+        types, inits = call.args
+        if len(types.elts) != len(inits.elts) or not inits.elts:
+            raise Refusal("the op's types and inits differ in number, or it carries nothing")
+        if any(isinstance(e, (ast.Constant, ast.Starred)) for e in inits.elts):
+            raise Refusal("an init is None or a Python scalar")
+        self.count = len(inits.elts)
+        return inits
+
+    def _block(self, statement: ast.stmt | None, which: str) -> tuple[ast.Assign, ast.Name]:
+        value = statement.value if isinstance(statement, ast.Assign) else None
+        assignment = single_name_assignment(self.rule, value) if isinstance(value, ast.Call) else None
+        if assignment is None or self.rule.model.resolve(value.func) != _CREATE_BLOCK or not value.args \
+                or not is_attribute_of(value.args[0], self.target.id, which):
+            raise Refusal(f"the {which} block is not made right after the op by `ir.Block.create_at_start`")
+        return assignment
+
+    def _region(self, statement: ast.stmt | None, block: ast.Name) -> ast.With:
+        if not (isinstance(statement, ast.With) and len(statement.items) == 1 and not statement.items[0].optional_vars):
+            raise Refusal("the regions are not entered by `with ir.InsertionPoint(block):` right after the blocks")
+        entered = statement.items[0].context_expr
+        if not (isinstance(entered, ast.Call) and self.rule.model.resolve(entered.func) == _INSERTION_POINT
+                and len(entered.args) == 1 and isinstance(entered.args[0], ast.Name) and entered.args[0].id == block.id):
+            raise Refusal("the regions are not entered by `with ir.InsertionPoint(block):` right after the blocks")
+        return statement
+
+    def _before(self, region: ast.With, block: ast.Name) -> tuple[list[str], str]:
+        """The carried names (the before arguments') and the condition's text."""
+        *bindings, last = region.body
+        names = [self._argument_binding(s, block) for s in bindings]
+        condition = last.value if isinstance(last, ast.Expr) else None
+        if not (isinstance(condition, ast.Call) and scf_op(self.rule, condition) == "ConditionOp") or None in names:
+            raise Refusal("the before region is more than its arguments and `scf.ConditionOp` (moving it would hoist code)")
+        passed = condition.args[1] if len(condition.args) == 2 else None
+        carried = [names[index] for index in sorted(range(len(names)), key=lambda i: names[i][1])]
+        if not isinstance(passed, (ast.List, ast.Tuple)) or [getattr(e, "id", None) for e in passed.elts] != [n for n, _ in carried] \
+                or [k for _, k in carried] != list(range(self.count)):
+            raise Refusal("the `scf.ConditionOp` does not pass the before arguments through in order")
+        for name, _ in carried:
+            if not bound_once(self.rule, next(s.targets[0] for s in bindings if s.targets[0].id == name), self.function):
+                raise Refusal(f"`{name}` is bound more than once")
+        if any(isinstance(n, ast.Name) and n.id == block.id for n in ast.walk(condition.args[0])):
+            raise Refusal(f"the condition reads `{block.id}` itself, not the names of its arguments")
+        return [name for name, _ in carried], self.rule.text(condition.args[0])
+
+    def _argument_binding(self, statement: ast.stmt, block: ast.Name) -> tuple[str, int] | None:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name):
+            index = _argument_index(statement.value, block.id)
+            if index is not None:
+                return statement.targets[0].id, index
+        return None
+
+    def _after(self, region: ast.With, carried: list[str]) -> ast.Expr:
+        yields = [n for s in region.body for n in ast.walk(s) if isinstance(n, ast.Call) and scf_op(self.rule, n) in ("YieldOp", "yield_")]
+        last = region.body[-1]
+        if len(yields) != 1 or not (isinstance(last, ast.Expr) and last.value is yields[0]):
+            raise Refusal("the after region does not end in exactly one `scf.YieldOp`")
+        values = yields[0].args
+        if yields[0].keywords or len(values) != 1 or not isinstance(values[0], (ast.List, ast.Tuple)) \
+                or len(values[0].elts) != self.count:
+            raise Refusal(f"the `scf.YieldOp` does not yield {self.count} values")
+        for node in own_nodes(region.body):
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
+                raise Refusal(f"the body has a `{type(node).__name__.lower()}` of its own")
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and self._lives_outside(node, region):
+                raise Refusal(f"the body assigns `{node.id}`, which lives outside it "
+                              "(a Python `while` would carry it)")
+        return last
+
+    def _lives_outside(self, name: ast.Name, region: ast.With) -> bool:
+        for scope in self.rule.model.scopes:
+            if scope.node is self.function:
+                return any(not within(region, b.node) for b in scope.bindings.get(name.id, []))
+        return True
+
+    def _results(self, after: ast.With) -> list[ast.expr]:
+        reads = []
+        for read in reads_of(self.rule, self.target):
+            attribute = self.rule.model.parent(read)
+            parent = self.rule.model.parent(attribute)
+            if isinstance(attribute, ast.Attribute) and attribute.attr in ("before", "after") \
+                    and read.lineno < after.lineno:
+                continue  # the block constructions
+            if read.lineno > after.end_lineno and isinstance(attribute, ast.Attribute):
+                if attribute.attr == "results" and isinstance(parent, ast.Subscript) and _small_index(parent.slice, self.count):
+                    reads.append(parent)
+                    continue
+                if attribute.attr == "result" and self.count == 1:
+                    reads.append(attribute)
+                    continue
+            raise Refusal(f"the op escapes (`{self.target.id}` on line {read.lineno})")
+        return reads
+
+    def _argument_edits(self, region: ast.With, block: ast.Name, carried: list[str]) -> list[Edit]:
+        edits = []
+        for read in reads_of(self.rule, block):
+            if read is region.items[0].context_expr.args[0]:
+                continue  # the `with` item itself, replaced by the loop header
+            subscript = self.rule.model.parent(self.rule.model.parent(read))
+            index = _argument_index(subscript, block.id) if isinstance(subscript, ast.Subscript) else None
+            if index is None:
+                raise Refusal(f"the block `{block.id}` is used otherwise than by `{block.id}.arguments[k]`")
+            edits.append(self.rule.replace(subscript, carried[index]))
+        return edits
+
+
+def _argument_index(node: ast.expr, block: str) -> int | None:
+    """k for `block.arguments[k]`."""
+    if isinstance(node, ast.Subscript) and is_attribute_of(node.value, block, "arguments") \
+            and isinstance(node.slice, ast.Constant) and type(node.slice.value) is int:
+        return node.slice.value
+    return None
+
+
+def _small_index(node: ast.expr, count: int) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int and 0 <= node.value < count
+
+
+_WHILE_KERNEL = (
+    "@flyc.kernel\ndef k(x: fx.Int32, limit: fx.Int32):\n    init = fx.as_ir_value(x)\n"
+)
+
+
 @register
 class RawScfWhile(Rule):
     """A hand-built `scf.WhileOp` with before/after blocks and `scf.ConditionOp`
     is a Python `while` loop in a `@flyc.kernel`/`@flyc.jit` body: the rewriter
-    builds the same `scf.while`, carrying the re-assigned values."""
+    builds the same `scf.while`, carrying the re-assigned values.
+
+    The unsafe fix rewrites `loop = scf.WhileOp([types], [inits])` with its blocks
+    made right after it (`ir.Block.create_at_start(loop.before, ...)`, then
+    `loop.after`), a before region that only names its arguments
+    (`x = before.arguments[k]`) and ends in `scf.ConditionOp(cond(x), [x])`, and an
+    after region ending in one `scf.YieldOp([...])`, as `x = init` then
+    `while cond(x):` with the body and `x = ...` last; reads of `after.arguments[k]`
+    and of `loop.results[k]` after the loop become `x`. Nothing is peeled or
+    hoisted: it refuses, and the message says why, when the before region does
+    more than name its arguments and test, the condition does not pass the
+    arguments through in order, or the shape differs otherwise (not a kernel/jit
+    body, built conditionally, blocks or regions not right after the op, inits
+    `None` or Python scalars, a yield that is not last, repeated or of the wrong
+    arity, `return`/`break`/`continue`/`yield` of its own, the body assigning a
+    name that lives outside it, an op or block that escapes, a comment in the
+    set-up). `scf.ConditionOp` itself is reported and goes with its op."""
 
     code = "FLY312"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -296,15 +497,36 @@ class RawScfWhile(Rule):
         "from flydsl._mlir.dialects import scf\nops = [scf.WhileOp]\n",
     ]
     invalid = [
-        Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl.expr.typing import T\nw = scf.WhileOp([T.i32], [init])\n"),
+        Invalid(_FOR_IMPORTS.format(raw=_RAW_IMPORTS).replace("from flydsl.expr import arith\n", "from flydsl.expr.typing import T\n")
+                + _WHILE_KERNEL + "    loop = scf.WhileOp([T.i32], [init])\n"
+                "    before = ir.Block.create_at_start(loop.before, [T.i32])\n"
+                "    after = ir.Block.create_at_start(loop.after, [T.i32])\n"
+                "    with ir.InsertionPoint(before):\n        cur = before.arguments[0]\n"
+                "        scf.ConditionOp(fx.as_ir_value(fx.Int32(cur) < limit), [cur])\n"
+                "    with ir.InsertionPoint(after):\n        nxt = after.arguments[0]\n"
+                "        scf.YieldOp([fx.as_ir_value(fx.Int32(nxt) * 2 + 1)])\n"
+                "    total = fx.Int32(loop.results[0])\n",
+                fixed=_FOR_IMPORTS.format(raw="").replace("from flydsl.expr import arith\n", "") + _WHILE_KERNEL
+                + "    cur = init\n    while fx.as_ir_value(fx.Int32(cur) < limit):\n        nxt = cur\n"
+                "        cur = fx.as_ir_value(fx.Int32(nxt) * 2 + 1)\n    total = fx.Int32(cur)\n",
+                unsafe=True, at=(9, 12), count=2,
+                message="Raw `scf.WhileOp`: use a Python `while` loop in traced code; the rewriter builds the scf.while and its carried values"),
+        Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl.expr.typing import T\nw = scf.WhileOp([T.i32], [init])\n",
+                message="Raw `scf.WhileOp`: use a Python `while` loop in traced code; the rewriter builds the scf.while and its carried values; no automatic rewrite: it is not in a @flyc.kernel/@flyc.jit body"),
         Invalid("from flydsl._mlir.dialects import scf\nscf.ConditionOp(cond, [cur])\n"),
     ]
-    use_instead = "cur = load()\nwhile cur < flag:\n    cur = load()"
 
     def visit_Call(self, node: ast.Call) -> None:
         op = scf_op(self, node)
-        if op in ("WhileOp", "ConditionOp", "while_"):
-            self.report(node, op=op)
+        if op not in ("WhileOp", "ConditionOp", "while_"):
+            return
+        fix, note = None, ""
+        if op == "WhileOp":
+            try:
+                fix = self.make_fix(_WhileRewrite(self, node).edits(), "Rewrite the raw scf.WhileOp as a Python `while` loop")
+            except Refusal as refusal:
+                note = f"; no automatic rewrite: {refusal}"
+        self.report(node, op=op, note=note, fix=fix)
 
 
 @register

@@ -160,3 +160,48 @@ def build():
     x = torch.randn(BLOCK, device="cuda")
     split(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
 '''
+
+RAW_SCF_WHILE = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def grow_kernel(Out: fx.Tensor, limit: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Int32.width), fx.Int32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rx = fx.make_rmem_tensor(1, fx.Int32)
+
+    init = fx.as_ir_value(fx.Int32(tid))
+    loop = scf.WhileOp([T.i32], [init])
+    before = ir.Block.create_at_start(loop.before, [T.i32])
+    after = ir.Block.create_at_start(loop.after, [T.i32])
+    with ir.InsertionPoint(before):
+        cur = before.arguments[0]
+        scf.ConditionOp(fx.as_ir_value(fx.Int32(cur) < limit), [cur])
+    with ir.InsertionPoint(after):
+        nxt = after.arguments[0]
+        scf.YieldOp([fx.as_ir_value(fx.Int32(nxt) * 2 + 1)])
+    total = fx.Int32(loop.results[0])
+
+    fx.memref_store(total, rx, 0)
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def grow(Out: fx.Tensor, limit: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    grow_kernel(Out, limit).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    out = torch.empty(BLOCK, dtype=torch.int32, device="cuda")
+    grow(out, 1000, stream=torch.cuda.current_stream())
+'''

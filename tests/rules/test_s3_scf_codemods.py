@@ -189,3 +189,77 @@ def test_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {reason}"), found.message
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY311",)) == source
+
+
+# --- FLY312: scf.WhileOp -------------------------------------------------------------
+
+WHILE_HEAD = HEAD.replace("from flydsl.expr import arith\n", "from flydsl.expr.typing import T\n") + "    init = fx.as_ir_value(n)\n"
+BLOCKS = (
+    "    loop = scf.WhileOp([T.i32, T.i32], [init, init])\n"
+    "    before = ir.Block.create_at_start(loop.before, [T.i32, T.i32])\n"
+    "    after = ir.Block.create_at_start(loop.after, [T.i32, T.i32])\n"
+)
+BEFORE = (
+    "    with ir.InsertionPoint(before):\n        a = before.arguments[0]\n        b = before.arguments[1]\n"
+    "        scf.ConditionOp(fx.as_ir_value(fx.Int32(a) < fx.Int32(b)), [a, b])\n"
+)
+AFTER = (
+    "    with ir.InsertionPoint(after):\n        t = fx.Int32(after.arguments[0]) + 1\n"
+    "        scf.YieldOp([fx.as_ir_value(t), after.arguments[1]])\n"
+)
+WHILE_TAIL = "    out = fx.Int32(loop.results[1])\n"
+
+
+def _while_flagged(source, tmp_path):
+    found = [d for d in lint_text(source, tmp_path, select=("FLY312",)) if d.message.startswith("Raw `scf.WhileOp`")]
+    assert len(found) == 1, [d.message for d in found]
+    return found[0]
+
+
+def test_a_while_op_with_two_carried_values_becomes_a_while_loop(tmp_path):
+    fixed = fix_text(WHILE_HEAD + BLOCKS + BEFORE + AFTER + WHILE_TAIL, tmp_path, unsafe=True, select=("FLY312",))
+    assert fixed == WHILE_HEAD.replace("from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\n", "") \
+        .replace("from flydsl.expr.typing import T\n", "") + (
+        "    a = init\n    b = init\n    while fx.as_ir_value(fx.Int32(a) < fx.Int32(b)):\n"
+        "        t = fx.Int32(a) + 1\n        a, b = fx.as_ir_value(t), b\n    out = fx.Int32(b)\n"
+    )
+    assert _while_flagged(WHILE_HEAD + BLOCKS + BEFORE + AFTER + WHILE_TAIL, tmp_path).fix.applicability is Applicability.UNSAFE
+
+
+WHILE_REFUSALS = {
+    "hoisting": (
+        BLOCKS + BEFORE.replace("        scf.ConditionOp(fx.as_ir_value(fx.Int32(a) < fx.Int32(b)), [a, b])\n",
+                                "        c = fx.as_ir_value(fx.Int32(a) < fx.Int32(b))\n        scf.ConditionOp(c, [a, b])\n") + AFTER,
+        "the before region is more than its arguments and `scf.ConditionOp` (moving it would hoist code)"),
+    "not passed through": (
+        BLOCKS + BEFORE.replace("[a, b])", "[b, a])") + AFTER,
+        "the `scf.ConditionOp` does not pass the before arguments through in order"),
+    "condition reads the block": (
+        BLOCKS + BEFORE.replace("fx.Int32(b)), [a, b]", "fx.Int32(before.arguments[1])), [a, b]") + AFTER,
+        "the condition reads `before` itself, not the names of its arguments"),
+    "scalar init": (
+        BLOCKS.replace("[init, init])\n", "[init, 0])\n", 1) + BEFORE + AFTER,
+        "an init is None or a Python scalar"),
+    "wrong arity": (
+        BLOCKS + BEFORE + AFTER.replace(", after.arguments[1]])", "])"),
+        "the `scf.YieldOp` does not yield 2 values"),
+    "carried outside name": (
+        "    t = init\n" + BLOCKS + BEFORE + AFTER,
+        "the body assigns `t`, which lives outside it (a Python `while` would carry it)"),
+    "blocks not next": (
+        BLOCKS.replace("    before = ", "    fx.printf(init)\n    before = ") + BEFORE + AFTER,
+        "the before block is not made right after the op by `ir.Block.create_at_start`"),
+    "op escapes": (BLOCKS + BEFORE + AFTER + "    keep(loop)\n", "the op escapes (`loop` on line 24)"),
+    "built conditionally": (
+        "    if n:\n" + "".join("    " + line + "\n" for line in (BLOCKS + BEFORE + AFTER).splitlines()),
+        "it is built conditionally"),
+}
+
+
+@pytest.mark.parametrize("name", WHILE_REFUSALS)
+def test_while_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
+    source = WHILE_HEAD + WHILE_REFUSALS[name][0]
+    found = _while_flagged(source, tmp_path)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {WHILE_REFUSALS[name][1]}"), found.message
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY312",)) == source
