@@ -357,12 +357,52 @@ class IfThenHelper(Rule):
         self.report(node, helper=func.id if isinstance(func, ast.Name) else func.attr)
 
 
+def _dispatch_rewrite(rule: Rule, call: ast.Call) -> list[Edit]:
+    """`scf_if_dispatch(cond, then_fn[, else_fn])` as a statement of traced code, the
+    branches local `def`s without parameters, rewritten as `if cond: then_fn()` (`else:
+    else_fn()`). The rewriter lowers that `if` through the same dispatcher, whose
+    branches it then calls the same way (`fn()`, no carried state)."""
+    statement = rule.model.parent(call)
+    if not (isinstance(statement, ast.Expr) and statement.value is call):
+        raise Refusal("its result is used")
+    kernel_function(rule, call)
+    if call.keywords or len(call.args) not in (2, 3) or any(isinstance(a, ast.Starred) for a in call.args):
+        raise Refusal("it passes state or keywords (`state_names`/`result_names` carry values a Python `if` "
+                      "would have to initialise before the branch)")
+    for branch in call.args[1:]:
+        binding = rule.model.binding_of(branch) if isinstance(branch, ast.Name) else None
+        function = binding.node if binding is not None and binding.kind == "def" and rule.model.is_single_binding(binding) else None
+        if not isinstance(function, ast.FunctionDef) or _takes_arguments(function.args):
+            raise Refusal(f"`{rule.text(branch)}` is not a local `def` without parameters")
+    indent = " " * start_of(rule, statement).col
+    text = f"if {rule.text(call.args[0])}:\n{indent}    {rule.text(call.args[1])}()"
+    if len(call.args) == 3:
+        text += f"\n{indent}else:\n{indent}    {rule.text(call.args[2])}()"
+    return [rule.replace(statement, text)]
+
+
+def _takes_arguments(arguments: ast.arguments) -> bool:
+    return bool(arguments.posonlyargs or arguments.args or arguments.vararg or arguments.kwonlyargs or arguments.kwarg)
+
+
+_DISPATCH_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{imports}\n\n@flyc.kernel\n"
+                    "def k(x: fx.Int32):\n    def _store():\n        fx.printf(x)\n\n")
+
+
 @register
 class ScfIfDispatchCall(Rule):
     """Calling `ReplaceIfWithDispatch.scf_if_dispatch` directly reaches into the
     AST rewriter's internals (state names/values lists, callbacks). The guide
     asks for the public decorator: a local `@flyc.jit` function whose Python
-    `if` the rewriter lowers."""
+    `if` the rewriter lowers.
+
+    The unsafe fix rewrites a statement `scf_if_dispatch(cond, then_fn[, else_fn])`
+    in a `@flyc.kernel`/`@flyc.jit` body whose branches are local `def`s without
+    parameters as `if cond: then_fn()` (`else: else_fn()`). It refuses, and the
+    message says why, outside traced code (a local `@flyc.jit` boundary there is
+    the author's choice), when the result is used, when state or keywords are
+    passed (carried values need an initialisation of matching type before the
+    branch, never `None`), or when a branch is not such a `def`."""
 
     code = "FLY503"
     call_names = leaves([_DISPATCH])
@@ -372,13 +412,16 @@ class ScfIfDispatchCall(Rule):
         "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\nname = 'scf_if_dispatch'\n",
     ]
     invalid = [
+        Invalid(_DISPATCH_KERNEL.format(imports="from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n")
+                + "    ReplaceIfWithDispatch.scf_if_dispatch(x < 32, _store)\n",
+                fixed=_DISPATCH_KERNEL.format(imports="") + "    if x < 32:\n        _store()\n", unsafe=True, at=(11, 5),
+                message="Direct `scf_if_dispatch` call: use a local `@flyc.jit` function with a Python `if`"),
         Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n"
                 "scf_if_dispatch = ReplaceIfWithDispatch.scf_if_dispatch\nscf_if_dispatch(active, _store)\n",
-                at=(3, 1), message='Direct `scf_if_dispatch` call: use a local `@flyc.jit` function with a Python `if`'),
+                at=(3, 1), message="Direct `scf_if_dispatch` call: use a local `@flyc.jit` function with a Python `if`; no automatic rewrite: it is not in a @flyc.kernel/@flyc.jit body"),
         Invalid("from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch as R\n"
                 "out = R.scf_if_dispatch(c, then_fn, state_names=names, state_values=vals)\n"),
     ]
-    use_instead = "@flyc.jit\ndef _store_active(active):\n    if active:\n        store()"
 
     def visit_Call(self, node: ast.Call) -> None:
         name = self.model.resolve(node.func)
@@ -386,7 +429,12 @@ class ScfIfDispatchCall(Rule):
             return
         if name == _DISPATCH or (name.endswith(".scf_if_dispatch") and not name.startswith("flydsl.")):
             # a project module re-exporting the rewriter's dispatcher under its name
-            self.report(node)
+            fix, note = None, ""
+            try:
+                fix = self.make_fix(_dispatch_rewrite(self, node), "Rewrite the dispatch as a Python `if`")
+            except Refusal as refusal:
+                note = f"; no automatic rewrite: {refusal}"
+            self.report(node, note=note, fix=fix)
 
 
 @register

@@ -205,3 +205,39 @@ def build():
     out = torch.empty(BLOCK, dtype=torch.int32, device="cuda")
     grow(out, 1000, stream=torch.cuda.current_stream())
 '''
+
+SCF_IF_DISPATCH = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch
+
+BLOCK = 64
+
+
+@flyc.kernel
+def guard_kernel(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+
+    def _store_active():
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+    ReplaceIfWithDispatch.scf_if_dispatch(fx.Int32(tid) < limit, _store_active)
+
+
+@flyc.jit
+def guard(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    guard_kernel(X, Out, limit).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    guard(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
+'''

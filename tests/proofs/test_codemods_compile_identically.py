@@ -30,6 +30,7 @@ CODEMODS = {
     "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
     "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
     "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),
+    "SCF_IF_DISPATCH": ("FLY503", "scf_if_dispatch"),
 }
 CASES = [(kernel, release) for kernel, (code, _) in CODEMODS.items() for release in proof_releases(code)]
 SAME_RESOURCES = ("vgpr", "agpr", "sgpr", "scratch_bytes", "vgpr_spills", "sgpr_spills")

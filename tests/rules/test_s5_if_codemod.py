@@ -100,3 +100,49 @@ def test_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {reason}"), found.message
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == source
+
+
+# --- FLY503: direct scf_if_dispatch calls ----------------------------------------------
+
+DISPATCH_HEAD = (
+    "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+    "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n\n\n"
+    "@flyc.kernel\ndef k(x: fx.Int32):\n    def _then():\n        fx.printf(x)\n\n    def _else():\n        fx.printf(x + 1)\n\n"
+)
+
+
+def _dispatch_flagged(source, tmp_path):
+    found = [d for d in lint_text(source, tmp_path, select=("FLY503",)) if d.code == "FLY503"]
+    assert len(found) == 1, [d.message for d in found]
+    return found[0]
+
+
+def test_a_dispatch_with_both_branches_becomes_if_else(tmp_path):
+    source = DISPATCH_HEAD + "    ReplaceIfWithDispatch.scf_if_dispatch(x < 32, _then, _else)\n"
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY503",)) == DISPATCH_HEAD.replace(
+        "from flydsl.compiler.ast_rewriter import ReplaceIfWithDispatch\n", "") + (
+        "    if x < 32:\n        _then()\n    else:\n        _else()\n"
+    )
+    assert _dispatch_flagged(source, tmp_path).fix.applicability is Applicability.UNSAFE
+
+
+DISPATCH_REFUSALS = {
+    "result used": ("    out = ReplaceIfWithDispatch.scf_if_dispatch(x < 32, _then)\n", "its result is used"),
+    "state": ("    ReplaceIfWithDispatch.scf_if_dispatch(x < 32, _then, state_names=('a',), state_values=(x,))\n",
+              "it passes state or keywords (`state_names`/`result_names` carry values a Python `if` "
+              "would have to initialise before the branch)"),
+    "lambda branch": ("    ReplaceIfWithDispatch.scf_if_dispatch(x < 32, lambda: fx.printf(x))\n",
+                      "`lambda: fx.printf(x)` is not a local `def` without parameters"),
+    "branch with parameters": (
+        "    def _named(names):\n        fx.printf(x)\n\n    ReplaceIfWithDispatch.scf_if_dispatch(x < 32, _named)\n",
+        "`_named` is not a local `def` without parameters"),
+}
+
+
+@pytest.mark.parametrize("name", DISPATCH_REFUSALS)
+def test_dispatch_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
+    source = DISPATCH_HEAD + DISPATCH_REFUSALS[name][0]
+    found = _dispatch_flagged(source, tmp_path)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {DISPATCH_REFUSALS[name][1]}"), found.message
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY503",)) == source
