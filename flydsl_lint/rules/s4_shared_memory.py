@@ -155,12 +155,12 @@ class _LdsMigration:
                               f"(`{name}.{attribute.attr}` on line {read.lineno})")
 
     def _bookkeeping(self, attribute: ast.Attribute, statement: ast.stmt | None) -> bool:
-        rule, name = self.rule, self.target.id
+        rule = self.rule
         parent = rule.model.parent(attribute)
         in_builder = statement is not None and statement in self.block
         if attribute.attr == "_align" and in_builder and isinstance(parent, ast.Call):
             return self._region_start(parent, statement)
-        if attribute.attr == "ptr" and isinstance(parent, ast.Call) and parent.func.attr == "_align" \
+        if attribute.attr == "ptr" and isinstance(parent, ast.Call) and is_attribute_of(parent.func, self.target.id, "_align") \
                 and parent.args and parent.args[0] is attribute:
             return True  # the `a.ptr` inside `a._align(a.ptr, K)`
         if attribute.attr == "ptr" and isinstance(attribute.ctx, ast.Store) and in_builder:
@@ -179,7 +179,6 @@ class _LdsMigration:
                 if block not in self.finalize_blocks:
                     self.finalize_blocks.append(block)
                 return True
-        del name
         return False
 
     def _region_start(self, align: ast.Call, statement: ast.stmt) -> bool:
@@ -383,21 +382,22 @@ class _LdsMigration:
                 edits.append(rule.replace(call, f"{spell('memref_load')}({view.id}, {rule.text(index)})"))
             else:
                 edits.append(rule.replace(call, f"{spell('memref_store')}({rule.text(value)}, {view.id}, {rule.text(index)})"))
-        edits += [self._remove(statement) for statement in self.warm_ups + self.finalize_flags]
-        edits += [self._remove(block) for block in self.finalize_blocks]
-        edits += self._unused_contexts()
+        removed = self.warm_ups + self.finalize_flags + self.finalize_blocks + self._contexts()
+        edits += [self._remove(statement, removed) for statement in removed]
         return edits + imports
 
     def _delete(self, statement: ast.stmt) -> Edit:
         edit = delete_statement(self.rule, statement, keep_comment=True)
         if edit is None:
-            raise Refusal(f"line {statement.lineno} holds other code beside the bookkeeping")
+            raise Refusal(f"the bookkeeping on line {statement.lineno} shares its lines with other code or holds a comment")
         return edit
 
-    def _remove(self, statement: ast.stmt) -> Edit:
+    def _remove(self, statement: ast.stmt, removed: list[ast.stmt]) -> Edit:
+        """Delete one of the `removed` statements; the last of a block they empty becomes `pass`."""
         block = _body_of(self.rule, statement)
-        removed = set(map(id, self.warm_ups + self.finalize_flags + self.finalize_blocks + self._contexts()))
-        return delete_or_pass(self.rule, statement, block_left_empty=all(id(s) in removed for s in block))
+        if statement is block[-1] and all(s in removed for s in block):
+            return delete_or_pass(self.rule, statement, block_left_empty=True)
+        return self._delete(statement)
 
     def _contexts(self) -> list[ast.Assign]:
         """`ctx = CompilationContext.get_current()` read only by the removed finalize blocks."""
@@ -413,9 +413,6 @@ class _LdsMigration:
                     and all(any(_inside(b, r) for b in self.finalize_blocks) for r in reads) and statement not in found:
                 found.append(statement)
         return found
-
-    def _unused_contexts(self) -> list[Edit]:
-        return [self._remove(statement) for statement in self._contexts()]
 
 
 def _statement_of(rule: Rule, node: ast.AST) -> ast.stmt | None:

@@ -115,3 +115,25 @@ def test_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {REFUSALS[name][1]}"), found.message
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW) == source
+
+
+def test_a_launcher_left_empty_gets_one_pass(tmp_path):
+    launch = ("\n    @flyc.jit\n    def launch():\n        allocator.finalized = False\n"
+              "        ctx = CompilationContext.get_current()\n        with ir.InsertionPoint(ctx.gpu_module_body):\n"
+              "            allocator.finalize()\n")
+    fixed = fix_text(HEAD + RESERVE + KERNEL + launch, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW)
+    assert fixed.endswith("    @flyc.jit\n    def launch():\n        pass\n"), fixed
+
+
+def test_a_comment_inside_the_finalize_block_is_a_refusal(tmp_path):
+    source = HEAD + RESERVE + KERNEL + LAUNCH.replace("            allocator.finalize()\n",
+                                                      "            # emit the global\n            allocator.finalize()\n")
+    found = _flagged(source, tmp_path, target_version=NEW)
+    assert found.fix is None and found.message.endswith(
+        "the bookkeeping on line 31 shares its lines with other code or holds a comment"), found.message
+
+
+def test_ptr_passed_to_another_call_is_a_refusal_not_a_crash(tmp_path):
+    source = HEAD + RESERVE + KERNEL + LAUNCH + "    log(allocator.ptr)\n"
+    found = _flagged(source, tmp_path, target_version=NEW)
+    assert found.fix is None and "(`allocator.ptr` on line 34)" in found.message, found.message
