@@ -172,10 +172,13 @@ class _ForRewrite:
             if not isinstance(attribute, ast.Attribute):
                 raise Refusal(f"the op escapes (`{target}` is used whole on line {name.lineno})")
             inside = within(self.with_, name)
+            result = self._result_read(attribute) if name.lineno > self.with_.end_lineno else None
+            if not isinstance(attribute.ctx, ast.Load):
+                raise Refusal(f"the op has attributes set (`{target}.{attribute.attr}` on line {name.lineno})")
             if inside and attribute.attr in ("induction_variable", "inner_iter_args"):
                 body_reads.append(attribute)
-            elif not inside and name.lineno > self.with_.end_lineno and self._result_read(attribute) is not None:
-                result_reads.append(self._result_read(attribute))
+            elif result is not None:
+                result_reads.append(result)
             else:
                 raise Refusal(f"the op escapes or has attributes set (`{target}.{attribute.attr}` on line {name.lineno})")
         return body_reads, result_reads

@@ -127,6 +127,10 @@ REFUSALS = {
         HEAD + "    loop = scf.ForOp(lo, hi, step, [x])\n"
         "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([x])\n    loop.attributes['unroll'] = attr\n",
         "the op escapes or has attributes set (`loop.attributes` on line 16)"),
+    "attribute stored": (
+        HEAD + "    loop = scf.ForOp(lo, hi, step, [x])\n"
+        "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([x])\n    loop.result = None\n",
+        "the op has attributes set (`loop.result` on line 16)"),
     "yield not last": (
         HEAD + "    loop = scf.ForOp(lo, hi, step, [x])\n    with ir.InsertionPoint(loop.body):\n"
         "        scf.YieldOp([x])\n        fx.printf(x)\n",
