@@ -381,6 +381,7 @@ class _WhileRewrite:
         condition = last.value if isinstance(last, ast.Expr) else None
         if not (isinstance(condition, ast.Call) and scf_op(self.rule, condition) == "ConditionOp") or None in names:
             raise Refusal("the before region is more than its arguments and `scf.ConditionOp` (moving it would hoist code)")
+        self.condition = condition
         passed = condition.args[1] if len(condition.args) == 2 else None
         carried = [names[index] for index in sorted(range(len(names)), key=lambda i: names[i][1])]
         if not isinstance(passed, (ast.List, ast.Tuple)) or [getattr(e, "id", None) for e in passed.elts] != [n for n, _ in carried] \
@@ -491,7 +492,7 @@ class RawScfWhile(Rule):
     `None` or Python scalars, a yield that is not last, repeated or of the wrong
     arity, `return`/`break`/`continue`/`yield` of its own, the body assigning a
     name that lives outside it, an op or block that escapes, a comment in the
-    set-up). `scf.ConditionOp` itself is reported and goes with its op."""
+    set-up). `scf.ConditionOp` itself is reported too, with its loop's fix."""
 
     code = "FLY312"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -523,10 +524,14 @@ class RawScfWhile(Rule):
         op = scf_op(self, node)
         if op not in ("WhileOp", "ConditionOp", "while_"):
             return
-        fix, note = None, ""
+        # The loop's fix also fixes its `scf.ConditionOp` (visited after it, in source order).
+        condition_fixes = self.context.cache("s3.while_condition_fixes", dict)
+        fix, note = condition_fixes.get(id(node)), ""
         if op == "WhileOp":
+            rewrite = _WhileRewrite(self, node)
             try:
-                fix = self.make_fix(_WhileRewrite(self, node).edits(), "Rewrite the raw scf.WhileOp as a Python `while` loop")
+                fix = self.make_fix(rewrite.edits(), "Rewrite the raw scf.WhileOp as a Python `while` loop")
+                condition_fixes[id(rewrite.condition)] = fix
             except Refusal as refusal:
                 note = f"; no automatic rewrite: {refusal}"
         self.report(node, op=op, note=note, fix=fix)

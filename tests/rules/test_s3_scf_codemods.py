@@ -227,7 +227,9 @@ def test_a_while_op_with_two_carried_values_becomes_a_while_loop(tmp_path):
         "    a = init\n    b = init\n    while fx.as_ir_value(fx.Int32(a) < fx.Int32(b)):\n"
         "        t = fx.Int32(a) + 1\n        a, b = fx.as_ir_value(t), b\n    out = fx.Int32(b)\n"
     )
-    assert _while_flagged(WHILE_HEAD + BLOCKS + BEFORE + AFTER + WHILE_TAIL, tmp_path).fix.applicability is Applicability.UNSAFE
+    found = [d for d in lint_text(WHILE_HEAD + BLOCKS + BEFORE + AFTER + WHILE_TAIL, tmp_path, select=("FLY312",))]
+    assert [d.message.split("`")[1] for d in found] == ["scf.WhileOp", "scf.ConditionOp"]
+    assert found[0].fix.applicability is Applicability.UNSAFE and found[1].fix == found[0].fix
 
 
 WHILE_REFUSALS = {
