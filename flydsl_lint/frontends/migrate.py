@@ -27,6 +27,7 @@ from ..verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, KernelComparison
 from ..verify.config import VerifyConfig
 from ..verify.imports import ImportGraph
 from ..verify.plan import Plan, build_plan
+from ..verify.pytest_config import TestFiles
 from ..verify.runner import AFTER, BEFORE, run_compile_mode
 from ..verify.signals import signals_held
 
@@ -280,6 +281,7 @@ def plan_modules(files: list[Path], repo: Path, settings: Settings, config: Veri
                  archs: list[str]) -> tuple[list[ModulePlan], list[str]]:
     """A plan per file with candidates (and the tests and probes that import it); errors as one line each."""
     graph = ImportGraph().add_tree(repo)
+    test_files = TestFiles(repo, config.test_dirs)
     modules, errors = [], []
     for path in files:
         try:
@@ -294,8 +296,8 @@ def plan_modules(files: list[Path], repo: Path, settings: Settings, config: Veri
             continue
         if not candidates:
             continue
-        plan = build_plan(graph=graph, changed=[relative], config=config, base="", head="", archs=archs,
-                          mode="compile")
+        plan = build_plan(graph=graph, changed=[relative], config=config, test_files=test_files, base="", head="",
+                          archs=archs, mode="compile")
         modules.append(ModulePlan(path, relative, data, candidates, plan.tests, plan.probes))
     return modules, errors
 
