@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
-from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type
+from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, visibly_raw,
 )
@@ -119,13 +119,15 @@ class TypedArithmeticMethod(Rule):
         self.report(node, fix=fix, spelling=func.attr, replacement=f"fx.{_METHODS[func.attr]}")
 
 
-# Raw arith binary ops with a Python operator on fx-typed operands:
-# op -> (operator, operand kind: "f" float, "i" integer, "s" signed int, "u" unsigned int)
+# Raw arith ops and the Python operator that emits exactly that op on two
+# operands of one fx type (flydsl/expr/numeric.py and utils/arith.py, 0.3.0 to
+# 0.5.0): op -> (operator, operand kind: "f" float, "i" integer, "s" signed int,
+# "u" unsigned int). `divsi` truncates; `//` emits `floordivsi`: no operator.
 _ARITH_OPERATORS = {
     "addf": ("+", "f"), "subf": ("-", "f"), "mulf": ("*", "f"), "divf": ("/", "f"), "remf": ("%", "f"),
     "addi": ("+", "i"), "subi": ("-", "i"), "muli": ("*", "i"),
     "andi": ("&", "i"), "ori": ("|", "i"), "xori": ("^", "i"), "shli": ("<<", "i"),
-    "divsi": ("//", "s"), "floordivsi": ("//", "s"), "remsi": ("%", "s"), "shrsi": (">>", "s"),
+    "floordivsi": ("//", "s"), "remsi": ("%", "s"), "shrsi": (">>", "s"),
     "divui": ("//", "u"), "remui": ("%", "u"),
     "negf": ("-", "f"),
 }
@@ -134,13 +136,9 @@ _ARITH_OPERATORS = {
 _ARITH_OP_CLASSES = {
     "AddFOp": "addf", "SubFOp": "subf", "MulFOp": "mulf", "DivFOp": "divf", "RemFOp": "remf", "AddIOp": "addi",
     "SubIOp": "subi", "MulIOp": "muli", "AndIOp": "andi", "OrIOp": "ori", "XOrIOp": "xori", "ShLIOp": "shli",
-    "DivSIOp": "divsi", "FloorDivSIOp": "floordivsi", "RemSIOp": "remsi", "ShRSIOp": "shrsi", "DivUIOp": "divui",
+    "FloorDivSIOp": "floordivsi", "RemSIOp": "remsi", "ShRSIOp": "shrsi", "DivUIOp": "divui",
     "RemUIOp": "remui", "NegFOp": "negf",
 }
-
-
-# Ops whose operator form emits exactly this op for operands of one known fx type.
-_SAFE_OPERATOR_OPS = {"addf", "subf", "mulf", "divf", "addi", "subi", "muli", "andi", "ori", "xori", "shli"}
 
 
 _FLOAT_TYPES = {"Float16", "BFloat16", "Float32", "Float64"}
@@ -153,6 +151,14 @@ _UNSIGNED_TYPES = {"Uint8", "Uint16", "Uint32", "Uint64"}
 
 
 _KIND_TYPES = {"f": _FLOAT_TYPES, "i": _SIGNED_TYPES | _UNSIGNED_TYPES, "s": _SIGNED_TYPES, "u": _UNSIGNED_TYPES}
+
+
+# The integer types the operator fix is proven on (tests/proofs, RAW_ARITH_VIEWS).
+_PROVEN_INT_TYPES = {"Int32", "Int64", "Uint32"}
+
+
+# The operand types `cond.select(a, b)` is proven on.
+_PROVEN_SELECT_TYPES = _PROVEN_INT_TYPES | {"Float32"}
 
 
 # Comparison predicates that a Python comparison operator emits (utils/arith.py).
@@ -171,10 +177,72 @@ _CMPI_UNSIGNED = {"ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
 _CMP_OPS = ("cmpf", "cmpi", "CmpFOp", "CmpIOp")
 
 
+# flydsl.expr.arith's own cmpi/cmpf unwrap fx operands (`as_ir_value`).
+_CMP_HELPERS = {"cmpi", "cmpf"}
+
+
 _CONSTANT_OPS = ("constant", "ConstantOp")
 
 
 _SELECT_OPS = ("select", "SelectOp")
+
+
+# FlyDSL's own arith helpers that unwrap typed operands (`_to_raw`) before
+# building the op; every other arith op rejects an fx value (it has no `.type`).
+_TYPED_OPERAND_HELPERS = {"andi", "xori", "shli", "select"}
+
+
+# Calls that give the raw ir.Value of a typed value, besides `x.ir_value()`.
+_RAW_VIEWS = frozenset(
+    [f"{module}.{name}" for module in EXPR_ARITH for name in ("_to_raw", "unwrap")]
+    + [f"{EXPR}.as_ir_value", f"{EXPR}.typing.as_ir_value"]
+)
+
+
+# Run-time values by construction: thread and block ids.
+_HARDWARE_IDS = tuple(f"{EXPR}.{name}." for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
+
+
+def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
+    """`x` for a raw view of it (`x.ir_value()`, `arith._to_raw(x)`, `arith.unwrap(x)`, `fx.as_ir_value(x)`)."""
+    if not isinstance(operand, ast.Call) or operand.keywords:
+        return None
+    func = operand.func
+    if isinstance(func, ast.Attribute) and func.attr == "ir_value":
+        return None if operand.args else func.value
+    argument = single_positional(operand)
+    if argument is not None and isinstance(func, (ast.Name, ast.Attribute)) and rule.model.resolve(func) in _RAW_VIEWS:
+        return argument
+    return None
+
+
+def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
+    """Whether `node` is a run-time value (not a compile-time Python one): a
+    kernel or jit parameter, a thread/block id, a raw value, a wrap or
+    arithmetic of one, or a name bound once to one of those."""
+    if depth > 6:
+        return False
+    model = rule.model
+    if isinstance(node, ast.Name):
+        binding = model.binding_of(node)
+        if binding is None or not model.is_single_binding(binding):
+            return False
+        if binding.kind == "param":
+            return binding.scope is not None and model.function_kind(binding.scope.node) is not None
+        statement = model.parent(binding.node)
+        if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+            return provably_dynamic(rule, statement.value, depth + 1)
+        return False
+    if isinstance(node, ast.BinOp):
+        return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
+    if isinstance(node, ast.Compare):
+        return any(provably_dynamic(rule, side, depth + 1) for side in [node.left, *node.comparators])
+    if isinstance(node, ast.Attribute) and (model.resolve(node) or "").startswith(_HARDWARE_IDS):
+        return True
+    if isinstance(node, ast.Call) and typed_scalar(model, node):
+        argument = single_positional(node)
+        return argument is not None and provably_dynamic(rule, argument, depth + 1)
+    return visibly_raw(rule, node)
 
 
 _PRECEDENCE_SAFE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
@@ -206,14 +274,67 @@ def _wrap_result(rule: Rule, call: ast.expr, text: str) -> str:
     return f"({text})"
 
 
+def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
+    """Whether `node` is an argument of a raw dialect op, which takes any ir.Value."""
+    parent = rule.model.parent(node)
+    return is_raw_dialect_call(rule, parent) and (node in parent.args or any(k.value is node for k in parent.keywords))
+
+
+def rejects_fx_values(rule: Rule, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr]) -> bool:
+    """Whether `node` is given an fx value itself (not a view) by a builder that
+    rejects one: any raw dialect op, unlike FlyDSL's own unwrapping helpers."""
+    module = rule.model.resolve(node.func).rpartition(".")[0]
+    unwraps = (module in EXPR_ARITH and op in _TYPED_OPERAND_HELPERS) or (module == EXPR_ARITH[0] and op in _CMP_HELPERS)
+    return not unwraps and any(o is v for o, v in zip(operands, values))
+
+
+def typed_replacement(rule: Rule, node: ast.Call, expression: str, result_type: str,
+                      folds: bool) -> tuple[str, bool]:
+    """The text that replaces the raw op `node` by the typed `expression`, and
+    whether the consumer cannot tell them apart: a wrap of `result_type` (the
+    typed value) or a raw dialect op (its `.ir_value()`). An expression that
+    `folds` to a compile-time value stays a run-time one through `.ir_value()`."""
+    parent = rule.model.parent(node)
+    into_own_wrap = typed_scalar(rule.model, parent) == result_type and single_positional(parent) is node
+    if into_own_wrap and not folds:
+        text = expression
+    else:
+        atomic = isinstance(ast.parse(expression, mode="eval").body, _PRECEDENCE_SAFE)
+        text = f"{expression}.ir_value()" if atomic else f"({expression}).ir_value()"
+    return _wrap_result(rule, node, text), into_own_wrap or _raw_operand_of(rule, node)
+
+
+def type_detail(rule: Rule, operands: list[ast.expr], types: list[str | None]) -> str:
+    """Why no fix is offered, for the message: the operand whose fx type is unknown, or mixed types."""
+    unknown = next((o for o, t in zip(operands, types) if t is None), None)
+    if unknown is not None:
+        return f" (the fx type of `{rule.text(unknown)}` is not known: wrap it once where it is made)"
+    if len(set(types)) > 1:
+        return f" (operands of different fx types, {' and '.join(types)}: the operator would promote them)"
+    return ""
+
+
 @register
 class RawArithOperator(Rule):
     """Raw arith ops with a Python operator (`addf`/`addi` `+`, `subf` `-`, `mulf`
-    `*`, `divf` `/`, `andi` `&`, `ori` `|`, `xori` `^`, `shli` `<<`, `divsi`
-    `//`, `remsi` `%`, ...) need unwrapped operands and return untyped values.
-    On fx-typed values the operator emits the same op. Kept: ops with a non-
-    default `fastmath=` (the guide's explicit `*FOp` exception) and ops whose
-    operands are all visibly raw values (a raw SSA boundary)."""
+    `*`, `divf` `/`, `andi` `&`, `ori` `|`, `xori` `^`, `shli` `<<`,
+    `floordivsi` `//`, `remsi` `%`, ...) need unwrapped operands and return
+    untyped values. On fx-typed values the operator emits the same op. Kept:
+    ops with no operator (`divsi` truncates, `//` emits `floordivsi`), ops with
+    a non-default `fastmath=` (the guide's explicit `*FOp` exception) and ops
+    whose operands are all visibly raw values (a raw SSA boundary).
+
+    What the fix relies on (FlyDSL 0.3.0 to 0.5.0, compiled in tests/proofs):
+    a raw op takes ir.Values, so typed values reach it as views
+    (`x.ir_value()`, `arith._to_raw(x)`); given an fx value itself it fails
+    at trace time, except FlyDSL's `arith.andi`/`xori`/`shli` helpers, which
+    unwrap it. The op returns an untyped value while the operator returns an
+    fx value, and later operators on the two differ (`>>`, `/`, comparisons
+    follow the fx signedness), so the fix is safe only where the result goes
+    into a wrap of the operands' own type (`fx.Int32(arith.addi(...))`) or
+    into a raw dialect op (as `(a + b).ir_value()`). Float ops stay unsafe: an
+    ambient `arith.fastmath(...)` block, possibly in a caller, applies to the
+    operator but not to the raw op."""
 
     code = "FLY341"
     follows = TYPED_SCALARS
@@ -225,24 +346,56 @@ class RawArithOperator(Rule):
         "from flydsl._mlir.dialects import arith, rocdl\nx = rocdl.raw(a).result\ny = arith.addi(x, rocdl.raw(b).result)\n",
         "def f(arith):\n    return arith.addf(a, b)\n",
         "from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\nq = fx.Int32(arith.divui(n, d))\n",
+        # divsi truncates toward zero; `//` emits floordivsi.
+        "from flydsl._mlir.dialects import arith as _arith\nimport flydsl.expr as fx\n"
+        "a = fx.Int32(x)\nq = _arith.divsi(a.ir_value(), fx.Int32(4).ir_value())\n",
     ]
     invalid = [
+        # fx values themselves in a raw op fail at trace time: rewriting that changes behaviour.
         Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
-                "a = fx.Uint32(x)\nq = arith.remui(a, fx.Uint32(8))\n"),
+                "a = fx.Uint32(x)\nq = arith.remui(a, fx.Uint32(8))\n",
+                fixed="import flydsl.expr as fx\na = fx.Uint32(x)\nq = a % fx.Uint32(8)\n", unsafe=True),
         Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Float32(x)\nb = fx.Float32(y)\ns = arith.addf(a, b)\n",
                 fixed="import flydsl.expr as fx\na = fx.Float32(x)\nb = fx.Float32(y)\ns = a + b\n", unsafe=True),
         Invalid("from flydsl.expr import arith\nimport flydsl.expr as fx\n"
                 "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64(arith.shli(i, j))\n",
                 fixed="import flydsl.expr as fx\n"
-                "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64(i << j)\n", unsafe=True),
+                "def f(i: fx.Int32, j: fx.Int32):\n    return fx.Int64((i << j).ir_value())\n", unsafe=True),
         Invalid("from flydsl.expr import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Int32(x)\nb = fx.Int32(y)\nc = arith.muli(a, b) * 2\n",
                 fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a * b) * 2\n", unsafe=True),
-        Invalid("from flydsl._mlir.dialects import arith\ns = arith.mulf(as_mlir_value(a), as_mlir_value(b))\n"),
-        Invalid("from flydsl._mlir.dialects import arith as _arith\nimport flydsl.expr as fx\n"
-                "a = fx.Int32(x)\nq = _arith.divsi(a, fx.Int32(4))\n"),
+        Invalid("from flydsl._mlir.dialects import arith\ns = arith.mulf(as_mlir_value(a), as_mlir_value(b))\n",
+                at=(2, 5), message="Raw `arith.mulf`: use the `*` operator on fx-typed values "
+                "(the fx type of `as_mlir_value(a)` is not known: wrap it once where it is made)"),
         Invalid("from flydsl._mlir.dialects import arith\nr = arith.XOrIOp(a, b).result\n"),
+        # Views of run-time Int32 values into a wrap of the same type: safe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "@flyc.kernel\ndef k(shift: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
+                "    dst = fx.Int32(arith.addi(lane.ir_value(), shift.ir_value()))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(shift: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
+                "    dst = fx.Int32(lane + shift)\n"),
+        # Into a raw op the result stays a raw value.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith, rocdl\nfrom flydsl.expr.typing import T\n"
+                "a = fx.Uint32(x)\nb = fx.Uint32(y)\n"
+                "r = rocdl.readfirstlane(T.i32, arith.divui(fx.as_ir_value(a), b.ir_value()))\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\nfrom flydsl.expr.typing import T\n"
+                "a = fx.Uint32(x)\nb = fx.Uint32(y)\nr = rocdl.readfirstlane(T.i32, (a // b).ir_value())\n"),
+        # Two compile-time operands would fold: the result stays a run-time value.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "c = fx.Int32(arith.addi(fx.Int32(3).ir_value(), fx.Int32(4).ir_value()))\n",
+                fixed="import flydsl.expr as fx\nc = fx.Int32((fx.Int32(3) + fx.Int32(4)).ir_value())\n"),
+        # Bound to a name, the raw result meets later operators: `>>` on it emits shrui, on Int32 shrsi.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "a = fx.Int32(x)\nb = fx.Int32(y)\nc = arith.addi(a.ir_value(), b.ir_value())\n",
+                fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a + b).ir_value()\n",
+                unsafe=True),
+        # Operands of different fx types: the operator would promote them.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "a = fx.Int32(x)\nb = fx.Uint32(y)\nc = fx.Int32(arith.addi(a.ir_value(), b.ir_value()))\n",
+                message="Raw `arith.addi`: use the `+` operator on fx-typed values "
+                "(operands of different fx types, Int32 and Uint32: the operator would promote them)"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -260,17 +413,29 @@ class RawArithOperator(Rule):
         if len(operands) != expected or at_raw_boundary(self, operands):
             return
         operator, kind = entry
-        if kind == "u" and not all(known_scalar_type(self.model, o) in _UNSIGNED_TYPES for o in operands):
+        values = [viewed_value(self, o) or o for o in operands]
+        types = [known_scalar_type(self.model, v) for v in values]
+        if kind == "u" and not all(t in _UNSIGNED_TYPES for t in types):
             return  # `//`/`%` on signed or unknown types emit divsi/remsi: no operator keeps the unsigned op
+        detail = type_detail(self, operands, types)
         fix = None
-        if op == spelling and spelling in _SAFE_OPERATOR_OPS and expected == 2 and not node.keywords:
-            types = {known_scalar_type(self.model, o) for o in operands}
-            (only,) = types if len(types) == 1 else (None,)
-            if only in _KIND_TYPES[kind]:
-                left, right = (_operand_text(self, o) for o in operands)
-                fix = self.make_fix([self.replace(node, _wrap_result(self, node, f"{left} {operator} {right}"))],
-                                    f"Use the `{operator}` operator")
-        self.report(node, fix=fix, op=op, operator=operator)
+        if not detail and op == spelling and expected == 2 and not node.keywords and types[0] in _KIND_TYPES[kind]:
+            fix = self._operator_fix(node, op, operator, operands, values, types[0])
+        self.report(node, fix=fix, op=op, operator=operator, detail=detail)
+
+    def _operator_fix(self, node: ast.Call, op: str, operator: str, operands: list[ast.expr],
+                      values: list[ast.expr], type_: str):
+        left, right = (_operand_text(self, v) for v in values)
+        expression = f"{left} {operator} {right}"
+        if rejects_fx_values(self, node, op, operands, values):
+            # The original fails at trace time: the fix changes behaviour.
+            return self.make_fix([self.replace(node, _wrap_result(self, node, expression))],
+                                 f"Use the `{operator}` operator", Applicability.UNSAFE)
+        folds = not any(provably_dynamic(self, v) for v in values)
+        replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds)
+        safe = consumer_agrees and type_ in _PROVEN_INT_TYPES
+        return self.make_fix([self.replace(node, replacement)], f"Use the `{operator}` operator",
+                             None if safe else Applicability.UNSAFE)
 
 
 @register
@@ -280,7 +445,14 @@ class RawArithCompare(Rule):
     `ult`... on unsigned fx types) is a comparison operator on fx-typed
     values. Predicates with no operator (`cmpf` ONE/UEQ/ULT/ORD/UNO..., and
     unsigned `cmpi` on values not known to be unsigned) are kept, as are
-    comparisons of visibly raw values (e.g. exec masks from inline asm)."""
+    comparisons of visibly raw values (e.g. exec masks from inline asm).
+
+    What the fix relies on (FlyDSL 0.3.0 to 0.5.0): `flydsl.expr.arith.cmpi`
+    unwraps fx operands, the raw dialect op takes only views (`a.ir_value()`).
+    A comparison of fx values returns an fx.Boolean, the op an untyped i1, so
+    the fix is safe only into `fx.Boolean(...)` or a raw dialect op (as
+    `(a < b).ir_value()`), on one proven integer type (Int32, Int64, Uint32).
+    `cmpf` stays unsafe: the operator takes an ambient `arith.fastmath(...)`."""
 
     code = "FLY342"
     follows = TYPED_SCALARS
@@ -300,6 +472,27 @@ class RawArithCompare(Rule):
                 "c = arith.cmpi(CmpIPredicate.slt, i, n)\n"),
         Invalid("from flydsl._mlir.dialects import arith\nimport flydsl.expr as fx\n"
                 "a = fx.Uint32(x)\nb = fx.Uint32(y)\nc = arith.CmpIOp(arith.CmpIPredicate.ult, a, b).result\n"),
+        # Views of run-time Int32 values into a Boolean wrap: safe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    i = fx.Int32(fx.thread_idx.x)\n"
+                "    c = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, i.ir_value(), n.ir_value()))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    i = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(i < n)\n"),
+        # FlyDSL's arith.cmpi takes fx values; into a raw op the result stays raw.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl._mlir.dialects import scf\n"
+                "a = fx.Uint32(x)\nb = fx.Uint32(y)\nop = scf.IfOp(arith.cmpi(arith.CmpIPredicate.uge, a, b))\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import scf\n"
+                "a = fx.Uint32(x)\nb = fx.Uint32(y)\nop = scf.IfOp((a >= b).ir_value())\n"),
+        # `<` on Uint32 emits ult, not slt.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "a = fx.Uint32(x)\nb = fx.Uint32(y)\nc = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, a, b))\n",
+                message="Raw `arith.cmpi` with predicate `slt`: use the `<` comparison on fx-typed values "
+                "(on Uint32 operands `<` emits another predicate)"),
+        # Floats: unsafe (an ambient fastmath applies to the operator only).
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "def f(a: fx.Float32, b: fx.Float32):\n    return fx.Boolean(arith.cmpf(arith.CmpFPredicate.OLT, a, b))\n",
+                fixed="import flydsl.expr as fx\n"
+                "def f(a: fx.Float32, b: fx.Float32):\n    return fx.Boolean((a < b).ir_value())\n", unsafe=True),
     ]
     use_instead = "c = x > zero    # fx-typed operands emit cmpf ogt / cmpi slt"
 
@@ -316,18 +509,43 @@ class RawArithCompare(Rule):
         if not predicate:
             return
         enum, _, value = predicate.rpartition(".")
+        values = [viewed_value(self, o) or o for o in operands[1:]]
+        types = [known_scalar_type(self.model, v) for v in values]
         if op in ("cmpf", "CmpFOp"):
             operator = _CMPF_OPERATORS.get(value) if enum.endswith("CmpFPredicate") else None
+            kind = "f"
         elif not enum.endswith("CmpIPredicate"):
-            operator = None
+            operator = kind = None
         elif value in _CMPI_UNSIGNED:
-            unsigned = all(known_scalar_type(self.model, o) in _UNSIGNED_TYPES for o in operands[1:])
-            operator = _CMPI_UNSIGNED[value] if unsigned else None
+            unsigned = all(t in _UNSIGNED_TYPES for t in types)
+            operator, kind = (_CMPI_UNSIGNED[value], "u") if unsigned else (None, None)
         else:
             operator = _CMPI_SIGNED.get(value)
+            kind = "i" if value in ("eq", "ne") else "s"
         if operator is None:
             return
-        self.report(node, op=op, predicate=value, operator=operator)
+        detail = type_detail(self, operands[1:], types)
+        if not detail and types[0] not in _KIND_TYPES[kind]:
+            detail = f" (on {types[0]} operands `{operator}` emits another predicate)"
+        fix = None
+        if not detail and op in _CMP_HELPERS and len(node.args) == 3 and not node.keywords:
+            fix = self._comparison_fix(node, op, operator, operands[1:], values, types[0])
+        self.report(node, fix=fix, op=op, predicate=value, operator=operator, detail=detail)
+
+    def _comparison_fix(self, node: ast.Call, op: str, operator: str, operands: list[ast.expr],
+                        values: list[ast.expr], type_: str):
+        left, right = (_operand_text(self, v) for v in values)
+        expression = f"{left} {operator} {right}"
+        if rejects_fx_values(self, node, op, operands, values):
+            # The original fails at trace time: the fix changes behaviour.
+            return self.make_fix([self.replace(node, _wrap_result(self, node, expression))],
+                                 f"Use the `{operator}` comparison", Applicability.UNSAFE)
+        folds = not any(provably_dynamic(self, v) for v in values)
+        replacement, consumer_agrees = typed_replacement(self, node, expression, "Boolean", folds)
+        # Float comparisons take an ambient `fastmath(...)` the raw op ignores.
+        safe = consumer_agrees and type_ in _PROVEN_INT_TYPES
+        return self.make_fix([self.replace(node, replacement)], f"Use the `{operator}` comparison",
+                             None if safe else Applicability.UNSAFE)
 
 
 _FX_CONSTANT_TYPES = {
@@ -343,7 +561,15 @@ class RawArithConstant(Rule):
     folds into Python-operator arithmetic. Vector constants (dense
     attributes) are not reported, nor a constant that only feeds raw ops
     (their operand, directly or through a name bound once for them): it goes
-    with the raw boundary."""
+    with the raw boundary.
+
+    What the fix relies on (FlyDSL 0.3.0 to 0.5.0): `fx.Int32(v)` is a
+    compile-time value where the raw constant is a run-time one, and later
+    operators treat the two differently, so it is no drop-in replacement.
+    As the right operand of an operator whose left operand is a run-time fx
+    value of the constant's type, though, the plain literal (`x + 4` for
+    `x + arith.constant(4, type=T.i32)`) is turned into the same
+    `arith.constant` by the operator: the result and its type are the same."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -357,6 +583,15 @@ class RawArithConstant(Rule):
         "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p, ordering=o)\nllvm.StoreOp(zero, q, ordering=o)\n",
     ]
     invalid = [
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n"
+                "    m = n * arith.constant(4, type=T.i32)\n    t = s * arith.constant(0.5, type=T.f32)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    m = n * 4\n    t = s * 0.5\n", count=2),
+        # The literal would be Int32 where the other operand is Int64: no fix.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    m = n + arith.constant(4, type=T.i64)\n"),
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
                 at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)'),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
@@ -386,7 +621,64 @@ class RawArithConstant(Rule):
         leaf = next((t.rpartition(".")[2] for t in texts if t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES), None)
         if any(k.arg == "index" for k in node.keywords):
             leaf = "index"
-        self.report(node, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
+        fix = None
+        literal = _constant_literal(node) if op == "constant" and leaf else None
+        if literal is not None and self._operator_takes_literal(node, leaf, literal):
+            text = self.text(literal)
+            fix = self.make_fix([self.replace(node, f"({text})" if isinstance(literal, ast.UnaryOp) else text)],
+                                "Use the plain literal")
+        self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
+
+    def _operator_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
+        """Whether `node` is the right operand of an operator whose left operand is a
+        run-time fx value of the constant's type, which builds that constant from the literal."""
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.BinOp) and parent.right is node and isinstance(parent.op, _LITERAL_OPERATORS):
+            left = parent.left
+        elif isinstance(parent, ast.Compare) and len(parent.comparators) == 1 and parent.comparators[0] is node:
+            left = parent.left
+        else:
+            return False
+        expected = _LITERAL_OPERAND_TYPES.get(known_scalar_type(self.model, left))
+        return expected == (leaf, type(_literal_value(literal))) and provably_dynamic(self, left) and \
+            _fits(_literal_value(literal), leaf)
+
+
+# Operators that turn a plain literal right operand into a constant of the left operand's type.
+_LITERAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,
+                      ast.LShift, ast.RShift)
+
+
+# Left operand type -> the constant type and literal kind that keep it (an int literal is
+# an Int32, a float literal a Float32 to the operator; proven in tests/proofs).
+_LITERAL_OPERAND_TYPES = {"Int32": ("i32", int), "Uint32": ("i32", int), "Int64": ("i64", int),
+                          "Float32": ("f32", float)}
+
+
+_INT_BITS = {"i32": 32, "i64": 64}
+
+
+def _constant_literal(node: ast.Call) -> ast.expr | None:
+    """`v` of FlyDSL's `arith.constant(v, type=T)` when it is a number literal (maybe negated)."""
+    if len(node.args) != 1 or [k.arg for k in node.keywords] != ["type"]:
+        return None
+    value = node.args[0]
+    return value if _literal_value(value) is not None else None
+
+
+def _literal_value(node: ast.expr) -> int | float | None:
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        inner = _literal_value(node.operand)
+        return None if inner is None else -inner
+    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+def _fits(value: int | float, leaf: str) -> bool:
+    """An int literal within the signed range of its type (as an Int32 the operator reads it so)."""
+    bits = _INT_BITS.get(leaf)
+    return bits is None or -(1 << 31) <= value < (1 << 31)
 
     def _raw_operand(self, node: ast.expr) -> bool:
         parent = self.model.parent(node)
@@ -410,17 +702,39 @@ class RawArithConstant(Rule):
 class RawArithSelect(Rule):
     """`arith.select(cond, a, b)` takes and returns raw values; a typed
     condition has `cond.select(a, b)` (fx.Boolean / comparison results), which
-    keeps the result typed. Selects of visibly raw values are kept."""
+    keeps the result typed. Selects of visibly raw values are kept.
+
+    What the fix relies on (FlyDSL 0.3.0 to 0.5.0): `fx.Boolean.select`
+    brings both values to their common type and emits the same `arith.select`;
+    FlyDSL's `arith.select` unwraps fx values, the raw op takes only views.
+    On a compile-time condition `.select` picks a value in Python instead, so
+    the condition must be a run-time value; the result is an fx value, so the
+    fix is safe only into a wrap of the values' type or a raw dialect op (as
+    `.ir_value()`)."""
 
     code = "FLY344"
+    follows = TYPED_SCALARS
     call_names = frozenset(_SELECT_OPS)
     valid = [
         "import flydsl.expr as fx\nv = (i < n).select(a, b)\n",
         "from flydsl._mlir.dialects import arith, llvm\nc = llvm.op(x).result\nv = arith.select(c, llvm.op(y).result, llvm.op(z).result)\n",
     ]
     invalid = [
-        Invalid("from flydsl.expr import arith\nv = arith.select(is_b, half, zero)\n"),
+        Invalid("from flydsl.expr import arith\nv = arith.select(is_b, half, zero)\n",
+                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "(the fx type of `is_b` is not known: wrap it once where it is made)"),
         Invalid("from flydsl._mlir.dialects import arith\nv = arith.SelectOp(c, a, b).result\n"),
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Float32, b: fx.Float32):\n"
+                "    c = fx.Boolean(fx.Int32(fx.thread_idx.x) < n)\n    v = fx.Float32(arith.select(c, a, b))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Float32, b: fx.Float32):\n"
+                "    c = fx.Boolean(fx.Int32(fx.thread_idx.x) < n)\n    v = fx.Float32(c.select(a, b))\n"),
+        # A condition that may be a compile-time value: `.select` would pick in Python.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "c = fx.Boolean(flag)\na = fx.Int32(x)\nb = fx.Int32(y)\nv = fx.Int32(arith.select(c, a, b))\n",
+                fixed="import flydsl.expr as fx\nc = fx.Boolean(flag)\na = fx.Int32(x)\nb = fx.Int32(y)\n"
+                "v = fx.Int32(c.select(a, b))\n", unsafe=True),
     ]
     use_instead = "v = is_b.select(half, zero)"
 
@@ -433,4 +747,25 @@ class RawArithSelect(Rule):
         operands = call_operands(node)
         if len(operands) != 3 or at_raw_boundary(self, operands):
             return
-        self.report(node, op=op)
+        values = [viewed_value(self, o) or o for o in operands]
+        types = [known_scalar_type(self.model, v) for v in values]
+        detail = type_detail(self, operands[:1], types[:1]) or type_detail(self, operands[1:], types[1:])
+        if not detail and types[0] != "Boolean":
+            detail = f" (the condition is {types[0]}, not fx.Boolean)"
+        fix = None
+        if not detail and op == "select" and len(node.args) == 3 and not node.keywords:
+            fix = self._select_fix(node, op, operands, values, types[1])
+        self.report(node, fix=fix, op=op, detail=detail)
+
+    def _select_fix(self, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr], type_: str):
+        condition, true_value, false_value = values
+        expression = f"{_operand_text(self, condition)}.select({self.text(true_value)}, {self.text(false_value)})"
+        if rejects_fx_values(self, node, op, operands, values):
+            # The original fails at trace time: the fix changes behaviour.
+            return self.make_fix([self.replace(node, expression)], "Use `cond.select(a, b)`", Applicability.UNSAFE)
+        # On a compile-time condition `.select` picks in Python: no `.ir_value()` restores the op.
+        dynamic = provably_dynamic(self, condition)
+        replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds=False)
+        safe = consumer_agrees and dynamic and type_ in _PROVEN_SELECT_TYPES
+        return self.make_fix([self.replace(node, replacement)], "Use `cond.select(a, b)`",
+                             None if safe else Applicability.UNSAFE)

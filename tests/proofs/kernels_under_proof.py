@@ -204,3 +204,71 @@ def offset(Out: fx.Tensor, shift: fx.Int32, stream: fx.Stream = fx.Stream(None))
 def build():
     offset(torch.empty(BLOCK, device="cuda"), 3, stream=torch.cuda.current_stream())
 '''
+
+# FLY341's, FLY342's and FLY344's safe sites: raw arith ops, `cmpi` and
+# `select` on raw views of one fx type (`x.ir_value()`, `arith._to_raw(x)`,
+# `fx.as_ir_value(x)`) or on fx values given to FlyDSL's own helpers (`xori`,
+# `cmpi`, `select`), whose result goes into a wrap of its type or into a raw
+# dialect op (readfirstlane, select here). FLY343's: `arith.constant(v, type=T)`
+# as the right operand of an operator on a run-time fx value of type T.
+RAW_ARITH_VIEWS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith
+from flydsl._mlir.dialects import rocdl as raw_rocdl
+from flydsl.expr import arith as fx_arith
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    wide = fx.Int64(tid)
+    u = fx.Uint32(tid)
+    n = fx.Uint32(shift)
+    s = fx.Int32(arith.addi(lane.ir_value(), shift.ir_value()))
+    d = fx.Int32(arith.muli(fx_arith._to_raw(s), lane.ir_value()))
+    f = fx.Int32(arith.floordivsi(d.ir_value(), shift.ir_value()))
+    m = fx.Int32(arith.remsi(f.ir_value(), shift.ir_value()))
+    h = fx.Int32(arith.shrsi(m.ir_value(), fx.as_ir_value(shift)))
+    x = fx.Int32(fx_arith.xori(h, lane))
+    q = fx.Uint32(arith.divui(u.ir_value(), n.ir_value()))
+    r = fx.Uint32(arith.remui(q.ir_value(), n.ir_value()))
+    w = fx.Int64(arith.subi(wide.ir_value(), bias.ir_value()))
+    uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, arith.andi(x.ir_value(), fx.Int32(r).ir_value())))
+    lt = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, lane.ir_value(), shift.ir_value()))
+    ge = fx.Boolean(fx_arith.cmpi(arith.CmpIPredicate.uge, u, n))
+    same = arith.cmpi(arith.CmpIPredicate.eq, wide.ir_value(), bias.ir_value())
+    pick = fx.Int32(arith.select(same, lane.ir_value(), shift.ir_value()))
+    tie = fx.Int32(arith.select(arith.cmpi(arith.CmpIPredicate.ne, w.ir_value(), bias.ir_value()), lane.ir_value(), s.ir_value()))
+    chosen = fx.Int32(fx_arith.select(lt, lane, shift))
+    first = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.select(lt, x, h)))
+    scaled = fx.Float32(arith.select(lt.ir_value(), scale.ir_value(), fx.Float32(2.0).ir_value()))
+    quad = lane * fx_arith.constant(4, type=T.i32)
+    odd = fx.Int32(u | fx_arith.constant(1, type=T.i32))
+    back = fx.Int32(wide - fx_arith.constant(-3, type=T.i64))
+    low = fx.Int32(lane < fx_arith.constant(9, type=T.i32))
+    half = scaled * fx_arith.constant(0.5, type=T.f32)
+    dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
+                   + quad + odd + back + low) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = half
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def views(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    views_kernel(Out, shift, bias, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    views(torch.empty(BLOCK, device="cuda"), 3, 5, 0.5, stream=torch.cuda.current_stream())
+'''

@@ -30,6 +30,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY013", "FLY103", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
     "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
     "MFMA": (CDNA, ("FLY362", "FLY702")),
+    "RAW_ARITH_VIEWS": (CDNA_AND_RDNA, ("FLY341", "FLY342", "FLY343", "FLY344")),
 }
 
 

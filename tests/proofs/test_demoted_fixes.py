@@ -1,11 +1,12 @@
-"""Fixes that were labelled safe but failed their proof, and why they stay demoted.
+"""Fix sites that failed their proof, and why they stay demoted.
 
-FLY341: the fix rewrites `arith.addi(a, b)` to `a + b` only when both operands
-are provably fx-typed. With the flydsl 0.5.0 wheel a raw arith op does not
-accept fx-typed operands at all (the generated builder reads `.type`, which
-`fx.Int32` does not have), so the code the fix rewrites fails at trace time and
+FLY341 on fx values themselves: `arith.addi(a, b)` with `a`, `b` fx.Int32
+(not views such as `a.ir_value()`). A raw arith op does not accept fx values
+(the generated builder reads `.type`, which `fx.Int32` does not have; flydsl
+0.3.0 and 0.5.0 alike), so the code the fix rewrites fails at trace time and
 the fixed code compiles: there is no "before" ISA to compare, and the fix
-changes behaviour (an error becomes a kernel). Hence `fix = "unsafe"`.
+changes behaviour (an error becomes a kernel). The rule lowers that site to
+unsafe; its safe sites (views) are proven in test_safe_fixes_compile_identically.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from __future__ import annotations
 import pytest
 
 from flydsl_lint.engine.diagnostics import Applicability
-from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.verify.compile import compile_source
 from tests.conftest import fix_text, lint_text
 from tests.proofs import kernels_under_proof
@@ -22,13 +22,10 @@ from tests.proofs.harness import flydsl_missing_reason
 SOURCE = kernels_under_proof.RAW_ARITH_ON_TYPED
 
 
-def test_raw_arith_operator_fix_is_not_labelled_safe():
-    assert load_metadata()["FLY341"].fix != Applicability.SAFE
-
-
-def test_raw_arith_operator_fix_is_offered_on_the_proof_kernel(tmp_path):
+def test_raw_arith_operator_fix_on_fx_values_is_unsafe(tmp_path):
     (diagnostic,) = [d for d in lint_text(SOURCE, tmp_path, select=("FLY341",))]
-    assert diagnostic.fix is not None
+    assert diagnostic.fix is not None and diagnostic.fix.applicability is Applicability.UNSAFE
+    assert fix_text(SOURCE, tmp_path, select=("FLY341",)) == SOURCE
     fixed = fix_text(SOURCE, tmp_path, unsafe=True, select=("FLY341",))
     assert "dst = (lane + shift) % BLOCK" in fixed
     assert "arith.addi" not in fixed
