@@ -272,3 +272,51 @@ def views(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Float32, st
 def build():
     views(torch.empty(BLOCK, device="cuda"), 3, 5, 0.5, stream=torch.cuda.current_stream())
 '''
+
+# Ready for FLY101 (`ArithValue(x)` -> `x` on an fx value x) and FLY102
+# (`arith.unwrap(e)` -> `e.ir_value()` on an fx value e), whose fixes are still
+# unsafe: register them in registry.PLAN when the rules offer safe fixes on
+# these sites. `ArithValue(x)` goes where an fx value does the same (a wrap of
+# x's type, FlyDSL's `arith.andi`, which unwraps); `arith.unwrap(e)` goes into
+# raw dialect ops, which take the `.ir_value()` view alike. Checked by hand on
+# flydsl 0.3.2 and 0.5.0 for gfx942 (same ISA and resources as the fixed text).
+ARITH_VALUE_WRAPS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith
+from flydsl._mlir.dialects import rocdl as raw_rocdl
+from flydsl.expr import arith as fx_arith
+from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    same = fx.Int32(ArithValue(lane))
+    masked = fx.Int32(fx_arith.andi(ArithValue(lane), ArithValue(shift)))
+    gain = fx.Float32(ArithValue(scale))
+    uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.unwrap(lane)))
+    total = fx.Int32(arith.addi(fx_arith.unwrap(masked), fx_arith.unwrap(shift)))
+    dst = fx.Int32(same + uni + total) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = gain
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def wraps(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    wraps_kernel(Out, shift, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    wraps(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
+'''
