@@ -633,6 +633,23 @@ class RawArithConstant(Rule):
                                 "Use the plain literal")
         self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
 
+    def _raw_operand(self, node: ast.expr) -> bool:
+        parent = self.model.parent(node)
+        return isinstance(parent, ast.Call) and node in parent.args and is_raw_dialect_call(self, parent)
+
+    def _named_for_raw_operands(self, node: ast.Call) -> bool:
+        """`zero = arith.constant(...)`, bound once, every read an operand of a
+        raw op (`llvm.StoreOp(zero, ...)`): named, it is still those ops' operand."""
+        statement = self.model.parent(node)
+        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
+                and isinstance(statement.targets[0], ast.Name)):
+            return False
+        target = statement.targets[0]
+        bindings = {read: self.model.binding_of(read) for read in self.model.loads_of(target.id)}
+        reads = [read for read, binding in bindings.items() if binding is not None and binding.node is target]
+        return (bool(reads) and self.model.is_single_binding(bindings[reads[0]])
+                and all(self._raw_operand(read) for read in reads))
+
     def _operator_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
         """Whether `node` is the right operand of an operator whose left operand is a
         run-time fx value of the constant's type, which builds that constant from the literal."""
