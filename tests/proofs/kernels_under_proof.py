@@ -273,13 +273,11 @@ def build():
     views(torch.empty(BLOCK, device="cuda"), 3, 5, 0.5, stream=torch.cuda.current_stream())
 '''
 
-# Ready for FLY101 (`ArithValue(x)` -> `x` on an fx value x) and FLY102
-# (`arith.unwrap(e)` -> `e.ir_value()` on an fx value e), whose fixes are still
-# unsafe: register them in registry.PLAN when the rules offer safe fixes on
-# these sites. `ArithValue(x)` goes where an fx value does the same (a wrap of
-# x's type, FlyDSL's `arith.andi`, which unwraps); `arith.unwrap(e)` goes into
-# raw dialect ops, which take the `.ir_value()` view alike. Checked by hand on
-# flydsl 0.3.2 and 0.5.0 for gfx942 (same ISA and resources as the fixed text).
+# FLY101 (`ArithValue(x) + y` inside a wrap of x's and y's type -> `x + y`) and
+# FLY102 (`arith.unwrap(e)` -> `e.ir_value()` on an fx value e passed to a raw
+# op). The other `ArithValue(x)` sites (a wrap of x's type, FlyDSL's
+# `arith.andi`, which unwraps) are unsafe fixes today: they stay in the kernel
+# so its fixed text compiles alike whichever of them a later rule proves.
 ARITH_VALUE_WRAPS = '''\
 import torch
 
@@ -303,7 +301,8 @@ def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     gain = fx.Float32(ArithValue(scale))
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.unwrap(lane)))
     total = fx.Int32(arith.addi(fx_arith.unwrap(masked), fx_arith.unwrap(shift)))
-    dst = fx.Int32(same + uni + total) % BLOCK
+    summed = fx.Int32(ArithValue(lane) + shift)
+    dst = fx.Int32(same + uni + total + summed) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
