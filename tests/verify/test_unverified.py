@@ -10,7 +10,7 @@ import pytest
 
 from flydsl_lint.verify import capture
 from flydsl_lint.verify.compare import COMPILE_ERROR, IDENTICAL, KernelComparison, Unverified
-from flydsl_lint.verify.compile import CompileResult
+from flydsl_lint.verify.compile import CompileResult, SpecializationKey
 from flydsl_lint.verify.plan import Plan
 from flydsl_lint.verify.report import (
     EXIT_BROKEN, EXIT_SETUP, KeptEvidence, VerifyReport, no_kernel_compiled_message, render_github, render_json,
@@ -74,6 +74,27 @@ def test_the_change_breaking_an_import_breaks_parity():
     [broken] = findings.comparisons
     assert (broken.verdict, broken.side, broken.test_id) == (COMPILE_ERROR, "after", f"collect:{TEST}")
     assert message in broken.message
+
+
+def test_a_host_error_after_compiling_on_one_side_is_not_verified_not_broken():
+    """COMPILE_ONLY outputs are garbage: moe_sorting's host code indexed with them and raised on the
+    changed side only (FlyDSL v0.3.1, flydsl 0.3.1), which read as a compile error of the change."""
+    label = f"{TEST}::test_sort[8-256]"
+    message = "IndexError: index 8696 is out of bounds for dimension 0 with size 8696"
+    after = _result({label: ("error", message)})
+    after.specializations[SpecializationKey(label, "sort_kernel_0", 0)] = None
+    findings = _outcome_findings("gfx942", _result({label: ("output-mismatch", "")}), after)
+    assert findings.comparisons == []
+    assert findings.unverified == [Unverified(label, "gfx942", f"errored after compiling (compile mode computes no "
+                                                               f"outputs): {message}")]
+
+
+def test_a_host_error_before_any_compile_still_breaks_parity():
+    label = f"{TEST}::test_sort[8-256]"
+    findings = _outcome_findings("gfx942", _result({label: ("passed", "")}),
+                                 _result({label: ("error", "NameError: name 'moe_sort' is not defined")}))
+    [broken] = findings.comparisons
+    assert (broken.verdict, broken.side) == (COMPILE_ERROR, "after") and findings.unverified == []
 
 
 def _report(comparisons) -> VerifyReport:
