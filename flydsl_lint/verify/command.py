@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from flydsl_lint.verify import changes, device
+from flydsl_lint.verify.base_cache import BaseCache, default_cache_dir, environment_fingerprint
 from flydsl_lint.verify.capture import HookError
 from flydsl_lint.verify.config import ConfigError, load_config
 from flydsl_lint.verify.imports import ImportGraph
@@ -45,6 +46,16 @@ def _split_list(values: list[str] | None) -> list[str] | None:
     return [item for value in values for item in _LIST_SEPARATOR.split(value) if item]
 
 
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number")
+    return value
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="flydsl-lint-verify", description=__doc__)
     parser.add_argument("--base", help="ref to compare against (default: merge-base with upstream, else HEAD)")
@@ -58,7 +69,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
     parser.add_argument("--report", choices=("text", *RENDERERS), default="text")
     parser.add_argument("--keep", action="store_true", help="keep the evidence directories and print where")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel capture processes")
+    parser.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1,
+                        help="parallel capture processes (default: the CPU count)")
+    parser.add_argument("--base-cache-dir", type=Path, default=None,
+                        help="where base-side results are cached (default: $FLYDSL_LINT_VERIFY_CACHE_DIR, "
+                             "else ~/.cache/flydsl-lint/verify-base)")
+    parser.add_argument("--no-base-cache", action="store_true", help="compile the base side even when cached")
     parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository to verify (default: cwd)")
     return parser.parse_args(argv)
 
@@ -101,6 +117,19 @@ def _build_plan(args: argparse.Namespace, repo: Path, config, base: str, head: s
     )
 
 
+def _open_base_cache(args: argparse.Namespace, repo: Path, base: str, linker) -> BaseCache | None:
+    """The base-side cache for this run, or None (with a one-line warning when it cannot be used)."""
+    if args.no_base_cache:
+        return None
+    root = args.base_cache_dir or default_cache_dir()
+    try:
+        tree = changes.git(repo, "rev-parse", f"{base}^{{tree}}").strip()
+        return BaseCache(root, tree=tree, environment=environment_fingerprint(linker))
+    except (OSError, changes.GitError) as exc:
+        print(f"flydsl-lint-verify: warning: {exc}; running without the base cache", file=sys.stderr)
+        return None
+
+
 def _run(args: argparse.Namespace, scratch: Scratch) -> int:
     started = time.monotonic()
     repo = changes.repo_root(args.repo)
@@ -126,9 +155,10 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
         evidence = scratch.path / "evidence"
         try:
             if plan.mode == "compile":
+                linker = find_linker(scratch.path / "toolchain")
                 findings = run_compile_mode(
-                    plan, trees, config=config, linker=find_linker(scratch.path / "toolchain"),
-                    evidence_root=evidence, jobs=args.jobs,
+                    plan, trees, config=config, linker=linker, evidence_root=evidence, jobs=args.jobs,
+                    base_cache=_open_base_cache(args, repo, base, linker),
                     on_progress=lambda p: progress.update(
                         p.finished_jobs, p.total_jobs, f"capture jobs, {p.compilations} compilations, "
                         f"{time.monotonic() - started:.0f}s"),

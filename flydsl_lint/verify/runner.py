@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from flydsl_lint.verify.base_cache import BaseCache
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
 from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
@@ -42,7 +43,7 @@ class CaptureProgress:
 
     @property
     def compilations(self) -> int:
-        manifests = self._evidence_root.glob(f"*/*/*/{COMPILES_MANIFEST}")
+        manifests = self._evidence_root.glob(f"*/*/*/*/{COMPILES_MANIFEST}")
         return sum(path.read_bytes().count(b"\n") for path in manifests)
 
     def job_finished(self) -> None:
@@ -94,6 +95,51 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
     return findings
 
 
+def deal(items: list[str], parts: int) -> list[list[str]]:
+    """``items`` dealt round-robin into at most ``parts`` non-empty groups, the same way every run."""
+    parts = max(1, min(parts, len(items)))
+    return [items[i::parts] for i in range(parts)]
+
+
+@dataclass(frozen=True)
+class CaptureJob:
+    """One capture process: a side, an arch and its share of the plan's tests and probes."""
+
+    side: str
+    arch: str
+    part: int
+    tests: tuple[str, ...]
+    probes: tuple[str, ...]
+
+
+def capture_jobs(plan: Plan, jobs: int) -> list[CaptureJob]:
+    """The plan's test items and probes dealt into ``jobs`` groups (like pytest-xdist's
+    ``--dist loadfile``), one capture per group, side and arch. Both sides get the same
+    groups: a test's results may depend on what its process compiled before it."""
+    groups = deal([*plan.tests, *(f"probe:{p}" for p in plan.probes)], jobs)
+    work = []
+    for arch in plan.archs:
+        for side in (BEFORE, AFTER):
+            for part, group in enumerate(groups):
+                tests = tuple(item for item in group if not item.startswith("probe:"))
+                probes = tuple(item.removeprefix("probe:") for item in group if item.startswith("probe:"))
+                work.append(CaptureJob(side, arch, part, tests, probes))
+    return work
+
+
+def merge(arch: str, evidence_dir: Path, parts: list[CompileResult]) -> CompileResult:
+    """One side's result for an arch from its capture processes, in an order that does not
+    depend on how the work was split."""
+    merged = CompileResult(arch, evidence_dir)
+    for part in parts:
+        merged.specializations.update(part.specializations)
+        merged.failures += part.failures
+        merged.outcomes.update(part.outcomes)
+        merged.flydsl_versions |= part.flydsl_versions
+    merged.failures.sort(key=lambda f: (f.label, f.func_name, f.message))
+    return merged
+
+
 def run_compile_mode(
     plan: Plan,
     trees: dict[str, Path],
@@ -103,30 +149,42 @@ def run_compile_mode(
     evidence_root: Path,
     jobs: int,
     on_progress: Callable[[CaptureProgress], None] | None = None,
+    base_cache: BaseCache | None = None,
 ) -> CompileModeFindings:
-    """One capture per (side, arch), ``jobs`` at a time; each side only runs tests it has."""
-    work = [(side, arch) for arch in plan.archs for side in (BEFORE, AFTER)]
+    """Capture processes for each (side, arch), ``jobs`` at a time, the plan's tests and
+    probes split into ``jobs`` groups; each side only runs tests it has. With
+    ``base_cache``, a base-side group found there is not compiled again, and one
+    compiled is stored."""
+    work = capture_jobs(plan, jobs)
     progress = CaptureProgress(len(work), evidence_root, on_progress)
 
-    def capture(side: str, arch: str) -> CompileResult:
-        tree = trees[side]
-        result = run_capture(
-            tree,
-            arch=arch,
-            evidence_dir=evidence_root / side / arch,
-            linker=linker,
-            tests=[t for t in plan.tests if (tree / t.split("::")[0]).exists()],
-            probes=plan.probes,
-            timeout=config.timeout_seconds,
-        )
+    def capture(job: CaptureJob) -> CompileResult:
+        tree = trees[job.side]
+        evidence_dir = evidence_root / job.side / job.arch / f"part-{job.part}"
+        cache_key = None
+        if base_cache and job.side == BEFORE:
+            cache_key = base_cache.key(job.arch, list(job.tests), list(job.probes))
+        result = base_cache.lookup(cache_key, evidence_dir) if cache_key else None
+        if result is None:
+            result = run_capture(
+                tree,
+                arch=job.arch,
+                evidence_dir=evidence_dir,
+                linker=linker,
+                tests=[t for t in job.tests if (tree / t.split("::")[0]).exists()],
+                probes=list(job.probes),
+                timeout=config.timeout_seconds,
+            )
+            if cache_key:
+                base_cache.store(cache_key, result)
         progress.job_finished()
         return result
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         with progress:
-            futures = {key: pool.submit(capture, *key) for key in work}
-            results = {key: future.result() for key, future in futures.items()}
+            futures = {job: pool.submit(capture, job) for job in work}
+            results = {job: future.result() for job, future in futures.items()}
     except BaseException:
         # Ctrl-C lands here in the main thread; the workers are blocked on subprocesses.
         pool.shutdown(wait=False, cancel_futures=True)
@@ -136,10 +194,16 @@ def run_compile_mode(
 
     findings = CompileModeFindings()
     for arch in plan.archs:
-        before, after = results[(BEFORE, arch)], results[(AFTER, arch)]
+        before, after = (merge(arch, evidence_root / side / arch, [r for job, r in results.items()
+                                                                     if (job.side, job.arch) == (side, arch)])
+                         for side in (BEFORE, AFTER))
         outcome_findings = _outcome_findings(arch, before, after)
         findings.comparisons += compare(before, after) + outcome_findings.comparisons
         findings.notes += outcome_findings.notes
         findings.unverified += outcome_findings.unverified
         findings.outcomes[arch] = {**before.outcomes, **after.outcomes}
+    if base_cache and base_cache.hits:
+        archs = sorted({key.arch for key in base_cache.hits})
+        findings.notes.append(f"base side served from the base cache ({len(base_cache.hits)} capture group(s), "
+                              f"{', '.join(archs)}): not compiled again")
     return findings
