@@ -6,8 +6,8 @@ key, and the key is stored in the entry and compared whole:
 
 - the git tree of the base commit (not the commit: a rebase that keeps the tree hits),
 - the test items and probes that process ran (a test's results may depend on
-  what ran before it in the same process: FlyDSL's in-memory JIT cache skips
-  a specialization already compiled, so a group is cached as a group),
+  what ran before it in the same process: FlyDSL's in-memory caches may
+  skip a specialization already compiled, so a group is cached as a group),
 - the arch,
 - the environment: Python, the flydsl and torch distributions (version,
   location and the digest of their RECORD, which lists every installed file's
@@ -82,7 +82,7 @@ def _distribution(name: str) -> dict | None:
 def _verify_sources_digest() -> str:
     """flydsl-lint's version and every verify source: a change to the shim or the parser is a miss."""
     hasher = hashlib.blake2b(digest_size=20)
-    hasher.update(flydsl_lint.__version__.encode() if hasattr(flydsl_lint, "__version__") else b"")
+    hasher.update(flydsl_lint.__version__.encode())
     for source in sorted(Path(__file__).resolve().parent.glob("*.py")):
         data = source.read_bytes()
         hasher.update(f"\0{source.name}\0{len(data)}\0".encode())
