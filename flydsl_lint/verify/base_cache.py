@@ -184,15 +184,20 @@ def result_to_json(result: CompileResult) -> dict:
     }
 
 
+def _rows(value: object, width: int) -> list[list]:
+    _require(type(value) is list and all(type(row) is list and len(row) == width for row in value))
+    return value  # type: ignore[return-value]
+
+
 def result_from_json(data: object, arch: str, evidence_dir: Path) -> CompileResult:
     _require(type(data) is dict and set(data) == {"specializations", "failures", "outcomes", "flydsl_versions"})
-    result = CompileResult(arch, evidence_dir, flydsl_versions=set(_texts(data["flydsl_versions"])))  # type: ignore[index]
-    for rows, width in ((data["specializations"], 4), (data["failures"], 3), (data["outcomes"], 3)):  # type: ignore[index]
-        _require(type(rows) is list and all(type(row) is list and len(row) == width for row in rows))
-    for label, kernel, occurrence, isa in data["specializations"]:  # type: ignore[index]
-        result.specializations[SpecializationKey(_text(label), _text(kernel), _count(occurrence))] = _kernel_from_json(isa)
-    result.failures = [CompileFailure(*_texts(row)) for row in data["failures"]]  # type: ignore[index]
-    for label, outcome, message in data["outcomes"]:  # type: ignore[index]
+    fields: dict = data  # type: ignore[assignment]
+    result = CompileResult(arch, evidence_dir, flydsl_versions=set(_texts(fields["flydsl_versions"])))
+    for label, kernel, occurrence, isa in _rows(fields["specializations"], 4):
+        key = SpecializationKey(_text(label), _text(kernel), _count(occurrence))
+        result.specializations[key] = _kernel_from_json(isa)
+    result.failures = [CompileFailure(*_texts(row)) for row in _rows(fields["failures"], 3)]
+    for label, outcome, message in _rows(fields["outcomes"], 3):
         result.outcomes[_text(label)] = (_text(outcome), _text(message))
     return result
 
