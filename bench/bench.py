@@ -26,6 +26,14 @@ Rows:
   ruff            ruff check --select E,W,F,I --no-cache (a speed reference)
 A peer that is not installed or not found is skipped and reported as such.
 
+`--verify TEST --tree FlyDSL` instead times flydsl-lint-verify (compile mode) on one
+FlyDSL test file: cold (empty base cache), then each of `--candidates` other
+candidate changes against the same base with the cache warm, as same-run
+ratios (issue 26: a warm re-verification should cost at most 0.55 of a cold
+one). A candidate is a commit adding a comment to the test file, so every run
+compiles the same specializations and finds them identical. The checkout is
+cloned (`git clone --shared`) into a temporary folder and never written to.
+
 `--fix-scaling N1,N2,...` instead times `check` and `check --fix` on one
 generated file with N fixes each (one `fx.Int32(fx.Int32(a))  # c` line per
 fix, a comment on every line), to show that fixing grows linearly.
@@ -329,6 +337,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--synthetic-files", type=int, default=94, help="files in the generated corpus")
     parser.add_argument("--fix-scaling", metavar="N,N,...",
                         help="only time check and --fix on one generated file with each number of fixes")
+    parser.add_argument("--verify", metavar="TEST",
+                        help="only time flydsl-lint-verify on this test file of the --tree checkout, cold vs warm cache")
+    parser.add_argument("--candidates", type=int, default=2, help="--verify: warm candidates per round")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="--verify: its --jobs")
     parser.add_argument("--json", type=Path, help="also write the numbers as JSON here")
     parser.add_argument("--keep-env", action="store_true", help="keep PYTHONDONTWRITEBYTECODE if set")
     args = parser.parse_args(argv)
@@ -342,6 +354,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.fix_scaling:
             return run_fix_scaling(args, work)
+        if args.verify:
+            return run_verify_bench(args, work)
         if args.tree is not None:
             kernels = args.tree / "kernels"
             gate = args.tree / GATE_RELATIVE
@@ -408,6 +422,63 @@ def run_fix_scaling(args: argparse.Namespace, work: Path) -> int:
     print(f"{results['date']}  {results['machine']}")
     results["fix_scaling"] = fix_scaling(work, sizes, args.scale_runs)
     print_fix_scaling(results["fix_scaling"])
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2))
+    return 0
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True).stdout
+
+
+def candidate_commits(repo: Path, test: str, count: int) -> tuple[str, list[str]]:
+    """(base commit, one commit per candidate on it): each adds its own comment to ``test``."""
+    base = _git(repo, "rev-parse", "HEAD").strip()
+    candidates = []
+    for number in range(count):
+        _git(repo, "checkout", "-q", "--detach", base)
+        with (repo / test).open("a", encoding="utf-8") as handle:
+            handle.write(f"# bench candidate {number}\n")
+        _git(repo, "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", "commit", "-q", "-am",
+             f"candidate {number}")
+        candidates.append(_git(repo, "rev-parse", "HEAD").strip())
+    _git(repo, "checkout", "-q", "--detach", base)
+    return base, candidates
+
+
+def run_verify_bench(args: argparse.Namespace, work: Path) -> int:
+    if args.tree is None or not (args.tree / args.verify).is_file():
+        raise SystemExit(f"bench: --verify wants a test file of the --tree checkout; {args.verify} is not one")
+    repo = work / "repo"
+    subprocess.run(["git", "clone", "-q", "--shared", str(args.tree), str(repo)], check=True)
+    base, candidates = candidate_commits(repo, args.verify, 1 + args.candidates)
+    results: dict = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "tree": str(args.tree),
+                     "test": args.verify, "jobs": args.jobs, "rounds": []}
+    print(f"{results['date']}  {results['machine']}\nverify {args.verify}, --jobs {args.jobs}")
+
+    def verify(head: str, cache: Path) -> dict:
+        command = [PYTHON, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), "--mode", "compile",
+                   "--base", base, "--head", head, "--tests", args.verify, "--jobs", str(args.jobs),
+                   "--base-cache-dir", str(cache)]
+        wall, cpu, _, status = measure(command, repo)
+        if status != 0:
+            raise SystemExit(f"bench: verify exited {status}: {' '.join(command)}")
+        return {"wall": wall, "cpu": cpu}
+
+    for round_number in range(args.runs):
+        cache = work / f"cache-{round_number}"
+        cold = verify(candidates[0], cache)
+        warm = [verify(head, cache) for head in candidates[1:]]
+        row = {"cold": cold, "warm": warm,
+               "warm_over_cold_wall": statistics.median(w["wall"] for w in warm) / cold["wall"],
+               "warm_over_cold_cpu": statistics.median(w["cpu"] for w in warm) / cold["cpu"]}
+        results["rounds"].append(row)
+        warm_walls = ", ".join(f"{w['wall']:.1f}" for w in warm)
+        print(f"  round {round_number + 1}: cold {cold['wall']:.1f} s wall ({cold['cpu']:.1f} s cpu), "
+              f"warm {warm_walls} s wall; warm/cold {row['warm_over_cold_wall']:.2f} wall, "
+              f"{row['warm_over_cold_cpu']:.2f} cpu")
+    results["machine_after"] = machine()
+    print(f"  after: {results['machine_after']}")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2))
     return 0

@@ -4,6 +4,7 @@ and the scripts instructions.py hands to callgrind, run here without it."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -95,3 +96,24 @@ def test_fix_scaling_times_check_and_fix_per_size(tmp_path: Path) -> None:
     for fixes, row in rows.items():
         assert row["lines"] == int(fixes) + 2 and row["check"] > 0 and row["fix"] > 0, row
     assert "fix scaling" in completed.stdout
+
+
+def test_bench_verify_mode_times_cold_and_warm_runs(tmp_path: Path) -> None:
+    """--verify on a FlyDSL-like checkout: one cold run, one warm candidate, their ratio; the checkout untouched."""
+    pytest.importorskip("flydsl")
+    pytest.importorskip("torch")
+    from tests.verify import fake_flydsl_repo
+
+    tree = fake_flydsl_repo.create(tmp_path / "flydsl")
+    head = fake_flydsl_repo.git(tree, "rev-parse", "HEAD")
+    numbers_file = tmp_path / "numbers.json"
+    subprocess.run([sys.executable, str(BENCH / "bench.py"), "--tree", str(tree), "--verify",
+                    "tests/kernels/test_scale.py", "--runs", "1", "--candidates", "1", "--jobs", "1",
+                    "--json", str(numbers_file)], check=True, capture_output=True, text=True, timeout=1200,
+                   env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache-home")))  # the key, not in ~
+    [round_] = json.loads(numbers_file.read_text())["rounds"]
+    assert round_["cold"]["wall"] > 0 and len(round_["warm"]) == 1
+    assert round_["warm_over_cold_wall"] == round_["warm"][0]["wall"] / round_["cold"]["wall"]
+    assert fake_flydsl_repo.git(tree, "rev-parse", "HEAD") == head
+    assert fake_flydsl_repo.git(tree, "status", "--porcelain") == ""
+    assert fake_flydsl_repo.git(tree, "worktree", "list").count("\n") == 1
