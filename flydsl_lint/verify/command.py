@@ -117,6 +117,21 @@ def _build_plan(args: argparse.Namespace, repo: Path, config, base: str, head: s
     )
 
 
+class Checkouts(dict):
+    """Side -> tree. The base worktree is made when first asked for (from the main thread,
+    where Ctrl-C is held back around it): a base served whole from the cache needs none."""
+
+    def __init__(self, scratch: Scratch, base: str, *, head_tree: Path):
+        super().__init__({AFTER: head_tree})
+        self._scratch, self._base = scratch, base
+
+    def __missing__(self, side: str) -> Path:
+        if side != BEFORE:
+            raise KeyError(side)
+        self[BEFORE] = tree = self._scratch.worktree(self._base)
+        return tree
+
+
 def _open_base_cache(args: argparse.Namespace, repo: Path, base: str, linker) -> BaseCache | None:
     """The base-side cache for this run, or None (with a one-line warning when it cannot be used)."""
     if args.no_base_cache:
@@ -150,7 +165,7 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
             raise SetupError("flydsl is not installed (run scripts/install_compile_toolchain.sh)")
         scratch.open(repo, keep=args.keep)
         report.evidence_dir = scratch.path if args.keep else None
-        trees = {BEFORE: scratch.worktree(base), AFTER: scratch.worktree(head) if head else repo}
+        trees = Checkouts(scratch, base, head_tree=scratch.worktree(head) if head else repo)
         progress = ProgressBar()
         evidence = scratch.path / "evidence"
         try:
@@ -171,7 +186,7 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
                 from flydsl_lint.verify import rocm_device  # imports torch; device mode only
 
                 report.device_findings = device.run_device_mode(
-                    plan, trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
+                    plan, {side: trees[side] for side in (BEFORE, AFTER)}, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
                 )
                 report.unverified = device.unverified(report.device_findings)
         finally:

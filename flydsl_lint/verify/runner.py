@@ -6,7 +6,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
@@ -95,6 +95,19 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
     return findings
 
 
+def _cached_base_results(work: list[CaptureJob], base_cache: BaseCache | None,
+                         evidence_root: Path) -> dict[CaptureJob, CompileResult]:
+    """The base-side jobs ``base_cache`` holds a result for, with that result."""
+    found = {}
+    for job in work:
+        if base_cache and job.side == BEFORE:
+            result = base_cache.lookup(base_cache.key(job.arch, list(job.tests), list(job.probes)),
+                                       _evidence_dir(evidence_root, job))
+            if result is not None:
+                found[job] = result
+    return found
+
+
 def deal(items: list[str], parts: int) -> list[list[str]]:
     """``items`` dealt round-robin into at most ``parts`` non-empty groups, the same way every run."""
     parts = max(1, min(parts, len(items)))
@@ -140,9 +153,13 @@ def merge(arch: str, evidence_dir: Path, parts: list[CompileResult]) -> CompileR
     return merged
 
 
+def _evidence_dir(evidence_root: Path, job: CaptureJob) -> Path:
+    return evidence_root / job.side / job.arch / f"part-{job.part}"
+
+
 def run_compile_mode(
     plan: Plan,
-    trees: dict[str, Path],
+    trees: Mapping[str, Path],
     *,
     config: VerifyConfig,
     linker: Linker,
@@ -154,37 +171,35 @@ def run_compile_mode(
     """Capture processes for each (side, arch), ``jobs`` at a time, the plan's tests and
     probes split into ``jobs`` groups; each side only runs tests it has. With
     ``base_cache``, a base-side group found there is not compiled again, and one
-    compiled is stored."""
+    compiled is stored. ``trees`` is read (from this thread) only for a side that
+    compiles something, so a base served whole from the cache needs no checkout."""
     work = capture_jobs(plan, jobs)
-    progress = CaptureProgress(len(work), evidence_root, on_progress)
+    results = _cached_base_results(work, base_cache, evidence_root)
+    to_run = [job for job in work if job not in results]
+    roots = {side: trees[side] for side in {job.side for job in to_run}}
+    progress = CaptureProgress(len(to_run), evidence_root, on_progress)
 
     def capture(job: CaptureJob) -> CompileResult:
-        tree = trees[job.side]
-        evidence_dir = evidence_root / job.side / job.arch / f"part-{job.part}"
-        cache_key = None
+        tree = roots[job.side]
+        result = run_capture(
+            tree,
+            arch=job.arch,
+            evidence_dir=_evidence_dir(evidence_root, job),
+            linker=linker,
+            tests=[t for t in job.tests if (tree / t.split("::")[0]).exists()],
+            probes=list(job.probes),
+            timeout=config.timeout_seconds,
+        )
         if base_cache and job.side == BEFORE:
-            cache_key = base_cache.key(job.arch, list(job.tests), list(job.probes))
-        result = base_cache.lookup(cache_key, evidence_dir) if cache_key else None
-        if result is None:
-            result = run_capture(
-                tree,
-                arch=job.arch,
-                evidence_dir=evidence_dir,
-                linker=linker,
-                tests=[t for t in job.tests if (tree / t.split("::")[0]).exists()],
-                probes=list(job.probes),
-                timeout=config.timeout_seconds,
-            )
-            if cache_key:
-                base_cache.store(cache_key, result)
+            base_cache.store(base_cache.key(job.arch, list(job.tests), list(job.probes)), result)
         progress.job_finished()
         return result
 
     pool = ThreadPoolExecutor(max_workers=max(1, jobs))
     try:
         with progress:
-            futures = {job: pool.submit(capture, job) for job in work}
-            results = {job: future.result() for job, future in futures.items()}
+            futures = {job: pool.submit(capture, job) for job in to_run}
+            results.update((job, future.result()) for job, future in futures.items())
     except BaseException:
         # Ctrl-C lands here in the main thread; the workers are blocked on subprocesses.
         pool.shutdown(wait=False, cancel_futures=True)

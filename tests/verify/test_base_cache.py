@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_lint.verify import base_cache
+from flydsl_lint.verify import base_cache, runner
 from flydsl_lint.verify.base_cache import CACHEDIR_TAG, BaseCache, CacheFolderError, environment_fingerprint
+from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.compile import CompileFailure, CompileResult, SpecializationKey
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.runner import capture_jobs, deal
@@ -231,3 +232,58 @@ def test_verify_sources_are_part_of_the_fingerprint(monkeypatch):
     base = environment_fingerprint(LINKER)
     monkeypatch.setattr(base_cache, "_verify_sources_digest", lambda: "0" * 40)
     assert environment_fingerprint(LINKER) != base
+
+
+class PlanOfThree:
+    tests = ["tests/kernels/test_a.py", "tests/kernels/test_b.py"]
+    probes = ["kernels.a:probe"]
+    archs = ["gfx942"]
+
+
+@pytest.fixture
+def captures(monkeypatch, tmp_path):
+    """run_capture replaced: each call recorded, each result one kernel named after its tree."""
+    calls = []
+
+    def fake_run_capture(tree, *, arch, evidence_dir, tests, probes, **_):
+        calls.append((tree.name, tuple(tests), tuple(probes)))
+        result = CompileResult(arch, evidence_dir)
+        for label in [*tests, *(f"probe:{p}" for p in probes)]:
+            result.specializations[SpecializationKey(label, "k_0", 0)] = KernelIsa("k_0", arch, [tree.name], Resources())
+        return result
+
+    monkeypatch.setattr(runner, "run_capture", fake_run_capture)
+    for side in ("base", "head"):
+        for test in PlanOfThree.tests:
+            (tmp_path / side / test).parent.mkdir(parents=True, exist_ok=True)
+            (tmp_path / side / test).write_text("")
+    return calls
+
+
+def run(tmp_path, trees, cache, jobs=2):
+    return runner.run_compile_mode(PlanOfThree, trees, config=VerifyConfig(), linker=LINKER,
+                                   evidence_root=tmp_path / "evidence", jobs=jobs, base_cache=cache)
+
+
+def test_a_cached_base_is_neither_compiled_nor_checked_out(tmp_path, captures):
+    cache = open_cache(tmp_path)
+    trees = {"before": tmp_path / "base", "after": tmp_path / "head"}
+    cold = run(tmp_path, trees, cache)
+    assert sorted(captures) == [("base", ("tests/kernels/test_a.py",), ("kernels.a:probe",)),
+                                ("base", ("tests/kernels/test_b.py",), ()),
+                                ("head", ("tests/kernels/test_a.py",), ("kernels.a:probe",)),
+                                ("head", ("tests/kernels/test_b.py",), ())]
+    captures.clear()
+    warm = run(tmp_path, {"after": tmp_path / "head"}, open_cache(tmp_path))  # no base tree: KeyError if asked
+    assert sorted(captures) == [("head", ("tests/kernels/test_a.py",), ("kernels.a:probe",)),
+                                ("head", ("tests/kernels/test_b.py",), ())]
+    assert [c.verdict for c in warm.comparisons] == [c.verdict for c in cold.comparisons] == ["changed"] * 3
+    assert warm.notes == ["base side served from the base cache (2 capture group(s), gfx942): not compiled again"]
+
+
+def test_other_jobs_make_other_groups_and_miss(tmp_path, captures):
+    trees = {"before": tmp_path / "base", "after": tmp_path / "head"}
+    run(tmp_path, trees, open_cache(tmp_path), jobs=2)
+    captures.clear()
+    run(tmp_path, trees, open_cache(tmp_path), jobs=1)
+    assert sorted(captures) == [(side, tuple(PlanOfThree.tests), tuple(PlanOfThree.probes)) for side in ("base", "head")]
