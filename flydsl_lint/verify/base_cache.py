@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Sequence
 
 import flydsl_lint
 from flydsl_lint.verify.compile import CompileFailure, CompileResult, SpecializationKey
@@ -263,7 +264,7 @@ class BaseCache:
     def _signature(self, payload: bytes) -> bytes:
         return hmac.new(self._key, payload, "blake2b").hexdigest().encode()
 
-    def key(self, arch: str, tests: list[str], probes: list[str]) -> BaseKey:
+    def key(self, arch: str, tests: Sequence[str], probes: Sequence[str]) -> BaseKey:
         return BaseKey(self.tree, arch, tuple(tests), tuple(probes))
 
     def lookup(self, key: BaseKey, evidence_dir: Path) -> CompileResult | None:

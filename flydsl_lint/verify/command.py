@@ -185,8 +185,9 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
             else:
                 from flydsl_lint.verify import rocm_device  # imports torch; device mode only
 
+                both_trees = {side: trees[side] for side in (BEFORE, AFTER)}
                 report.device_findings = device.run_device_mode(
-                    plan, {side: trees[side] for side in (BEFORE, AFTER)}, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
+                    plan, both_trees, config=config, device=rocm_device.RocmDevice(), evidence_root=evidence, gpus=gpus,
                 )
                 report.unverified = device.unverified(report.device_findings)
         finally:

@@ -95,20 +95,7 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
     return findings
 
 
-def _cached_base_results(work: list[CaptureJob], base_cache: BaseCache | None,
-                         evidence_root: Path) -> dict[CaptureJob, CompileResult]:
-    """The base-side jobs ``base_cache`` holds a result for, with that result."""
-    found = {}
-    for job in work:
-        if base_cache and job.side == BEFORE:
-            result = base_cache.lookup(base_cache.key(job.arch, list(job.tests), list(job.probes)),
-                                       _evidence_dir(evidence_root, job))
-            if result is not None:
-                found[job] = result
-    return found
-
-
-def deal(items: list[str], parts: int) -> list[list[str]]:
+def deal(items: list, parts: int) -> list[list]:
     """``items`` dealt round-robin into at most ``parts`` non-empty groups, the same way every run."""
     parts = max(1, min(parts, len(items)))
     return [items[i::parts] for i in range(parts)]
@@ -129,13 +116,13 @@ def capture_jobs(plan: Plan, jobs: int) -> list[CaptureJob]:
     """The plan's test items and probes dealt into ``jobs`` groups (like pytest-xdist's
     ``--dist loadfile``), one capture per group, side and arch. Both sides get the same
     groups: a test's results may depend on what its process compiled before it."""
-    groups = deal([*plan.tests, *(f"probe:{p}" for p in plan.probes)], jobs)
+    groups = deal([*(("test", t) for t in plan.tests), *(("probe", p) for p in plan.probes)], jobs)
     work = []
     for arch in plan.archs:
         for side in (BEFORE, AFTER):
             for part, group in enumerate(groups):
-                tests = tuple(item for item in group if not item.startswith("probe:"))
-                probes = tuple(item.removeprefix("probe:") for item in group if item.startswith("probe:"))
+                tests = tuple(name for kind, name in group if kind == "test")
+                probes = tuple(name for kind, name in group if kind == "probe")
                 work.append(CaptureJob(side, arch, part, tests, probes))
     return work
 
@@ -155,6 +142,18 @@ def merge(arch: str, evidence_dir: Path, parts: list[CompileResult]) -> CompileR
 
 def _evidence_dir(evidence_root: Path, job: CaptureJob) -> Path:
     return evidence_root / job.side / job.arch / f"part-{job.part}"
+
+
+def _cached_base_results(work: list[CaptureJob], base_cache: BaseCache | None,
+                         evidence_root: Path) -> dict[CaptureJob, CompileResult]:
+    """The base-side jobs ``base_cache`` holds a result for, with that result."""
+    found = {}
+    for job in work:
+        if base_cache and job.side == BEFORE:
+            result = base_cache.lookup(base_cache.key(job.arch, job.tests, job.probes), _evidence_dir(evidence_root, job))
+            if result is not None:
+                found[job] = result
+    return found
 
 
 def run_compile_mode(
@@ -191,7 +190,7 @@ def run_compile_mode(
             timeout=config.timeout_seconds,
         )
         if base_cache and job.side == BEFORE:
-            base_cache.store(base_cache.key(job.arch, list(job.tests), list(job.probes)), result)
+            base_cache.store(base_cache.key(job.arch, job.tests, job.probes), result)
         progress.job_finished()
         return result
 
