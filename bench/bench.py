@@ -30,7 +30,8 @@ A peer that is not installed or not found is skipped and reported as such.
 FlyDSL test file: cold (empty base cache), then each of `--candidates` other
 candidate changes against the same base with the cache warm, as same-run
 ratios (issue 26: a warm re-verification should cost at most 0.55 of a cold
-one). A candidate is a commit adding a comment to the test file, so every run
+one), and the cost of planning alone (`--list`), which every run pays. A
+candidate is a commit adding a comment to the test file, so every run
 compiles the same specializations and finds them identical. The checkout is
 cloned (`git clone --shared`) into a temporary folder and never written to.
 
@@ -178,11 +179,13 @@ def count_lines(tree: Path) -> tuple[int, int]:
 CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
-def measure(command: list[str], cwd: Path) -> tuple[float, float, int, int]:
-    """(wall s, cpu s of the process and its reaped workers, peak RSS KiB of the largest, exit code)."""
+def measure(command: list[str], cwd: Path, stderr: Path | None = None) -> tuple[float, float, int, int]:
+    """(wall s, cpu s of the process and its reaped workers, peak RSS KiB of the largest, exit code);
+    the command's stderr goes to the file ``stderr`` when given."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
+    with open(stderr or os.devnull, "wb") as errors:
+        process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=errors, env=CHILD_ENV)
     _, status, usage = os.wait4(process.pid, 0)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -456,27 +459,30 @@ def run_verify_bench(args: argparse.Namespace, work: Path) -> int:
                      "test": args.verify, "jobs": args.jobs, "rounds": []}
     print(f"{results['date']}  {results['machine']}\nverify {args.verify}, --jobs {args.jobs}")
 
-    def verify(head: str, cache: Path) -> dict:
+    def verify(head: str, cache: Path, *extra: str) -> dict:
         command = [PYTHON, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), "--mode", "compile",
                    "--base", base, "--head", head, "--tests", args.verify, "--jobs", str(args.jobs),
-                   "--base-cache-dir", str(cache)]
-        wall, cpu, _, status = measure(command, repo)
+                   "--base-cache-dir", str(cache), *extra]
+        errors = work / "verify.stderr"
+        wall, cpu, _, status = measure(command, repo, stderr=errors)
         if status != 0:
-            raise SystemExit(f"bench: verify exited {status}: {' '.join(command)}")
+            last = errors.read_text(encoding="utf-8", errors="replace").strip().splitlines()[-1:]
+            raise SystemExit(f"bench: verify exited {status}: {' '.join(command)}: {''.join(last)}")
         return {"wall": wall, "cpu": cpu}
 
     for round_number in range(args.runs):
         cache = work / f"cache-{round_number}"
+        plan = verify(candidates[0], cache, "--list")  # planning alone: what every run pays before compiling
         cold = verify(candidates[0], cache)
         warm = [verify(head, cache) for head in candidates[1:]]
-        row = {"cold": cold, "warm": warm,
+        row = {"plan": plan, "cold": cold, "warm": warm,
                "warm_over_cold_wall": statistics.median(w["wall"] for w in warm) / cold["wall"],
                "warm_over_cold_cpu": statistics.median(w["cpu"] for w in warm) / cold["cpu"]}
         results["rounds"].append(row)
         warm_walls = ", ".join(f"{w['wall']:.1f}" for w in warm)
-        print(f"  round {round_number + 1}: cold {cold['wall']:.1f} s wall ({cold['cpu']:.1f} s cpu), "
-              f"warm {warm_walls} s wall; warm/cold {row['warm_over_cold_wall']:.2f} wall, "
-              f"{row['warm_over_cold_cpu']:.2f} cpu")
+        print(f"  round {round_number + 1}: plan only {plan['wall']:.1f} s wall ({plan['cpu']:.1f} s cpu), "
+              f"cold {cold['wall']:.1f} s wall ({cold['cpu']:.1f} s cpu), warm {warm_walls} s wall; "
+              f"warm/cold {row['warm_over_cold_wall']:.2f} wall, {row['warm_over_cold_cpu']:.2f} cpu")
     results["machine_after"] = machine()
     print(f"  after: {results['machine_after']}")
     if args.json:

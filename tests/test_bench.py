@@ -112,7 +112,7 @@ def test_bench_verify_mode_times_cold_and_warm_runs(tmp_path: Path) -> None:
                     "--json", str(numbers_file)], check=True, capture_output=True, text=True, timeout=1200,
                    env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path / "cache-home")))  # the key, not in ~
     [round_] = json.loads(numbers_file.read_text())["rounds"]
-    assert round_["cold"]["wall"] > 0 and len(round_["warm"]) == 1
+    assert round_["plan"]["wall"] > 0 and round_["cold"]["wall"] > 0 and len(round_["warm"]) == 1
     assert round_["warm_over_cold_wall"] == round_["warm"][0]["wall"] / round_["cold"]["wall"]
     assert fake_flydsl_repo.git(tree, "rev-parse", "HEAD") == head
     assert fake_flydsl_repo.git(tree, "status", "--porcelain") == ""
