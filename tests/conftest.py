@@ -14,6 +14,19 @@ if str(ROOT) not in sys.path:
 os.environ["FLYDSL_LINT_TARGET_VERSION"] = "0.5.0"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _own_cache_home(tmp_path_factory):
+    """flydsl-lint-verify's base cache and its signing key (and any other user cache a test
+    process makes) in a folder of the session's, never the user's home."""
+    previous = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
+    yield
+    if previous is None:
+        del os.environ["XDG_CACHE_HOME"]
+    else:
+        os.environ["XDG_CACHE_HOME"] = previous
+
+
 def without_target_variable() -> dict:
     """This process's environment without the suite's FLYDSL_LINT_TARGET_VERSION."""
     return {key: value for key, value in os.environ.items() if key != "FLYDSL_LINT_TARGET_VERSION"}

@@ -23,15 +23,3 @@ def run_verify(repo: Path, *args: str, env: dict | None = None, python: str = sy
         [python, "-m", "flydsl_lint.verify.cli", "--repo", str(repo), *args],
         capture_output=True, text=True, env=environment, timeout=900,
     )
-
-
-@pytest.fixture(scope="session", autouse=True)
-def _own_cache_home(tmp_path_factory):
-    """The base cache and its signing key in a folder of the session's, never the user's home."""
-    previous = os.environ.get("XDG_CACHE_HOME")
-    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache-home"))
-    yield
-    if previous is None:
-        del os.environ["XDG_CACHE_HOME"]
-    else:
-        os.environ["XDG_CACHE_HOME"] = previous
