@@ -124,23 +124,39 @@ def parse_source(data: bytes) -> ast.AST | Unreadable:
         return Unreadable("nested too deeply to parse", is_file=True)
 
 
-def _imported_names(tree: ast.AST, module: str, is_package: bool) -> set[str]:
-    package = module if is_package else module.rpartition(".")[0]
-    names = set()
+# What a module's import statements say, before they are resolved against its name:
+# ("import", names) for `import a.b, c`, ("from", level, module, names) for `from ..m import x`.
+ImportFacts = tuple[tuple, ...]
+
+
+def import_facts(tree: ast.AST) -> ImportFacts:
+    facts = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name for alias in node.names)
+            facts.append(("import", tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                anchor = package.split(".") if package else []
-                anchor = anchor[: len(anchor) - (node.level - 1)] if node.level > 1 else anchor
-                base = ".".join(anchor + ([node.module] if node.module else []))
-            else:
-                base = node.module or ""
-            if base:
-                names.add(base)
-            # "from pkg import mod" may import a submodule rather than a name.
-            names.update(f"{base}.{alias.name}" if base else alias.name for alias in node.names)
+            facts.append(("from", node.level, node.module or "", tuple(alias.name for alias in node.names)))
+    return tuple(facts)
+
+
+def _imported_names(facts: ImportFacts, module: str, is_package: bool) -> set[str]:
+    package = module if is_package else module.rpartition(".")[0]
+    names = set()
+    for fact in facts:
+        if fact[0] == "import":
+            names.update(fact[1])
+            continue
+        _, level, imported_from, aliases = fact
+        if level:
+            anchor = package.split(".") if package else []
+            anchor = anchor[: len(anchor) - (level - 1)] if level > 1 else anchor
+            base = ".".join(anchor + ([imported_from] if imported_from else []))
+        else:
+            base = imported_from
+        if base:
+            names.add(base)
+        # "from pkg import mod" may import a submodule rather than a name.
+        names.update(f"{base}.{alias}" if base else alias for alias in aliases)
     return names
 
 
@@ -153,6 +169,9 @@ class ImportGraph:
         self.imports: dict[str, set[str]] = {}  # path -> paths it imports
         self.unanalysable: dict[str, str] = {}  # path -> why its imports are unknown
         self.not_files: dict[str, str] = {}  # path -> why it is no module at all
+        # Source bytes -> their import facts: both sides of a change share almost every file,
+        # and parsing is most of planning's time.
+        self._facts_of_source: dict[bytes, ImportFacts | Unreadable] = {}
 
     def add_tree(self, root: Path) -> "ImportGraph":
         """Add every module of a checkout on disk."""
@@ -160,14 +179,14 @@ class ImportGraph:
 
     def add_sources(self, sources: Iterable[tuple[str, Source]]) -> "ImportGraph":
         """Add one side's modules; call once per side so deleted files count too."""
-        trees, modules = {}, []
+        facts_of, modules = {}, []
         for path, source in sources:
-            parsed = parse_source(source) if isinstance(source, bytes) else source
-            if isinstance(parsed, Unreadable):
-                (self.unanalysable if parsed.is_file else self.not_files)[path] = parsed.reason
+            facts = self._facts(source) if isinstance(source, bytes) else source
+            if isinstance(facts, Unreadable):
+                (self.unanalysable if facts.is_file else self.not_files)[path] = facts.reason
             else:
-                trees[path] = parsed
-            if not isinstance(parsed, Unreadable) or parsed.is_file:
+                facts_of[path] = facts
+            if not isinstance(facts, Unreadable) or facts.is_file:
                 modules.append(path)
         package_dirs = {path.rpartition("/")[0] for path in modules if path.endswith("/__init__.py")}
         rooted_names = {path: rooted_module_name(path, package_dirs) for path in modules}
@@ -176,12 +195,12 @@ class ImportGraph:
                 self.paths_of.setdefault(name, set()).add(path)
             if rooted != module_name(path) and path.rpartition("/")[0] in package_dirs:
                 self.installed_as[path] = rooted
-        known_files = set(trees) | set(self.unanalysable)
-        for path, tree in trees.items():
+        known_files = set(facts_of) | set(self.unanalysable)
+        for path, facts in facts_of.items():
             targets = self.imports.setdefault(path, set())
             # Relative imports resolve the same from either name; the root-relative one always exists.
             module = module_name(path)
-            imported = _imported_names(tree, module, path.endswith("__init__.py"))
+            imported = _imported_names(facts, module, path.endswith("__init__.py"))
             imported |= _parent_packages(module) | _parent_packages(rooted_names[path])
             for name in imported:
                 for candidate in (name, *_parent_packages(name)):
@@ -189,6 +208,13 @@ class ImportGraph:
             targets.discard(path)
             targets.update(_conftests_above(path, known_files))
         return self
+
+    def _facts(self, source: bytes) -> ImportFacts | Unreadable:
+        facts = self._facts_of_source.get(source)
+        if facts is None:
+            parsed = parse_source(source)
+            facts = self._facts_of_source[source] = parsed if isinstance(parsed, Unreadable) else import_facts(parsed)
+        return facts
 
     def dependents(self, changed: list[str]) -> set[str]:
         """``changed`` plus every file that imports one of them, transitively.
