@@ -15,7 +15,17 @@ records
   `flydsl/expr/gpu.py` functions whose only return wraps in one scalar class;
 - what the AST rewriter makes a `range(...)` loop's variables: the induction
   variable `scf_for_dispatch` passes (bounds cast to i32) for a loop without
-  `init=`, and what `scf_range` yields (index bounds, raw iter args) with it.
+  `init=`, and what `scf_range` yields (index bounds, raw iter args) with it;
+- how `ArithValue` treats values (`flydsl/expr/utils/arith.py`): whether it is
+  the MLIR value caster of every integer, index, float and vector type (then
+  every raw value of such a type already is an `ArithValue` with `signed=None`),
+  whether `ArithValue(v)` sets `signed` from its argument (resetting a value's
+  signedness), whether a scalar's `.ir_value()` carries the class's signedness
+  (`with_signedness`), and whether `_to_raw` / `unwrap` return an `ir.Value`
+  unchanged;
+- the raw `arith` / `math` / `vector` ops (builder functions and op classes)
+  that give one result of a scalar or vector type (`return XOp(...).result`,
+  no `OpResult[MemRefType]`-like annotation): a caster-made `ArithValue`.
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -29,6 +39,7 @@ from __future__ import annotations
 import argparse
 import ast
 import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -39,6 +50,7 @@ from flydsl_lint.engine.versions import Version  # noqa: E402
 
 FIRST_RELEASE = Version.parse("0.3.0")  # the numeric lattice and the rewriter's typed loops start here
 OUTPUT = ROOT / "flydsl_lint" / "data" / "flydsl_types.txt"
+ARITH_VALUE = "arith-value"
 
 
 def _parse(sources: dict[str, str], path: str) -> ast.Module | None:
@@ -151,6 +163,95 @@ def loop_variables(rewriter: ast.Module | None) -> dict[str, str]:
     return found
 
 
+# The MLIR types ArithValue must be the caster of for a raw scalar or vector to be an ArithValue.
+_CASTER_TYPES = frozenset({"IntegerType", "IndexType", "F16Type", "F32Type", "F64Type", "BF16Type", "VectorType"})
+# An `OpResult[X]` annotation naming one of these is still a value the caster makes an ArithValue.
+_CASTER_RESULTS = frozenset({"IntegerType", "IndexType", "FloatType", "VectorType"})
+_CASTER_DIALECTS = ("arith", "math", "vector")  # their ops work on scalars and vectors (never on memrefs in FlyDSL)
+# Builders of those dialects whose result may be of any type (pre-0.5.0 annotations do not say):
+# `vector.type_cast` gives a memref, `arith.select` selects values of any type (pointers too).
+_ANY_TYPE_RESULTS = frozenset({"type_cast", "select"})
+
+
+def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> dict[str, str]:
+    """How ArithValue treats values: caster, `ArithValue(v)` signedness, `.ir_value()`, `_to_raw`/`unwrap`."""
+    defs = _top_defs(arith)
+    found: dict[str, str] = {}
+    arith_value = defs.get("ArithValue")
+    if arith_value is not None:
+        registered = {decorator.args[0].value.attr for decorator in arith_value.decorator_list
+                      if isinstance(decorator, ast.Call) and ast.unparse(decorator.func) == "ir.register_value_caster"
+                      and decorator.args and isinstance(decorator.args[0], ast.Attribute)
+                      and isinstance(decorator.args[0].value, ast.Attribute)}
+        if _CASTER_TYPES <= registered:
+            found["caster"] = "scalar-and-vector"
+        init = next((n for n in arith_value.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        if init is not None and "self.signed = signed and " in ast.unparse(init) \
+                and [a.arg for a in init.args.args] == ["self", "v", "signed"] \
+                and isinstance(init.args.defaults[-1], ast.Constant) and init.args.defaults[-1].value is None:
+            found["arith-value-signed"] = "argument"  # ArithValue(v) is signed=None, whatever v carried
+    numeric_class = _top_defs(numeric).get("Numeric")
+    to = next((n for n in getattr(numeric_class, "body", ()) if isinstance(n, ast.FunctionDef) and n.name == "to"), None)
+    if to is not None and "res.with_signedness(getattr(type(self), 'signed', None))" in ast.unparse(to):
+        found["ir-value"] = "with-signedness"  # a dynamic value; a compile-time one is a fresh constant
+    to_raw, unwrap = defs.get("_to_raw"), defs.get("unwrap")
+    if to_raw is not None and unwrap is not None:
+        first = to_raw.body[1] if isinstance(to_raw.body[0], ast.Expr) else to_raw.body[0]  # past the docstring
+        if ast.unparse(first) == "if isinstance(v, ir.Value):\n    return v" \
+                and ast.unparse(unwrap.body[-1]) == "return _to_raw(val)":
+            found["to-raw"] = "identity"
+    return found
+
+
+def _returned_op_class(function: ast.FunctionDef) -> str | None:
+    """`XOp` for a builder whose body is `return XOp(...).result`."""
+    statement = function.body[-1] if len(function.body) == 1 else None
+    value = statement.value if isinstance(statement, ast.Return) else None
+    if isinstance(value, ast.Attribute) and value.attr == "result" and isinstance(value.value, ast.Call) \
+            and isinstance(value.value.func, ast.Name):
+        return value.value.func.id
+    return None
+
+
+def _annotated_elsewhere(function: ast.FunctionDef) -> bool:
+    """An `OpResult[MemRefType]`-like return annotation: a value the caster leaves raw."""
+    returns = function.returns
+    if not (isinstance(returns, ast.Subscript) and isinstance(returns.slice, ast.Attribute)):
+        return False
+    return returns.slice.attr not in _CASTER_RESULTS
+
+
+def caster_results(sources: dict[str, str]) -> dict[str, str]:
+    """`flydsl._mlir.dialects.arith.addi` / `...AddIOp` -> `arith-value` for single-result scalar/vector ops."""
+    found: dict[str, str] = {}
+    for dialect in _CASTER_DIALECTS:
+        module = f"flydsl._mlir.dialects.{dialect}"
+        classes: set[str] = set()
+        for node in _top_defs(_parse(sources, f"flydsl/_mlir/dialects/_{dialect}_ops_gen.py")).values():
+            op_class = _returned_op_class(node) if isinstance(node, ast.FunctionDef) else None
+            if op_class is not None and node.name not in _ANY_TYPE_RESULTS and not _annotated_elsewhere(node):
+                classes.add(op_class)
+                found[f"{module}.{node.name}"] = ARITH_VALUE
+        for node in _top_defs(_parse(sources, f"flydsl/_mlir/dialects/{dialect}.py")).values():
+            # A hand-written builder (`arith.constant`) over one of those op classes.
+            returned = node.body[-1] if isinstance(node, ast.FunctionDef) else None
+            if isinstance(returned, ast.Return) and isinstance(returned.value, ast.Call) \
+                    and ast.unparse(returned.value.func) in ("_get_op_result_or_op_results", "_get_op_result_or_value") \
+                    and len(returned.value.args) == 1 and isinstance(returned.value.args[0], ast.Call) \
+                    and getattr(returned.value.args[0].func, "id", None) in classes:
+                found[f"{module}.{node.name}"] = ARITH_VALUE
+        for op_class in classes:
+            found[f"{module}.{op_class}"] = ARITH_VALUE
+    return found
+
+
+def dialect_sources(wheel: Path) -> dict[str, str]:
+    """The raw dialect modules caster_results reads (wheel_sources leaves flydsl/_mlir/ out)."""
+    wanted = {f"flydsl/_mlir/dialects/{name}.py" for dialect in _CASTER_DIALECTS for name in (dialect, f"_{dialect}_ops_gen")}
+    with zipfile.ZipFile(wheel) as archive:
+        return {name: archive.read(name).decode("utf-8", "replace") for name in archive.namelist() if name in wanted}
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -161,6 +262,8 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "operators": {"promotion": "numeric-lattice"} if has_promotion_lattice(numeric) else {},
         "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
+        "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
+        "results": caster_results(sources),
     }
 
 
@@ -179,11 +282,11 @@ def build_table(derived: dict[str, dict]) -> str:
         "# Generated by scripts/derive_flydsl_types.py from each release's wheel: do not edit by hand.",
         "# `section fact releases value` lines, read with str.split (no TOML parser at start-up):",
         "# releases are `A-` (to the newest), `A-B` (inclusive) or `A`, joined with `,`; a type is an",
-        "# fx scalar class name, `raw` (an ir.Value) or `raw:<mlir type>`. engine/model/types.py reads",
-        "# the lines covering the target release.",
+        "# fx scalar class name, `raw` (an ir.Value), `raw:<mlir type>` or `arith-value` (a caster-made",
+        "# ArithValue, signed=None). engine/model/types.py reads the lines covering the target release.",
         f"releases {' '.join(releases)}",
     ]
-    for section in ("scalars", "literals", "operators", "returns", "loops"):
+    for section in ("scalars", "literals", "operators", "returns", "loops", "values", "results"):
         for fact in sorted({fact for release in releases for fact in derived[release][section]}):
             values = []  # distinct values in release order
             for release in releases:
@@ -206,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     for folder in sorted(p for p in options.wheels.iterdir() if p.is_dir()):
         wheel = pick_wheel(folder)
         if wheel is not None and Version.parse(folder.name) >= FIRST_RELEASE:
-            derived[folder.name] = derive(wheel_sources(wheel))
+            derived[folder.name] = derive(wheel_sources(wheel) | dialect_sources(wheel))
     if not derived:
         parser.error(f"no wheel of a release >= {FIRST_RELEASE} under {options.wheels}")
     print(f"{len(derived)} releases read")

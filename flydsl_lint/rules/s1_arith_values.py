@@ -22,6 +22,16 @@ _SAME_OP_SCALARS = frozenset({"Int32", "Int64", "Float32", "Float64"})
 _SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
 
 
+def _may_carry_signedness(rule: Rule, node: ast.expr) -> str:
+    """Why an ArithValue may carry a signedness, through a name assigned once (`v = u.ir_value()`)."""
+    binding = rule.model.binding_of(node) if isinstance(node, ast.Name) else None
+    statement = rule.model.parent(binding.node) if binding is not None and rule.model.is_single_binding(binding) else None
+    if isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+        why = rule.model.explain_type(statement.value)[1]
+        return f"`{node.id}` may carry signedness: `{node.id}` is `{rule.text(statement.value)}`: {why}"
+    return f"`{rule.text(node)}` may carry signedness: {rule.model.explain_type(node)[1]}"
+
+
 def _unknown_operand(rule: Rule, node: ast.expr) -> str:
     """`` `x` (why) `` for a fix message naming the operand whose type is unknown."""
     found, why = rule.model.explain_type(node)
@@ -43,6 +53,17 @@ class ArithValueWrap(Rule):
     invalid = [
         Invalid("from flydsl.expr.arith import ArithValue\nacc = ArithValue(val) + peer\n",
                 fixed="acc = val + peer\n", unsafe=True),
+        # Safe: a raw arith op's result already is an ArithValue of signed=None (the value caster), in any use.
+        Invalid("from flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
+                "s = ArithValue(arith.AddIOp(a, b).result) // 4\n",
+                fixed="from flydsl._mlir.dialects import arith\ns = arith.AddIOp(a, b).result // 4\n",
+                at=(3, 5), message="`ArithValue(...)` is deprecated: use the typed value directly, or wrap a raw "
+                                   "ir.Value once at its source (`fx.Float32(v)`)"),
+        # `.ir_value()` of an fx.Uint32 carries signed=False, which ArithValue resets: unsafe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(u: fx.Uint32):\n    v = u.ir_value()\n    return ArithValue(v) // 4\n",
+                fixed="import flydsl.expr as fx\ndef f(u: fx.Uint32):\n    v = u.ir_value()\n    return v // 4\n",
+                unsafe=True),
         Invalid("from flydsl.expr import arith as A\nlane = A.ArithValue(tid) % 64\n",
                 fixed="lane = tid % 64\n", unsafe=True),
         # Every path a release re-exported it from (data/legacy_paths.txt).
@@ -81,7 +102,9 @@ class ArithValueWrap(Rule):
         Python type; else what the model does not know."""
         found = self.model.value_type(argument)
         if found.kind == "arith-value":
-            return None  # ArithValue(ArithValue(v)): the same value
+            # ArithValue(v) of an ArithValue of signed=None is an equal ArithValue, whatever uses it;
+            # of one that may carry a signedness it resets it to None (`//`, `%`, `<` and casts may change).
+            return None if found.signless else _may_carry_signedness(self, argument)
         if found.kind != "scalar":
             return _unknown_operand(self, argument)
         if found.scalar not in _SAME_OP_SCALARS:
@@ -129,17 +152,34 @@ class ArithUnwrap(Rule):
         # Typed, but not at a raw boundary: unsafe.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\ndef f(a: fx.Int32):\n    v = arith.unwrap(a)\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Int32):\n    v = a.ir_value()\n", unsafe=True),
+        # Safe anywhere: `unwrap` returns an ir.Value (here a raw op's result) unchanged.
+        Invalid("from flydsl.expr import arith\nfrom flydsl._mlir.dialects import rocdl\n"
+                "lane = arith.unwrap(rocdl.ReadlaneOp(t, v, 0).result)\n",
+                fixed="from flydsl._mlir.dialects import rocdl\nlane = rocdl.ReadlaneOp(t, v, 0).result\n",
+                at=(3, 8), message="`arith.unwrap(x)` is deprecated: use `x.ir_value()`, and only where a raw op needs it"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = single_positional(node)
         fix = None
         if argument is not None:
-            unsafe_because = self._unsafe_because(node, argument)
-            edit = self.replace(node, f"{as_method_receiver(self, argument)}.ir_value()")
-            message = "Call `.ir_value()` on the typed value" + (f" ({unsafe_because})" if unsafe_because else "")
-            fix = self.make_fix([edit], message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
+            fix = self._drop_unwrap(node, argument) or self._typed_fix(node, argument)
         self.report(node, fix=fix)
+
+    def _drop_unwrap(self, node: ast.Call, argument: ast.expr):
+        """`unwrap(v)` of an ir.Value (an ArithValue too) is `v` itself (`_to_raw` returns it
+        unchanged): dropping the call is the same value anywhere."""
+        found = self.model.value_type(argument)
+        if found.kind not in ("raw", "arith-value") or not self.model.type_table.has("to-raw", "identity"):
+            return None
+        return self.make_fix([replace_with_argument(self, node, argument)],
+                             f"Drop the call: `{self.text(argument)}` already is an ir.Value")
+
+    def _typed_fix(self, node: ast.Call, argument: ast.expr):
+        unsafe_because = self._unsafe_because(node, argument)
+        edit = self.replace(node, f"{as_method_receiver(self, argument)}.ir_value()")
+        message = "Call `.ir_value()` on the typed value" + (f" ({unsafe_because})" if unsafe_because else "")
+        return self.make_fix([edit], message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None for a typed fx scalar passed straight to a raw op: `unwrap(e)` is

@@ -27,8 +27,8 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
 @pytest.mark.parametrize("expr, expected", [
     ("3", "py-int"), ("3.5", "py-float"), ("True", "py-bool"), ("'s'", "unknown"),
     ("fx.Int32(x)", "fx.Int32"), ("fx.Index(x)", "fx.Index"), ("fx.Float16(x)", "fx.Float16"),
-    ("ArithValue(x)", "arith-value"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
-    ("fx.Int32(x).ir_value()", "ir.Value"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
+    ("ArithValue(x)", "ArithValue (signed=None)"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
+    ("fx.Int32(x).ir_value()", "ArithValue (signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
     ("x.ir_value()", "unknown"), ("x.to(fx.Int64)", "unknown"), ("x", "unknown"), ("helper(x)", "unknown"),
     ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
     ("2 * 3", "py-int"), ("7 / 2", "py-float"), ("1 < 2", "py-bool"),
@@ -86,9 +86,10 @@ def test_helper_returns_in_the_module():
 
 def test_raw_dialect_results():
     header = HEADER + "from flydsl._mlir.dialects import arith as _arith\n"
-    assert type_of("probe = _arith.addi(a, b)\n", header=header) == "ir.Value"
-    assert type_of("probe = _arith.AddIOp(a, b).result\n", header=header) == "ir.Value"
-    assert type_of("probe = _arith.AddIOp(a, b).results[0]\n", header=header) == "ir.Value"
+    # Their scalar/vector result is made an ArithValue of signed=None by the value caster.
+    assert type_of("probe = _arith.addi(a, b)\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = _arith.AddIOp(a, b).result\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = _arith.AddIOp(a, b).results[0]\n", header=header) == "ArithValue (signed=None)"
     assert type_of("probe = _arith.AddIOp(a, b)\n", header=header) == "unknown"  # the op, not a value
 
 
@@ -99,7 +100,7 @@ def test_range_loop_variables_follow_the_rewriter():
         for i in range(0, n):
             probe = i
     """
-    assert explain(traced) == ("ir.Value (i32)", "API table 0.5.0 (range loop at 7:9)")
+    assert explain(traced) == ("ArithValue (i32, signed=None)", "API table 0.5.0 (range loop at 7:9)")
     with_init = """
     @flyc.kernel
     def k(n: fx.Int32):
@@ -109,13 +110,51 @@ def test_range_loop_variables_follow_the_rewriter():
     tree = ast.parse(HEADER + textwrap.dedent(with_init))
     model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
     probe = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe")
-    assert [str(model.value_type(e)) for e in model.parent(probe).value.elts] == ["ir.Value (index)", "ir.Value"]
+    assert [str(model.value_type(e)) for e in model.parent(probe).value.elts] == ["ArithValue (index, signed=None)", "ir.Value"]
     # The iter args as one name are a Python list, not a value.
     state = "@flyc.kernel\ndef k(n: fx.Int32):\n    for iv, state in range(0, n, init=[n]):\n        probe = state\n"
     assert type_of(state) == "unknown"
     assert type_of("for i in range(4):\n    probe = i\n") == "py-int"  # plain Python outside traced code
     constexpr = "@flyc.kernel\ndef k():\n    for i in fx.range_constexpr(4):\n        probe = i\n"
     assert type_of(constexpr) == "py-int"
+
+
+@pytest.mark.parametrize("expr, expected, why", [
+    # ArithValue(v) resets the signedness: signed=None whatever v carried.
+    ("ArithValue(fx.Uint32(x).ir_value())", "ArithValue (signed=None)", "`ArithValue(v)` sets signed=None (API table 0.5.0)"),
+    ("ArithValue(x, True)", "ArithValue (signedness unknown)", "`ArithValue(v, signed)`"),
+    ("ArithValue(x, signed=s)", "ArithValue (signedness unknown)", "`ArithValue(v, signed)`"),
+    ("ArithValue(x, signed=None)", "ArithValue (signed=None)", "`ArithValue(v)` sets signed=None (API table 0.5.0)"),
+    ("ArithValue(x).with_signedness(False)", "ArithValue (signedness unknown)", "`.with_signedness(...)`"),
+    # A dynamic integer's .ir_value() is with_signedness(cls.signed); a float has none.
+    ("fx.Uint32(x).ir_value()", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0)"),
+    ("fx.Float32(x).ir_value()", "ArithValue (signed=None)", "`.ir_value()` of fx.Float32: a float has no signedness"),
+    # unwrap/_to_raw return an ir.Value unchanged, signedness and all; a scalar's .ir_value().
+    ("unwrap(ArithValue(x))", "ArithValue (signed=None)", "`unwrap` returns an ir.Value unchanged (`ArithValue(v)` sets signed=None (API table 0.5.0))"),
+    ("unwrap(fx.Int32(x))", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Int32 carries signed=True (API table 0.5.0)"),
+    ("unwrap(x)", "ir.Value", "unwrap(...)"),
+])
+def test_arith_value_signedness(expr, expected, why):
+    assert explain(f"probe = {expr}\n") == (expected, why)
+
+
+def test_raw_results_the_caster_leaves_alone():
+    header = HEADER + "from flydsl._mlir.dialects import arith, llvm, rocdl, scf, vector\n"
+    # Any type: a pointer select, a memref type_cast, an llvm or rocdl op, a multi-result op.
+    for expr in ("arith.SelectOp(c, p, q).result", "vector.TypeCastOp(t, m).result", "rocdl.ReadlaneOp(t, v, 0).result"):
+        assert type_of(f"probe = {expr}\n", header=header) == "ir.Value", expr
+    # A builder outside the table may return its op (no result) or a result list: not even an ir.Value.
+    for expr in ("arith.select(c, p, q)", "vector.type_cast(t, m)", "llvm.load(t, p)", "arith.addui_extended(a, b)",
+                 "vector.store(v, m, [])", "rocdl.sched_barrier(0)"):
+        found, why = explain(f"probe = {expr}\n", header=header)
+        assert found == "unknown" and "may return an op or a result list" in why, expr
+    assert type_of("probe = vector.extract(v, [], [0])\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = arith.constant(t, 3)\n", header=header) == "ArithValue (signed=None)"
+    loop = "loop = scf.ForOp(lb, ub, step, [acc])\nprobe = loop.induction_variable\n"
+    assert explain(loop, header=header) == ("ArithValue (signed=None)",
+                                            "an scf.ForOp induction variable (index or integer: API table 0.5.0)")
+    # A release before the table's first knows no caster.
+    assert type_of("probe = arith.AddIOp(a, b).result\n", release="0.2.4", header=header) == "ir.Value"
 
 
 def test_the_release_decides_api_facts():

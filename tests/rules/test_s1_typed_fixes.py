@@ -48,12 +48,60 @@ def test_unwrap_at_a_raw_boundary_is_safe_only_for_a_typed_value(tmp_path):
                         "(the type of `raw` is unknown: parameter `raw` has no annotation)")
 
 
-def test_unwrap_of_a_range_loop_variable_stays_unsafe(tmp_path):
-    # The rewriter's induction variable is a raw ir.Value: it has no `.ir_value()`.
+def test_unwrap_of_a_range_loop_variable_is_dropped(tmp_path):
+    # The rewriter's induction variable is an ir.Value (it has no `.ir_value()`): unwrap returns it unchanged.
     body = ("@flyc.kernel\ndef k(n: fx.Int32):\n    for i in range(n):\n        arith.addi(arith.unwrap(i), arith.unwrap(i))\n")
     fixes = _fixes(tmp_path, body, "FLY102")
+    assert fixes == [(4, Applicability.SAFE, "Drop the call: `i` already is an ir.Value")] * 2
+    assert fix_text(HEADER + body, tmp_path, select=("FLY102",)).endswith("        arith.addi(i, i)\n")
+
+
+def test_unwrap_of_a_signed_value_is_dropped_too(tmp_path):
+    # `_to_raw` returns any ir.Value unchanged, signedness included: `unwrap(v)` is `v`.
+    body = "def f(u: fx.Uint32):\n    v = u.ir_value()\n    return arith.unwrap(v) // 4\n"
+    assert _fixes(tmp_path, body, "FLY102") == [(3, Applicability.SAFE, "Drop the call: `v` already is an ir.Value")]
+    assert fix_text(HEADER + body, tmp_path, select=("FLY102",)).endswith("    return v // 4\n")
+
+
+def test_unwrap_of_a_python_scalar_or_an_unknown_value_is_not_dropped(tmp_path):
+    # unwrap(3) materializes a constant; unwrap of an unknown value may be a Numeric's .ir_value().
+    body = "def f(raw):\n    a = arith.unwrap(3)\n    b = arith.unwrap(raw)\n"
+    fixes = _fixes(tmp_path, body, "FLY102")
     assert [f[1] for f in fixes] == [Applicability.UNSAFE] * 2
-    assert "`i` is ir.Value (i32)" in fixes[0][2]
+    assert fixes[0][2] == "Call `.ir_value()` on the typed value (`3` is py-int)"
+
+
+def test_arith_value_of_a_caster_made_value_is_dropped_in_any_use(tmp_path):
+    body = ("from flydsl._mlir.dialects import arith as _arith, scf\n"
+            "def f(a, b, lb, ub, step):\n"
+            "    s = ArithValue(_arith.AddIOp(a, b).result) // 4\n"
+            "    m = ArithValue(_arith.muli(a, b)).select(a, b)\n"
+            "    loop = scf.ForOp(lb, ub, step, [])\n"
+            "    i = ArithValue(loop.induction_variable) % 8\n"
+            "    w = ArithValue(ArithValue(a)) < 3\n")
+    fixes = _fixes(tmp_path, body, "FLY101")
+    assert [(row, applicability) for row, applicability, _ in fixes] == [
+        (3, Applicability.SAFE), (4, Applicability.SAFE), (6, Applicability.SAFE),
+        (7, Applicability.SAFE), (7, Applicability.UNSAFE)]
+    fixed = fix_text(HEADER + body, tmp_path, select=("FLY101",))
+    assert "    s = _arith.AddIOp(a, b).result // 4\n" in fixed
+    assert "    m = _arith.muli(a, b).select(a, b)\n" in fixed
+    assert "    i = loop.induction_variable % 8\n" in fixed
+    assert "    w = ArithValue(a) < 3\n" in fixed
+
+
+def test_arith_value_of_a_value_that_may_carry_signedness_is_unsafe(tmp_path):
+    # ArithValue resets signed to None: `//` of an unsigned value would become a signed division.
+    body = ("def f(u: fx.Uint32, x, s):\n    v = u.ir_value()\n    a = ArithValue(v) // 4\n"
+            "    b = ArithValue(ArithValue(x, s)) // 4\n    c = ArithValue(arith.unwrap(u)) % 3\n")
+    found = [d for d in lint_text(HEADER + body, tmp_path, select=("FLY101",)) if d.fix is not None]
+    fixes = [(d.start.row - 4, d.fix.applicability, d.fix.message) for d in found]  # ArithValue(x, s) has none
+    assert [f[:2] for f in fixes] == [(3, Applicability.UNSAFE), (4, Applicability.UNSAFE), (5, Applicability.UNSAFE)]
+    assert fixes[0][2] == ("Drop the `ArithValue` wrapper (`v` may carry signedness: `v` is `u.ir_value()`: "
+                           "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0))")
+    assert fixes[1][2] == "Drop the `ArithValue` wrapper (`ArithValue(x, s)` may carry signedness: `ArithValue(v, signed)`)"
+    assert fixes[2][2] == ("Drop the `ArithValue` wrapper (`arith.unwrap(u)` may carry signedness: "
+                           "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0))")
 
 
 def test_redundant_rewrap_of_an_api_return_type(tmp_path):

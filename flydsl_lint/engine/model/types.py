@@ -2,10 +2,13 @@
 
 `model.value_type(expr)` answers with a `ValueType`: a compile-time Python
 int / float / bool, an fx scalar (`Int32`, `Index`, ...), a raw `ir.Value`,
-an `ArithValue`, a tensor, or unknown. `model.explain_type(expr)` adds why.
+an `ArithValue` (with its `signed` when known), a tensor, or unknown.
+`model.explain_type(expr)` adds why. Once flydsl.expr is imported, ArithValue
+is the MLIR value caster of scalar and vector types: a raw op's scalar or
+vector result is already an ArithValue, of `signed=None` ("signless").
 Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
 operator, the promotion lattice, `thread_idx.x`, `range` loop variables) are
-those of the target release, read from data/flydsl_types.toml (derived from
+those of the target release, read from data/flydsl_types.txt (derived from
 the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
 bound more than once, a call of an unknown function, an operator the table
 does not settle.
@@ -54,6 +57,7 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
     width: int | None = None
     signed: bool | None = None
     is_float: bool = False
+    signless: bool = False  # an ArithValue whose `.signed` is provably None (caster-made or `ArithValue(v)`)
 
     @property
     def is_index(self) -> bool:
@@ -68,10 +72,16 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
             return f"fx.{self.scalar}"
         if self.kind == RAW:
             return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
+        if self.kind == ARITH_VALUE:
+            of_type = f"{self.ir_type}, " if self.ir_type else ""
+            return f"ArithValue ({of_type}signed=None)" if self.signless else f"ArithValue ({of_type}signedness unknown)"
         return self.kind
 
 
 UNKNOWN_TYPE = ValueType(UNKNOWN)
+SIGNLESS_ARITH_VALUE = ValueType(ARITH_VALUE, signless=True)
+SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carry a signedness
+_CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
 def _covers(span: str, release: Version, newest: Version) -> bool:
@@ -106,6 +116,17 @@ class TypeTable:
         self.promotion = facts.get("operators", {}).get("promotion")
         self.returns: dict[str, str] = facts.get("returns", {})
         self.loops: dict[str, str] = facts.get("loops", {})
+        self.values: dict[str, str] = facts.get("values", {})
+        self.results: dict[str, str] = facts.get("results", {})
+
+    @property
+    def caster(self) -> bool:
+        """Whether ArithValue is the value caster of every scalar and vector type."""
+        return self.values.get("caster") == "scalar-and-vector"
+
+    def has(self, fact: str, value: str) -> bool:
+        """A `values` fact of the release (`to-raw identity`, `ir-value with-signedness`, ...)."""
+        return self.values.get(fact) == value
 
     def scalar(self, name: str) -> ValueType:
         facts = self.scalars.get(name)
@@ -116,9 +137,15 @@ class TypeTable:
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
     def parse(self, spelled: str) -> ValueType:
-        """A table value (`Int32`, `raw`, `raw:index`) as a ValueType."""
+        """A table value (`Int32`, `raw`, `raw:index`, `arith-value`) as a ValueType; a raw
+        scalar the release's value caster turns into an ArithValue is that signless ArithValue."""
+        if spelled == ARITH_VALUE:
+            return SIGNLESS_ARITH_VALUE
         if spelled == RAW or spelled.startswith(RAW + ":"):
-            return ValueType(RAW, ir_type=spelled.partition(":")[2] or None)
+            ir_type = spelled.partition(":")[2] or None
+            if self.caster and ir_type and (ir_type in _CASTER_IR_TYPES or ir_type[:1] == "i" and ir_type[1:].isdigit()):
+                return ValueType(ARITH_VALUE, ir_type=ir_type, signless=True)
+            return ValueType(RAW, ir_type=ir_type)
         return self.scalar(spelled)
 
     @property
@@ -300,11 +327,17 @@ class _ValueTypes:
             if constructed.known:
                 return constructed, "constructor"
             if leaf == "ArithValue" and module in _ARITH_MODULES:
-                return ValueType(ARITH_VALUE), "ArithValue(...)"
-            if leaf in ("unwrap", "_to_raw", "as_ir_value") and module in _ARITH_MODULES:
+                return self._arith_value_call_type(node)
+            if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
+                return self._unwrapped_type(node.args[0], leaf, depth)
+            if leaf == "as_ir_value" and module in _ARITH_MODULES:
                 return ValueType(RAW), f"{leaf}(...)"
             if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
-                return ValueType(RAW), "raw dialect call"
+                # A builder returns its op's one result, a list of several, or the op when it has none:
+                # a value only where the table knows the op.
+                if self.type_table.caster and name in self.type_table.results:
+                    return self._raw_op_type(name, "raw dialect call")
+                return UNKNOWN_TYPE, f"unknown: `{name}` may return an op or a result list"
             for prefix in _GPU_MODULES:
                 if name.startswith(prefix):
                     spelled = self.type_table.returns.get(f"flydsl.expr.gpu.{name[len(prefix):]}()")
@@ -317,8 +350,12 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
         if isinstance(func, ast.Attribute):
             receiver, why = self._typed(func.value, depth)
-            if func.attr == "ir_value" and not node.args and receiver.kind in (SCALAR, ARITH_VALUE, VECTOR):
+            if func.attr == "ir_value" and not node.args and receiver.kind == SCALAR:
+                return self._ir_value_type(receiver)
+            if func.attr == "ir_value" and not node.args and receiver.kind in (ARITH_VALUE, VECTOR):
                 return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+            if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
+                return SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
             if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
                 target = self._constructed_type(self.resolve(node.args[0]))
                 if target.kind == SCALAR:
@@ -329,6 +366,39 @@ class _ValueTypes:
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
                 return self._return_type(binding.node, depth)
         return UNKNOWN_TYPE, "unknown: callee not resolved"
+
+    def _arith_value_call_type(self, node: ast.Call) -> tuple[ValueType, str]:
+        """`ArithValue(v)` is signed=None whatever `v` carried; `ArithValue(v, signed)` may not be."""
+        signed = node.args[1:] + [keyword.value for keyword in node.keywords if keyword.arg == "signed"]
+        without_sign = not signed or (len(signed) == 1 and isinstance(signed[0], ast.Constant) and signed[0].value is None)
+        if without_sign and len(node.args) == 1 and self.type_table.has("arith-value-signed", "argument"):
+            return SIGNLESS_ARITH_VALUE, f"`ArithValue(v)` sets signed=None ({self.type_table.source})"
+        return SIGNED_ARITH_VALUE, "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
+
+    def _unwrapped_type(self, argument: ast.expr, leaf: str, depth: int) -> tuple[ValueType, str]:
+        """`unwrap(v)` / `_to_raw(v)`: an ir.Value unchanged, a scalar's `.ir_value()`."""
+        found, why = self._typed(argument, depth)
+        if found.kind in (RAW, ARITH_VALUE) and self.type_table.has("to-raw", "identity"):
+            return found, f"`{leaf}` returns an ir.Value unchanged ({why})"
+        if found.kind == SCALAR:
+            return self._ir_value_type(found)
+        return ValueType(RAW), f"{leaf}(...)"
+
+    def _ir_value_type(self, scalar: ValueType) -> tuple[ValueType, str]:
+        """A scalar's `.ir_value()`: its ArithValue `with_signedness(cls.signed)` (a fresh
+        constant's, signed=None, when the scalar is a compile-time one)."""
+        if not self.type_table.has("ir-value", "with-signedness"):
+            return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+        if scalar.is_float:
+            return SIGNLESS_ARITH_VALUE, f"`.ir_value()` of {scalar}: a float has no signedness"
+        return SIGNED_ARITH_VALUE, f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
+
+    def _raw_op_type(self, name: str, what: str) -> tuple[ValueType, str]:
+        """A raw op's value: a signless ArithValue when the release's caster makes its one
+        scalar/vector result one (the table's `results`), else a raw ir.Value."""
+        if self.type_table.caster and name in self.type_table.results:
+            return SIGNLESS_ARITH_VALUE, f"{what}: the value caster's ArithValue ({self.type_table.source})"
+        return ValueType(RAW), what
 
     def _project_returns(self, module: str) -> dict[str, ValueType]:
         """Top-level plain functions of project module `module` -> the one known type
@@ -384,13 +454,24 @@ class _ValueTypes:
                     if spelled is not None:
                         return self.type_table.parse(spelled), self.type_table.source
         if node.attr == "result" and self._is_raw_op(node.value):
-            return ValueType(RAW), "`.result` of a raw dialect op"
+            return self._raw_op_type(self.resolve(node.value.func), "`.result` of a raw dialect op")
+        if node.attr == "induction_variable" and self._is_scf_for(node.value) and self.type_table.caster:
+            return SIGNLESS_ARITH_VALUE, f"an scf.ForOp induction variable (index or integer: {self.type_table.source})"
         return UNKNOWN_TYPE, f"unknown: attribute `{node.attr}`"
+
+    def _is_scf_for(self, node: ast.expr) -> bool:
+        """`scf.ForOp(...)`, or a name bound once to it."""
+        if isinstance(node, ast.Name):
+            binding = self.binding_of(node)
+            if binding is None or binding.kind != "assign" or not self.is_single_binding(binding):
+                return False
+            node = _assigned_value(self.parent(binding.node), binding.node)
+        return isinstance(node, ast.Call) and self.resolve(node.func) == _RAW_DIALECTS + "scf.ForOp"
 
     def _subscript_type(self, node: ast.Subscript, depth: int) -> tuple[ValueType, str]:
         value = node.value
         if isinstance(value, ast.Attribute) and value.attr == "results" and self._is_raw_op(value.value):
-            return ValueType(RAW), "`.results[k]` of a raw dialect op"
+            return self._raw_op_type(self.resolve(value.value.func), "`.results[k]` of a raw dialect op")
         return UNKNOWN_TYPE, "unknown: subscript"
 
     def _is_raw_op(self, node: ast.expr) -> bool:
