@@ -25,7 +25,9 @@ records
   unchanged;
 - the raw `arith` / `math` / `vector` ops (builder functions and op classes)
   that give one result of a scalar or vector type (`return XOp(...).result`,
-  no `OpResult[MemRefType]`-like annotation): a caster-made `ArithValue`.
+  no `OpResult[MemRefType]`-like annotation): a caster-made `ArithValue`; and
+  the `flydsl.expr.arith` functions and `ArithValue` methods whose every
+  return is such a value (`constant`, `bitcast`, `ArithValue.trunci`).
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -51,6 +53,7 @@ from flydsl_lint.engine.versions import Version  # noqa: E402
 FIRST_RELEASE = Version.parse("0.3.0")  # the numeric lattice and the rewriter's typed loops start here
 OUTPUT = ROOT / "flydsl_lint" / "data" / "flydsl_types.txt"
 ARITH_VALUE = "arith-value"
+SELF_OR_ARITH_VALUE = "self-or-arith-value"  # a method returning its receiver or a caster-made ArithValue
 
 
 def _parse(sources: dict[str, str], path: str) -> ast.Module | None:
@@ -252,6 +255,86 @@ def dialect_sources(wheel: Path) -> dict[str, str]:
         return {name: archive.read(name).decode("utf-8", "replace") for name in archive.namelist() if name in wanted}
 
 
+def _dialect_aliases(tree: ast.Module) -> dict[str, str]:
+    """`_math` -> `math` for every `from ..._mlir.dialects import math as _math` in the module."""
+    return {alias.asname or alias.name: alias.name for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("_mlir.dialects")
+            for alias in node.names}
+
+
+def _caster_made(value: ast.expr, aliases: dict[str, str], known: dict[str, str], local: dict[str, str]) -> bool:
+    """`arith.addi(...)`, `arith.AddIOp(...).result` of a table op, or a call of a local function known to give one."""
+    call = value.value if isinstance(value, ast.Attribute) and value.attr == "result" else value
+    if not isinstance(call, ast.Call):
+        return False
+    func = call.func
+    if isinstance(func, ast.Name):
+        return local.get(func.id) == ARITH_VALUE and call is value
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in aliases:
+        name = f"flydsl._mlir.dialects.{aliases[func.value.id]}.{func.attr}"
+        return name in known and (call is not value) == func.attr[:1].isupper()
+    return False
+
+
+def _function_result(function: ast.FunctionDef, aliases, known, local) -> str | None:
+    """`arith-value` when every return gives a caster-made ArithValue; `self-or-arith-value`
+    when some return `self` (a method: then it is the receiver). A decorator other than
+    `dsl_loc_tracing` (which only sets the ops' location) may change the result: None."""
+    if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
+        return None
+    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    if not returned or any(value is None for value in returned):
+        return None
+    if any(isinstance(value, ast.Name) and value.id == "self" for value in returned):
+        rest = [value for value in returned if not (isinstance(value, ast.Name) and value.id == "self")]
+        return SELF_OR_ARITH_VALUE if rest and all(_caster_made(v, aliases, known, local) for v in rest) else None
+    return ARITH_VALUE if all(_caster_made(value, aliases, known, local) for value in returned) else None
+
+
+def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, str]:
+    """`flydsl.expr.arith.constant` / `flydsl.expr.arith.ArithValue.bitcast` -> the caster-made
+    ArithValue they return: helpers of flydsl/expr/utils/arith.py (and ArithValue's methods) whose
+    every return is a table op's value, and the raw builders flydsl/expr/arith.py star-imports."""
+    utils, expr_arith = _parse(sources, "flydsl/expr/utils/arith.py"), _parse(sources, "flydsl/expr/arith.py")
+    if utils is None or expr_arith is None:
+        return {}
+    aliases = _dialect_aliases(utils)
+    helpers: dict[str, str] = {}
+    functions = [node for node in utils.body if isinstance(node, ast.FunctionDef)]
+    changed = True
+    while changed:  # a helper may return another helper's value (`index` returns `constant(...)`)
+        changed = False
+        for function in functions:
+            if function.name not in helpers and _function_result(function, aliases, raw, helpers) == ARITH_VALUE:
+                helpers[function.name] = ARITH_VALUE
+                changed = True
+    found: dict[str, str] = {}
+    arith_value = _top_defs(utils).get("ArithValue")
+    for method in getattr(arith_value, "body", ()):
+        if isinstance(method, ast.FunctionDef) and not method.name.startswith("_"):
+            result = _function_result(method, aliases, raw, helpers)
+            if result is not None:
+                found[f"flydsl.expr.arith.ArithValue.{method.name}"] = result
+    # What flydsl/expr/arith.py binds: a star import of the raw arith builders, then its own names.
+    star = any(isinstance(node, ast.ImportFrom) and node.module == "_mlir.dialects.arith" and node.level == 2
+               and node.names[0].name == "*" for node in expr_arith.body)
+    own: dict[str, str | None] = {}
+    for node in expr_arith.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            own[node.name] = None
+        elif isinstance(node, ast.Assign):
+            own.update({target.id: None for target in node.targets if isinstance(target, ast.Name)})
+        elif isinstance(node, ast.ImportFrom) and node.names[0].name != "*":
+            from_utils = node.module == "utils.arith" and node.level == 1
+            own.update({alias.asname or alias.name: helpers.get(alias.name) if from_utils else None for alias in node.names})
+    for name, result in raw.items():
+        module, _, leaf = name.rpartition(".")
+        if star and module == "flydsl._mlir.dialects.arith" and leaf not in own:
+            found[f"flydsl.expr.arith.{leaf}"] = result
+    found.update({f"flydsl.expr.arith.{name}": result for name, result in own.items() if result is not None})
+    return found
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -263,7 +346,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
-        "results": caster_results(sources),
+        "results": (raw := caster_results(sources)) | wrapper_results(sources, raw),
     }
 
 

@@ -157,6 +157,23 @@ def test_raw_results_the_caster_leaves_alone():
     assert type_of("probe = arith.AddIOp(a, b).result\n", release="0.2.4", header=header) == "ir.Value"
 
 
+def test_arith_helpers_and_methods_giving_caster_made_values():
+    header = HEADER + "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+    # flydsl.expr.arith's helpers whose every return is a table op (`constant` -> `arith.constant`,
+    # `index` -> `constant(...)`), and the raw builders it star-imports.
+    for expr in ("arith.constant(3, type=T.i32)", "arith.index(4)", "arith.shli(a, b)", "arith.bitcast(T.i32, v)"):
+        assert type_of(f"probe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    # Its own wrappers (cmpi may return a typed value), and select (of any type): unknown.
+    for expr in ("arith.cmpi(p, a, b)", "arith.select(c, a, b)", "arith.index_cast(T.index, v)"):
+        assert type_of(f"probe = {expr}\n", header=header) == "unknown", expr
+    # ArithValue methods build arith ops; index_cast may return its receiver, signless only if that is.
+    assert type_of("probe = ArithValue(x).trunci(T.i16).extui(T.i32)\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = ArithValue(x).index_cast(T.index)\n", header=header) == "ArithValue (signed=None)"
+    assert explain("probe = fx.Int32(x).ir_value().index_cast(T.index)\n", header=header) == (
+        "ArithValue (signedness unknown)", "`ArithValue.index_cast` may return its receiver, ArithValue (signedness unknown)")
+    assert type_of("probe = ArithValue(x).shuffle_xor(1, 64)\n", header=header) == "unknown"  # a gpu op
+
+
 def test_the_release_decides_api_facts():
     assert type_of("probe = fx.lane_id()\n", release="0.3.2") == "fx.Int32"
     found, why = explain("probe = fx.lane_id()\n", release="0.3.1")

@@ -122,3 +122,13 @@ def test_a_widening_or_narrowing_wrap_is_never_redundant(tmp_path):
     body = "def f(a: fx.Int16, b: fx.Int64):\n    x = fx.Int16(a + 1)\n    y = fx.Int32(b + 1)\n    z = fx.Int64(b + 1)\n"
     found = lint_text(HEADER + body, tmp_path, select=("FLY112",))
     assert [d.start.row - 4 for d in found] == [4]
+
+
+def test_unwrap_of_an_arith_constant_and_arith_value_of_a_method_result(tmp_path):
+    body = ("from flydsl.expr.typing import T\n"
+            "def f(v, x):\n    c = arith.unwrap(arith.constant(v, type=T.i32))\n"
+            "    h = ArithValue(x).bitcast(T.i16)\n    w = ArithValue(h).extui(T.i32)\n")
+    fixes = _fixes(tmp_path, body, "FLY102") + _fixes(tmp_path, body, "FLY101")
+    assert [f[:2] for f in fixes] == [(3, Applicability.SAFE), (4, Applicability.UNSAFE), (5, Applicability.SAFE)]
+    fixed = fix_text(HEADER + body, tmp_path, select=("FLY101", "FLY102"))
+    assert "    c = arith.constant(v, type=T.i32)\n    h = ArithValue(x).bitcast(T.i16)\n    w = h.extui(T.i32)\n" in fixed

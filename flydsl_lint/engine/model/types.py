@@ -332,11 +332,10 @@ class _ValueTypes:
                 return self._unwrapped_type(node.args[0], leaf, depth)
             if leaf == "as_ir_value" and module in _ARITH_MODULES:
                 return ValueType(RAW), f"{leaf}(...)"
+            if leaf[:1].islower() and self.type_table.caster and self.type_table.results.get(name) == ARITH_VALUE:
+                return SIGNLESS_ARITH_VALUE, f"`{leaf}(...)` gives the value caster's ArithValue ({self.type_table.source})"
             if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
-                # A builder returns its op's one result, a list of several, or the op when it has none:
-                # a value only where the table knows the op.
-                if self.type_table.caster and name in self.type_table.results:
-                    return self._raw_op_type(name, "raw dialect call")
+                # A builder returns its op's one result, a list of several, or the op when it has none.
                 return UNKNOWN_TYPE, f"unknown: `{name}` may return an op or a result list"
             for prefix in _GPU_MODULES:
                 if name.startswith(prefix):
@@ -356,6 +355,8 @@ class _ValueTypes:
                 return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
             if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
                 return SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
+            if receiver.kind == ARITH_VALUE:
+                return self._arith_value_method_type(func.attr, receiver)
             if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
                 target = self._constructed_type(self.resolve(node.args[0]))
                 if target.kind == SCALAR:
@@ -374,6 +375,16 @@ class _ValueTypes:
         if without_sign and len(node.args) == 1 and self.type_table.has("arith-value-signed", "argument"):
             return SIGNLESS_ARITH_VALUE, f"`ArithValue(v)` sets signed=None ({self.type_table.source})"
         return SIGNED_ARITH_VALUE, "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
+
+    def _arith_value_method_type(self, method: str, receiver: ValueType) -> tuple[ValueType, str]:
+        """`v.trunci(T.i16)`: the value caster's ArithValue of the arith op the method builds;
+        `v.index_cast(T.index)` may also return `v` itself, signless only if `v` is."""
+        result = self.type_table.results.get(f"flydsl.expr.arith.ArithValue.{method}") if self.type_table.caster else None
+        if result == ARITH_VALUE or (result == "self-or-arith-value" and receiver.signless):
+            return SIGNLESS_ARITH_VALUE, f"`ArithValue.{method}` gives the value caster's ArithValue ({self.type_table.source})"
+        if result == "self-or-arith-value":
+            return SIGNED_ARITH_VALUE, f"`ArithValue.{method}` may return its receiver, {receiver}"
+        return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver}"
 
     def _unwrapped_type(self, argument: ast.expr, leaf: str, depth: int) -> tuple[ValueType, str]:
         """`unwrap(v)` / `_to_raw(v)`: an ir.Value unchanged, a scalar's `.ir_value()`."""
