@@ -80,7 +80,7 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
 
 UNKNOWN_TYPE = ValueType(UNKNOWN)
 SIGNLESS_ARITH_VALUE = ValueType(ARITH_VALUE, signless=True)
-SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carry a signedness
+MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carry a signedness
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
@@ -354,7 +354,7 @@ class _ValueTypes:
             if func.attr == "ir_value" and not node.args and receiver.kind in (ARITH_VALUE, VECTOR):
                 return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
             if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
-                return SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
+                return MAYBE_SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
             if receiver.kind == ARITH_VALUE:
                 return self._arith_value_method_type(func.attr, receiver)
             if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
@@ -374,7 +374,7 @@ class _ValueTypes:
         without_sign = not signed or (len(signed) == 1 and isinstance(signed[0], ast.Constant) and signed[0].value is None)
         if without_sign and len(node.args) == 1 and self.type_table.has("arith-value-signed", "argument"):
             return SIGNLESS_ARITH_VALUE, f"`ArithValue(v)` sets signed=None ({self.type_table.source})"
-        return SIGNED_ARITH_VALUE, "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
+        return MAYBE_SIGNED_ARITH_VALUE, "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
 
     def _arith_value_method_type(self, method: str, receiver: ValueType) -> tuple[ValueType, str]:
         """`v.trunci(T.i16)`: the value caster's ArithValue of the arith op the method builds;
@@ -383,7 +383,7 @@ class _ValueTypes:
         if result == ARITH_VALUE or (result == "self-or-arith-value" and receiver.signless):
             return SIGNLESS_ARITH_VALUE, f"`ArithValue.{method}` gives the value caster's ArithValue ({self.type_table.source})"
         if result == "self-or-arith-value":
-            return SIGNED_ARITH_VALUE, f"`ArithValue.{method}` may return its receiver, {receiver}"
+            return MAYBE_SIGNED_ARITH_VALUE, f"`ArithValue.{method}` may return its receiver, {receiver}"
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver}"
 
     def _unwrapped_type(self, argument: ast.expr, leaf: str, depth: int) -> tuple[ValueType, str]:
@@ -402,7 +402,7 @@ class _ValueTypes:
             return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
         if scalar.is_float:
             return SIGNLESS_ARITH_VALUE, f"`.ir_value()` of {scalar}: a float has no signedness"
-        return SIGNED_ARITH_VALUE, f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
+        return MAYBE_SIGNED_ARITH_VALUE, f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
 
     def _raw_op_type(self, name: str, what: str) -> tuple[ValueType, str]:
         """A raw op's value: a signless ArithValue when the release's caster makes its one

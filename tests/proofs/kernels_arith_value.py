@@ -1,0 +1,55 @@
+"""A FlyDSL kernel for the FLY101/FLY102 fix proofs (not collected as tests).
+
+From 0.3.0 ArithValue is the MLIR value caster of scalar and vector types, so
+the values below already are ArithValues of signed=None, and `unwrap` returns
+an ir.Value unchanged: every `ArithValue(...)` and `arith.unwrap(...)` here has
+a safe fix (engine/model/types.py), and the kernel must compile to the same ISA
+with them applied. ``build()`` launches it with fixed shapes (COMPILE_ONLY).
+"""
+
+ARITH_VALUE = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith as _arith
+from flydsl.expr import arith
+from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def caster_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    # FLY102: unwrap of an ir.Value (a typed value's .ir_value(), a helper's constant) is that value.
+    t = _arith.AddIOp(arith.unwrap(lane.ir_value()), arith.unwrap(shift.ir_value())).result
+    four = arith.unwrap(arith.constant(4, type=T.i32))
+    # FLY101: a raw op's result already is an ArithValue of signed=None, in an operator or a method call.
+    quarter = ArithValue(_arith.MulIOp(t, four).result) // 8
+    masked = ArithValue(_arith.andi(t, four)) % 16
+    bits = ArithValue(scale.ir_value()).bitcast(T.i32)
+    low = ArithValue(ArithValue(bits)).trunci(T.i16)
+    wide = ArithValue(low).extui(T.i32)
+    small = ArithValue(_arith.cmpi(_arith.CmpIPredicate.slt, t, four)).select(quarter, masked)
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    r = fx.make_rmem_tensor(1, fx.Float32)
+    for i in range(2):
+        # The rewriter's loop variable is a raw i32: an ArithValue of signed=None too.
+        col = ArithValue(i) * 2 + arith.unwrap(i)
+        r[0] = fx.Int32(wide + col).to(fx.Float32)
+        fx.copy(copy, r, fx.slice(tO, (None, fx.Int32(small + col) % BLOCK)))
+
+
+@flyc.jit
+def caster(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    caster_kernel(Out, shift, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    caster(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
+'''
