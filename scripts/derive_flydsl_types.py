@@ -329,7 +329,7 @@ def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, s
             own.update({alias.asname or alias.name: helpers.get(alias.name) if from_utils else None for alias in node.names})
     for name, result in raw.items():
         module, _, leaf = name.rpartition(".")
-        if star and module == "flydsl._mlir.dialects.arith" and leaf not in own:
+        if star and module == "flydsl._mlir.dialects.arith" and leaf[:1].islower() and leaf not in own:
             found[f"flydsl.expr.arith.{leaf}"] = result
     found.update({f"flydsl.expr.arith.{name}": result for name, result in own.items() if result is not None})
     return found

@@ -216,3 +216,61 @@ def test_helper_returns_across_project_modules(tmp_path):
     # Different returns; a helper of a helper's module (not followed: the chain stays bounded);
     # a decorated def (a launcher, not a value): unknown.
     assert [str(type_) for type_, _ in found[1:]] == ["unknown", "unknown", "unknown"]
+
+
+def _derive_script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
+    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_derive_script_records_only_what_the_sources_show():
+    derive = _derive_script()
+    generated = textwrap.dedent('''\
+        def addi(lhs, rhs, *, loc=None, ip=None) -> _ods_ir.OpResult:
+          return AddIOp(lhs=lhs, rhs=rhs, loc=loc, ip=ip).result
+        def select(c, a, b, *, loc=None, ip=None) -> _ods_ir.OpResult:
+          return SelectOp(c, a, b, loc=loc, ip=ip).result
+        def cast(m, *, loc=None, ip=None) -> _ods_ir.OpResult[_ods_ir.MemRefType]:
+          return CastOp(m, loc=loc, ip=ip).result
+        def addui_extended(lhs, rhs, *, loc=None, ip=None) -> _ods_ir.OpResultList:
+          return AddUIExtendedOp(lhs, rhs, loc=loc, ip=ip).results
+    ''')
+    utils = textwrap.dedent('''\
+        from ..._mlir.dialects import arith
+        def shli(lhs, rhs):
+            return arith.ShLIOp(lhs, rhs).result
+        def index(value):
+            return shli(value, value)
+        @cached
+        def andi(lhs, rhs):
+            return arith.AndIOp(lhs, rhs).result
+        def _to_raw(v):
+            if hasattr(v, "ir_value"):
+                return v.ir_value()
+            return v
+        def unwrap(val, *, type=None, index=False):
+            return _to_raw(val)
+    ''')
+    expr_arith = textwrap.dedent('''\
+        from .._mlir.dialects.arith import *
+        from .utils.arith import shli, index, andi
+        def addi(lhs, rhs):
+            return lhs + rhs
+    ''')
+    sources = {"flydsl/_mlir/dialects/_arith_ops_gen.py": generated, "flydsl/expr/utils/arith.py": utils,
+               "flydsl/expr/arith.py": expr_arith}
+    raw = derive.caster_results(sources)
+    # One result of a scalar/vector op: recorded; any-type, memref and result-list ops: not.
+    assert raw == {"flydsl._mlir.dialects.arith.addi": "arith-value", "flydsl._mlir.dialects.arith.AddIOp": "arith-value"}
+    # A helper over a table op (or over such a helper) is; a decorated one, or a name
+    # flydsl/expr/arith.py rebinds over its star import (its own addi), is not.
+    assert derive.wrapper_results(sources, raw | {"flydsl._mlir.dialects.arith.ShLIOp": "arith-value"}) == {
+        "flydsl.expr.arith.shli": "arith-value", "flydsl.expr.arith.index": "arith-value"}
+    # _to_raw that does not return an ir.Value first is no identity.
+    assert "to-raw" not in derive.arith_value_facts(ast.parse(utils), None)
