@@ -319,3 +319,6 @@ def wraps(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32, stream: fx.Stream 
 def build():
     wraps(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
 '''
+
+# FLY101/FLY102 on caster-made ArithValues (signed=None) and raw ir.Values: its own module.
+from tests.proofs.kernels_arith_value import ARITH_VALUE  # noqa: E402, F401

@@ -32,6 +32,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "MFMA": (CDNA, ("FLY362", "FLY702")),
     "RAW_ARITH_VIEWS": (CDNA_AND_RDNA, ("FLY341", "FLY342", "FLY343", "FLY344")),
     "ARITH_VALUE_WRAPS": (CDNA_AND_RDNA, ("FLY101", "FLY102")),
+    "ARITH_VALUE": (CDNA, ("FLY101", "FLY102")),
 }
 
 
