@@ -10,6 +10,7 @@ from ._base import Invalid, Rule, register
 from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, end_of, fresh_name, has_comments,
                         is_attribute_of, kernel_function, next_statement, own_nodes, reads_of, replace_with_edits,
                         single_name_assignment, start_of, unconditional_block, within)
+from ._flydsl import RAW_ARITH
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
@@ -19,12 +20,19 @@ _INDEX_CONSTANT = release_paths("flydsl.expr.arith.constant")
 _INDEX_CAST = release_paths("flydsl.expr.arith.index_cast")
 _AS_IR_VALUE = release_paths("flydsl.expr.as_ir_value")
 _INDEX_TYPES = frozenset({"flydsl.expr.typing.T.index", "flydsl.expr.T.index", "flydsl._mlir.extras.types.index"})
+# The index type as the raw dialect's builders take it: `T.index` of flydsl.expr.typing is a
+# property, `index` of flydsl._mlir.extras.types a function, `ir.IndexType.get` a constructor.
+_INDEX_TYPE_PROPERTIES = frozenset({"flydsl.expr.typing.T.index", "flydsl.expr.T.index"})
+_INDEX_TYPE_FUNCTIONS = frozenset({"flydsl._mlir.extras.types.index", "flydsl._mlir.ir.IndexType.get"})
+_RAW_CONSTANT_OP = f"{RAW_ARITH}.ConstantOp"
+_RAW_CONSTANT = f"{RAW_ARITH}.constant"
 
 
 def _is_index_typed(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     """Whether a loop bound is provably index-typed: `arith.index(n)`, `fx.Index(x)`,
     `arith.constant(n, index=True)`, `arith.index_cast(T.index, x)`, their raw value
-    (`.ir_value()`, `fx.as_ir_value(...)`), or a name bound once to one of those."""
+    (`.ir_value()`, `fx.as_ir_value(...)`), a raw index constant (`ConstantOp(T.index(), n).result`,
+    `constant(T.index(), n)` of the raw arith dialect), or a name bound once to one of those."""
     if depth > 4:
         return False
     model = rule.model
@@ -34,6 +42,8 @@ def _is_index_typed(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
             return False
         assignment = single_name_assignment(rule, _assigned_value(rule, binding.node))
         return assignment is not None and _is_index_typed(rule, assignment[0].value, depth + 1)
+    if isinstance(node, ast.Attribute) and node.attr == "result" and isinstance(node.value, ast.Call):
+        return _is_raw_index_constant(rule, node.value, _RAW_CONSTANT_OP)
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -49,7 +59,18 @@ def _is_index_typed(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
                    for k in node.keywords)
     if name in _INDEX_CAST and node.args:
         return model.resolve(node.args[0]) in _INDEX_TYPES
-    return False
+    return _is_raw_index_constant(rule, node, _RAW_CONSTANT)
+
+
+def _is_raw_index_constant(rule: Rule, call: ast.Call, builder: str) -> bool:
+    """Whether `call` is `builder(<index type>, value)`: the raw arith constant of type index."""
+    if rule.model.resolve(call.func) != builder or len(call.args) != 2:
+        return False
+    result_type = call.args[0]
+    if isinstance(result_type, ast.Call):
+        return not result_type.args and not result_type.keywords \
+            and rule.model.resolve(result_type.func) in _INDEX_TYPE_FUNCTIONS
+    return rule.model.resolve(result_type) in _INDEX_TYPE_PROPERTIES
 
 
 def _assigned_value(rule: Rule, target: ast.AST) -> ast.expr | None:
@@ -248,7 +269,10 @@ class RawScfFor(Rule):
     the loop, an attribute set); the yield is not last, is repeated or nested,
     or has the wrong arity; the body has its own `return`/`break`/`continue`/
     `yield`; a bound is not provably index-typed (`range` casts an i32 bound to
-    index, which changes the induction variable's type); an init is `None` or a
+    index, which changes the induction variable's type; index-typed are
+    `arith.index(n)`, `fx.Index(x)`, `arith.constant(n, index=True)`, the raw
+    `arith.ConstantOp(T.index(), n).result` and `arith.constant(T.index(), n)`,
+    and names bound once to one of them); an init is `None` or a
     Python scalar; or a comment sits in the loop header."""
 
     code = "FLY311"

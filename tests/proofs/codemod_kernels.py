@@ -53,6 +53,59 @@ def build():
     decay(x, torch.empty_like(x), 0.5, 8, stream=torch.cuda.current_stream())
 '''
 
+# The same loop with its bounds spelled as raw arith constants of type index; the body
+# adds the induction variable to an index value with a raw `addi`, which only verifies
+# while the induction variable stays index-typed.
+RAW_SCF_FOR_RAW_CONSTANTS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import arith as _arith, scf
+from flydsl._mlir.extras import types as T
+
+BLOCK = 64
+STEPS = 4
+
+
+@flyc.kernel
+def count_kernel(X: fx.Tensor, Out: fx.Tensor, base: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+    x = fx.memref_load(rx, 0)
+
+    lower = _arith.ConstantOp(T.index(), 0).result
+    upper = _arith.constant(T.index(), STEPS)
+    step = _arith.ConstantOp(T.index(), 1).result
+    loop = scf.ForOp(lower, upper, step, [fx.as_ir_value(x), fx.as_ir_value(fx.Index(base))])
+    with ir.InsertionPoint(loop.body):
+        k = loop.induction_variable
+        acc = fx.Float32(loop.inner_iter_args[0])
+        offset = _arith.AddIOp(loop.inner_iter_args[1], k).result
+        bump = fx.Float32(fx.Int32(fx.Index(offset)))
+        scf.YieldOp([fx.as_ir_value(acc + bump), offset])
+    total = fx.Float32(loop.results[0])
+
+    fx.memref_store(total, rx, 0)
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def count(X: fx.Tensor, Out: fx.Tensor, base: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    count_kernel(X, Out, base).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    count(x, torch.empty_like(x), 3, stream=torch.cuda.current_stream())
+'''
+
 SMEM_ALLOCATOR = '''\
 import torch
 

@@ -27,6 +27,7 @@ ARCH = "gfx942"
 # kernel -> (the codemod's code, text the rewrite must have removed)
 CODEMODS = {
     "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
+    "RAW_SCF_FOR_RAW_CONSTANTS": ("FLY311", "scf.ForOp"),
     "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
     "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
     "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),

@@ -79,6 +79,32 @@ def test_a_taken_state_name_gets_the_loops_own(tmp_path):
     assert "for iv, loop_state in range(" in fixed and "loop_state = yield [" in fixed
 
 
+RAW_IMPORTS = "from flydsl._mlir.dialects import arith as _arith\nfrom flydsl._mlir.extras import types as T\n"
+# Raw arith constants of type index, the way legacy kernels spell loop bounds.
+RAW_INDEX_BOUNDS = {
+    "ConstantOp(...).result, extras T": (RAW_IMPORTS, "_arith.ConstantOp(T.index(), 0).result"),
+    "constant(...), extras T": (RAW_IMPORTS, "_arith.constant(T.index(), 0)"),
+    "ConstantOp(...).result, typing T": (
+        "from flydsl._mlir.dialects import arith as _arith\nfrom flydsl.expr.typing import T\n",
+        "_arith.ConstantOp(T.index, 0).result"),
+    "ConstantOp(...).result, IndexType": ("from flydsl._mlir.dialects import arith as _arith\n",
+                                          "_arith.ConstantOp(ir.IndexType.get(), 0).result"),
+}
+
+
+@pytest.mark.parametrize("name", RAW_INDEX_BOUNDS)
+def test_a_raw_index_constant_bound_bound_once_is_index_typed(name, tmp_path):
+    imports, constant = RAW_INDEX_BOUNDS[name]
+    source = HEAD.replace("from flydsl.expr import arith\n", f"from flydsl.expr import arith\n{imports}").replace(
+        "    lo = arith.index(0)\n", f"    lo = {constant}\n") + (
+        f"    loop = scf.ForOp(lo, {constant.replace('0', '4')}, step, [x])\n"
+        "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([loop.inner_iter_args[0]])\n"
+        "    out = loop.results[0]\n")
+    fixed = fix_text(source, tmp_path, unsafe=True, select=("FLY311",))
+    assert f"    for iv, state in range(lo, {constant.replace('0', '4')}, step, init=[x]):\n" in fixed, fixed
+    assert "scf.ForOp" not in fixed and "    out = state\n" in fixed
+
+
 def test_a_nested_loops_own_break_is_no_refusal(tmp_path):
     source = HEAD + (
         "    loop = scf.ForOp(lo, hi, step, [x])\n    with ir.InsertionPoint(loop.body):\n"
@@ -157,6 +183,24 @@ REFUSALS = {
         HEAD + "    loop = scf.ForOp(fx.Int32(0).ir_value(), hi, step, [x])\n    with ir.InsertionPoint(loop.body):\n"
         "        scf.YieldOp([x])\n",
         "the bound `fx.Int32(0).ir_value()` is not provably index-typed (an i32 bound would change the induction variable's type)"),
+    "raw i32 constant bound": (
+        HEAD.replace("from flydsl.expr import arith\n", "from flydsl.expr import arith\n" + RAW_IMPORTS)
+        + "    loop = scf.ForOp(_arith.ConstantOp(T.i32(), 0).result, hi, step, [x])\n"
+        "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([x])\n",
+        "the bound `_arith.ConstantOp(T.i32(), 0).result` is not provably index-typed "
+        "(an i32 bound would change the induction variable's type)"),
+    "raw constant op, not its result": (
+        HEAD.replace("from flydsl.expr import arith\n", "from flydsl.expr import arith\n" + RAW_IMPORTS)
+        + "    loop = scf.ForOp(_arith.ConstantOp(T.index(), 0), hi, step, [x])\n"
+        "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([x])\n",
+        "the bound `_arith.ConstantOp(T.index(), 0)` is not provably index-typed "
+        "(an i32 bound would change the induction variable's type)"),
+    "uncalled index type function": (
+        HEAD.replace("from flydsl.expr import arith\n", "from flydsl.expr import arith\n" + RAW_IMPORTS)
+        + "    loop = scf.ForOp(_arith.constant(T.index, 0), hi, step, [x])\n"
+        "    with ir.InsertionPoint(loop.body):\n        scf.YieldOp([x])\n",
+        "the bound `_arith.constant(T.index, 0)` is not provably index-typed "
+        "(an i32 bound would change the induction variable's type)"),
     "rebound bound": (
         HEAD + "    lo = arith.index(1)\n    loop = scf.ForOp(lo, hi, step, [x])\n    with ir.InsertionPoint(loop.body):\n"
         "        scf.YieldOp([x])\n",
