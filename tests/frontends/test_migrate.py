@@ -131,7 +131,7 @@ def module_plan(repo: Path, relative: str, tests=("tests/kernels/test_accumulate
 
 def test_a_broken_family_is_reverted_and_the_others_kept(repo):
     module = module_plan(repo, "kernels/accumulate.py")
-    assert module.families == ("FLY1", "FLY3", "FLY7")
+    assert module.families == ("FLY1", "FLY3", "FLY4", "FLY7")
     proofs = []
 
     def prove(plan, text, families):  # pretend fx.copy changes the ISA
@@ -139,13 +139,16 @@ def test_a_broken_family_is_reverted_and_the_others_kept(repo):
         return Attempt(families, BROKEN if b"fx.copy(" in text else PROVEN, "changed")
 
     outcome = migrate_module(module, make_settings(repo), prove, unproven=False)
-    assert outcome.kept == ("FLY1", "FLY3")
-    assert proofs == [("FLY1", "FLY3", "FLY7"), ("FLY1",), ("FLY3",), ("FLY7",), ("FLY1", "FLY3")]
+    assert outcome.kept == ("FLY1", "FLY3", "FLY4")
+    assert proofs == [("FLY1", "FLY3", "FLY4", "FLY7"), ("FLY1",), ("FLY3",), ("FLY4",), ("FLY7",),
+                      ("FLY1", "FLY3", "FLY4")]
     text = outcome.new_text.decode()
     assert "fx.max(staged" in text and "peer = (lane + shift) % BLOCK" in text
+    assert "for iv, state in range(lower, upper, step, init=[fx.as_ir_value(x)]):" in text
+    assert "fx.SharedAllocator().allocate(SharedStorage).peek()" in text
     assert text.count("fx.copy_atom_call(") == 2
     assert {c.code: outcome.status_of(c.family) for c in module.candidates} == {
-        "FLY112": "kept", "FLY301": "kept", "FLY701": "reverted"}
+        "FLY112": "kept", "FLY301": "kept", "FLY311": "kept", "FLY401": "kept", "FLY701": "reverted"}
 
 
 def test_a_module_no_test_covers_is_left_alone_unless_asked(repo):
@@ -199,16 +202,16 @@ def test_dry_run_prints_the_plan_and_touches_nothing(repo):
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == [
         "archs: gfx942",
-        "kernels/accumulate.py: 6 fixes: FLY1 (3), FLY3 (1), FLY7 (2)",
+        "kernels/accumulate.py: 8 fixes: FLY1 (3), FLY3 (2), FLY4 (1), FLY7 (2)",
         "  proven by: tests/kernels/test_accumulate.py",
-        "  verify runs: at most 8",
+        "  verify runs: at most 10",
         "kernels/helpers.py: 1 fixes: FLY1 (1)",
         "  proven by: nothing (not proven: left unchanged unless --unproven)",
         "  verify runs: at most 0",
         "kernels/offset.py: 1 fixes: FLY3 (1)",
         "  proven by: tests/kernels/test_offset.py",
         "  verify runs: at most 1",
-        "3 modules with fixes, at most 9 verify runs",
+        "3 modules with fixes, at most 11 verify runs",
     ]
     assert snapshot(repo) == before
 
@@ -304,7 +307,7 @@ def test_tests_that_compile_nothing_stop_the_search_after_one_run(repo):
         return Attempt(families, NO_EVIDENCE, "compiled no kernel")
 
     left = migrate_module(module, make_settings(repo), prove, unproven=False)
-    assert proofs == [("FLY1", "FLY3", "FLY7")] and left.new_text is None
+    assert proofs == [("FLY1", "FLY3", "FLY4", "FLY7")] and left.new_text is None
     assert {left.status_of(f) for f in module.families} == {"not-proven"}
     applied = migrate_module(module, make_settings(repo), prove, unproven=True)
     assert applied.new_text is not None and b"copy_atom_call" not in applied.new_text
@@ -320,7 +323,7 @@ def test_fixes_that_produce_invalid_code_are_reverted_never_applied(repo, monkey
     monkeypatch.setattr(migrate, "fixed_text", breaks_the_file)
     outcome = migrate_module(module, make_settings(repo), None, unproven=True)
     assert outcome.new_text is None
-    assert [a.result for a in outcome.attempts] == ["invalid"] * 4
+    assert [a.result for a in outcome.attempts] == ["invalid"] * 5
     assert {outcome.status_of(f) for f in module.families} == {"reverted"}
 
 

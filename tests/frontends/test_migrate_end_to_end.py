@@ -1,7 +1,7 @@
 """`flydsl-lint migrate` on tests/fixtures/migrate_repo, compiled with the real flydsl wheel (compile mode).
 
-kernels/accumulate.py (a hand-built scf.ForOp and a SmemAllocator) is migrated and proven
-identical; kernels/offset.py's rewrite is refused (its original does not trace, so nothing can
+kernels/accumulate.py (a hand-built scf.ForOp and a SmemAllocator) is migrated, the structural
+codemods FLY311 and FLY401 included, and proven identical; kernels/offset.py's rewrite is refused (its original does not trace, so nothing can
 be proven); kernels/helpers.py has no test and is left alone.
 """
 
@@ -23,9 +23,8 @@ from tests.verify.conftest import requires_flydsl
 
 pytestmark = requires_flydsl
 
-# The fixes migrate tries here today. The structural codemods for the hand-built scf.ForOp
-# (FLY311, FLY313) and the SmemAllocator (FLY401-FLY403) have no fix yet, so selecting them adds
-# no candidate; once they land, this selection makes this test migrate them too.
+# The per-call fixes, then the structural codemods: FLY311 rewrites the hand-built scf.ForOp (its
+# FLY313 yield goes with it), FLY401 the SmemAllocator (its FLY402 view and FLY403 bookkeeping too).
 EXISTING_FIXES = ("FLY1", "FLY3", "FLY7")
 STRUCTURAL_CODEMODS = ("FLY311", "FLY313", "FLY401", "FLY402", "FLY403")
 SELECT = ",".join(EXISTING_FIXES + STRUCTURAL_CODEMODS)
@@ -55,13 +54,19 @@ def test_the_kernel_with_a_hand_built_loop_and_smem_allocator_is_migrated(migrat
     text = (migrated["repo"] / "kernels" / "accumulate.py").read_text()
     assert "fx.copy_atom_call" not in text and "arith.maximumf" not in text
     assert "peer = (lane + shift) % BLOCK" in text and "fx.max(staged" in text
-    assert "scf.ForOp(" in text and "SmemAllocator(" in text  # the codemods' turf, untouched today
+    assert "scf.ForOp" not in text and "scf.YieldOp" not in text and "SmemAllocator" not in text and "SmemPtr" not in text
+    assert "    for iv, state in range(lower, upper, step, init=[fx.as_ir_value(x)]):\n" in text
+    assert "        state = yield [_arith.AddFOp(running, fx.as_ir_value(x)).result]\n" in text
+    assert "    lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n" in text
+    assert "    partial: fx.Array[fx.Float32, BLOCK, 16]\n" in text
     (module,) = [m for m in migrated["report"]["modules"] if m["path"] == "kernels/accumulate.py"]
     assert module["status"] == "migrated" and module["verify_runs"] == 1
     assert module["tests"] == ["tests/kernels/test_accumulate.py"]
-    assert {d["code"]: d["status"] for d in module["diagnostics"]} == {"FLY112": "kept", "FLY301": "kept",
-                                                                       "FLY701": "kept"}
-    assert module["attempts"][0]["result"] == "proven"
+    assert {d["code"]: d["status"] for d in module["diagnostics"]} == {
+        "FLY112": "kept", "FLY301": "kept", "FLY311": "kept", "FLY401": "kept", "FLY701": "kept"}
+    # Identical, not merely "LDS shrank": the struct's 256 bytes are the region SmemAllocator reserved.
+    assert module["attempts"] == [{"families": ["FLY1", "FLY3", "FLY4", "FLY7"], "result": "proven", "reason": "",
+                                   "notes": [], "breaking": []}]
 
 
 def test_the_rewrite_that_cannot_be_proven_is_refused_and_the_file_kept(migrated):
@@ -81,16 +86,19 @@ def test_the_rewrite_that_cannot_be_proven_is_refused_and_the_file_kept(migrated
 def test_the_uncovered_module_is_not_proven_and_unchanged(migrated):
     path = "kernels/helpers.py"
     assert (migrated["repo"] / path).read_bytes() == migrated["before"][path]
-    assert migrated["report"]["summary"] == {"kept": 6, "reverted": 1, "not-proven": 1, "applied-unproven": 0}
+    assert migrated["report"]["summary"] == {"kept": 8, "reverted": 1, "not-proven": 1, "applied-unproven": 0}
 
 
 def test_exit_status_summary_and_markdown_report(migrated):
     assert migrated["returncode"] == 1, migrated["stderr"]
-    assert migrated["stdout"].splitlines()[0] == "kernels/accumulate.py: migrated (FLY1 kept, FLY3 kept, FLY7 kept)"
-    assert migrated["stdout"].splitlines()[-1] == "6 kept, 1 reverted, 1 not-proven, 0 applied-unproven fixes."
+    assert migrated["stdout"].splitlines()[0] == (
+        "kernels/accumulate.py: migrated (FLY1 kept, FLY3 kept, FLY4 kept, FLY7 kept)")
+    assert migrated["stdout"].splitlines()[-1] == "8 kept, 1 reverted, 1 not-proven, 0 applied-unproven fixes."
     markdown = (migrated["root"] / "report.md").read_text()
     assert "| `kernels/offset.py` | reverted | `tests/kernels/test_offset.py` | FLY3: reverted |" in markdown
-    assert "| 48:24 | FLY301 | kept |" in markdown
+    assert "| 49:24 | FLY301 | kept |" in markdown
+    assert "| 38:12 | FLY311 | kept | Raw `scf.ForOp`: use a Python loop in traced code" in markdown
+    assert "| 15:13 | FLY401 | kept | `SmemAllocator` is the legacy LDS path" in markdown
 
 
 def test_nothing_is_left_behind(migrated):
