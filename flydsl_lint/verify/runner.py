@@ -77,7 +77,7 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
         elif old == IMPORT_ERROR:
             findings.unverified.append(Unverified(label.removeprefix("collect:"), arch,
                                                   f"{first_line(old_message)} (before the change)"))
-        elif new == "error" and label in compiled_after:
+        elif new == "error" and old != "error" and label in compiled_after:
             # Under COMPILE_ONLY no kernel runs, so host code reading its outputs may fail on one
             # side and not the other: what it compiled is compared, the rest is not verified.
             findings.unverified.append(Unverified(label, arch, f"errored after compiling (compile mode computes no "

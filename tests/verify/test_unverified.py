@@ -89,6 +89,17 @@ def test_a_host_error_after_compiling_on_one_side_is_not_verified_not_broken():
                                                                f"outputs): {message}")]
 
 
+def test_a_host_error_after_compiling_on_both_sides_is_a_note():
+    label = f"{TEST}::test_norm"
+    message = "TypeError: 'NoneType' object is not callable"
+    before, after = _result({label: ("error", message)}), _result({label: ("error", message)})
+    for side in (before, after):
+        side.specializations[SpecializationKey(label, "norm_kernel_0", 0)] = None
+    findings = _outcome_findings("gfx942", before, after)
+    assert findings.unverified == [] and findings.comparisons == []
+    assert findings.notes == [f"[gfx942] {label}: errored on both sides (outside FlyDSL, not counted): {message}"]
+
+
 def test_a_host_error_before_any_compile_still_breaks_parity():
     label = f"{TEST}::test_sort[8-256]"
     findings = _outcome_findings("gfx942", _result({label: ("passed", "")}),
