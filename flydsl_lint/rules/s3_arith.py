@@ -703,23 +703,6 @@ def _fits(value: int | float, left_type: str) -> bool:
     low = 0 if left_type in _UNSIGNED_TYPES else -(1 << 31)
     return low <= value < (1 << 31)
 
-    def _raw_operand(self, node: ast.expr) -> bool:
-        parent = self.model.parent(node)
-        return isinstance(parent, ast.Call) and node in parent.args and is_raw_dialect_call(self, parent)
-
-    def _named_for_raw_operands(self, node: ast.Call) -> bool:
-        """`zero = arith.constant(...)`, bound once, every read an operand of a
-        raw op (`llvm.StoreOp(zero, ...)`): named, it is still those ops' operand."""
-        statement = self.model.parent(node)
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)):
-            return False
-        target = statement.targets[0]
-        bindings = {read: self.model.binding_of(read) for read in self.model.loads_of(target.id)}
-        reads = [read for read, binding in bindings.items() if binding is not None and binding.node is target]
-        return (bool(reads) and self.model.is_single_binding(bindings[reads[0]])
-                and all(self._raw_operand(read) for read in reads))
-
 
 @register
 class RawArithSelect(Rule):
