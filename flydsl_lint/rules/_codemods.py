@@ -20,6 +20,21 @@ class Refusal(Exception):
     """A codemod cannot rewrite this site; the message says why (shown in the diagnostic)."""
 
 
+class Codemod:
+    """One site's structural rewrite: `edits()` builds it or raises a Refusal saying why."""
+
+    def __init__(self, rule: "Rule", call: ast.Call) -> None:
+        self.rule = rule
+        self.call = call
+
+    def bound_statement(self) -> tuple[ast.Assign, ast.Name]:
+        """`name = <the op>`: the statement and its target (a rewrite needs the op's name)."""
+        assignment = single_name_assignment(self.rule, self.call)
+        if assignment is None:
+            raise Refusal("the op is not bound to a name of its own")
+        return assignment
+
+
 # Blocks whose statements run unconditionally once the block runs: a construct
 # built directly in one of these is not "built conditionally".
 _UNCONDITIONAL_BLOCKS = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.For, ast.While, ast.With)

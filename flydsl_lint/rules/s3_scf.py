@@ -7,9 +7,9 @@ import ast
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
-from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, end_of, fresh_name, has_comments,
-                        is_attribute_of, kernel_function, next_statement, own_nodes, reads_of, replace_with_edits,
-                        single_name_assignment, start_of, unconditional_block, within)
+from ._codemods import (Codemod, Refusal, bound_once, delete_or_pass, delete_statement, end_of, fresh_name,
+                        has_comments, is_attribute_of, kernel_function, next_statement, own_nodes, reads_of,
+                        replace_with_edits, single_name_assignment, start_of, unconditional_block, within)
 from ._flydsl import RAW_ARITH
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -78,7 +78,7 @@ def _assigned_value(rule: Rule, target: ast.AST) -> ast.expr | None:
     return statement.value if isinstance(statement, ast.Assign) else None
 
 
-class _ForRewrite:
+class _ForRewrite(Codemod):
     """`loop = scf.ForOp(lo, hi, step, [inits])` + `with ir.InsertionPoint(loop.body):` + a
     last `scf.YieldOp([...])` + reads of `loop.results[k]` after it, rewritten as
     `for iv, state in range(lo, hi, step, init=[inits]):` ... `state = yield [...]`.
@@ -90,16 +90,9 @@ class _ForRewrite:
     the loop's results (the one result itself when there is one, else the list).
     """
 
-    def __init__(self, rule: Rule, call: ast.Call) -> None:
-        self.rule = rule
-        self.call = call
-
     def edits(self) -> list[Edit]:
         rule, call = self.rule, self.call
-        assignment = single_name_assignment(rule, call)
-        if assignment is None:
-            raise Refusal("the op is not bound to a name of its own")
-        self.statement, self.target = assignment
+        self.statement, self.target = self.bound_statement()
         self.function = kernel_function(rule, call)
         block = unconditional_block(rule, self.statement)
         self.with_ = self._insertion_point(next_statement(block, self.statement))
@@ -313,7 +306,7 @@ class RawScfFor(Rule):
 _CREATE_BLOCK = "flydsl._mlir.ir.Block.create_at_start"
 
 
-class _WhileRewrite:
+class _WhileRewrite(Codemod):
     """`loop = scf.WhileOp([types], [inits])`, its two blocks made right after it with
     `ir.Block.create_at_start(loop.before/after, [types])`, a before region that only
     names its arguments and ends in `scf.ConditionOp(cond, [args])`, and an after
@@ -326,16 +319,9 @@ class _WhileRewrite:
     the body and a yield of the new values: nothing is peeled or hoisted.
     """
 
-    def __init__(self, rule: Rule, call: ast.Call) -> None:
-        self.rule = rule
-        self.call = call
-
     def edits(self) -> list[Edit]:
         rule = self.rule
-        assignment = single_name_assignment(rule, self.call)
-        if assignment is None:
-            raise Refusal("the op is not bound to a name of its own")
-        self.statement, self.target = assignment
+        self.statement, self.target = self.bound_statement()
         self.function = kernel_function(rule, self.call)
         block = unconditional_block(rule, self.statement)
         inits = self._inits()

@@ -7,8 +7,8 @@ import ast
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, is_attribute_of, reads_of,
-                        single_name_assignment, start_of, unconditional_block)
+from ._codemods import (Codemod, Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, is_attribute_of,
+                        reads_of, single_name_assignment, start_of, unconditional_block)
 from ._edits import reference
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
@@ -97,7 +97,7 @@ class _Region:
         self.element = ""  # the fx type of the view
 
 
-class _LdsMigration:
+class _LdsMigration(Codemod):
     """A `SmemAllocator`'s whole LDS moved to `fx.SharedAllocator` over an `@fx.struct`.
 
     The shape handled is the allocator FlyDSL's own kernels used: built once,
@@ -111,8 +111,7 @@ class _LdsMigration:
     """
 
     def __init__(self, rule: Rule, call: ast.Call) -> None:
-        self.rule = rule
-        self.call = call
+        super().__init__(rule, call)
         self.regions: list[_Region] = []
         self.bases: list[ast.Assign] = []
         self.accesses: list[tuple[ast.Call, str, ast.Name, ast.expr | None, ast.expr]] = []

@@ -10,9 +10,8 @@ from functools import cached_property
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Refusal, delete_or_pass, end_of, has_comments, is_attribute_of, kernel_function,
-                        next_statement, own_nodes, reads_of, single_name_assignment, start_of, unconditional_block,
-                        within)
+from ._codemods import (Codemod, Refusal, delete_or_pass, end_of, has_comments, is_attribute_of, kernel_function,
+                        next_statement, own_nodes, reads_of, start_of, unconditional_block, within)
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -141,7 +140,7 @@ _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
 _HAS_ELSE = ("hasElse", "has_else")
 
 
-class _IfRewrite:
+class _IfRewrite(Codemod):
     """`op = scf.IfOp(cond)` (or `scf.IfOp(cond, [], hasElse=True)`) with its then region
     entered right after it (`with ir.InsertionPoint(op.then_block):` ending in
     `scf.YieldOp([])`, or `with _if_then(op):`) and, with an else, the else region right
@@ -154,16 +153,9 @@ class _IfRewrite:
     carried scf.if results, so such branches are refused.
     """
 
-    def __init__(self, rule: Rule, call: ast.Call) -> None:
-        self.rule = rule
-        self.call = call
-
     def edits(self) -> list[Edit]:
         rule = self.rule
-        assignment = single_name_assignment(rule, self.call)
-        if assignment is None:
-            raise Refusal("the op is not bound to a name of its own")
-        statement, target = assignment
+        statement, target = self.bound_statement()
         function = kernel_function(rule, self.call)
         block = unconditional_block(rule, statement)
         has_else = self._signature()
