@@ -37,6 +37,7 @@ from typing import Sequence
 
 import flydsl_lint
 from flydsl_lint.verify.compile import CompileFailure, CompileResult, SpecializationKey
+from flydsl_lint.verify.imports import ImportFacts, Unreadable
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.toolchain import Linker
 
@@ -247,6 +248,29 @@ def _user_key(path: Path) -> bytes:
     return key
 
 
+def _signature(key: bytes, payload: bytes) -> bytes:
+    return hmac.new(key, payload, "blake2b").hexdigest().encode()
+
+
+def _read_signed(path: Path, key: bytes) -> bytes:
+    """An entry's payload; ValueError when it is a link, oversized, unsigned or forged."""
+    if path.is_symlink() or path.stat().st_size > MAX_ENTRY_BYTES:
+        raise ValueError(f"{path}: not an entry to read")
+    signature, _, payload = path.read_bytes().partition(b"\n")
+    _require(hmac.compare_digest(signature, _signature(key, payload)))
+    return payload
+
+
+def _write_signed(path: Path, key: bytes, payload: bytes) -> None:
+    """Write, then rename: an entry appears whole or not at all (a failed write leaves none)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_bytes(_signature(key, payload) + b"\n" + payload)
+        os.replace(temporary, path)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+
+
 class BaseCache:
     """Base-side capture results of one run's base tree, under the user's signing key."""
 
@@ -261,22 +285,14 @@ class BaseCache:
     def _entry_path(self, key_json: dict) -> Path:
         return self.root / f"{_digest(json.dumps(key_json, sort_keys=True).encode())}.json"
 
-    def _signature(self, payload: bytes) -> bytes:
-        return hmac.new(self._key, payload, "blake2b").hexdigest().encode()
-
     def key(self, arch: str, tests: Sequence[str], probes: Sequence[str]) -> BaseKey:
         return BaseKey(self.tree, arch, tuple(tests), tuple(probes))
 
     def lookup(self, key: BaseKey, evidence_dir: Path) -> CompileResult | None:
         """The stored result for `key`, or None: missing, unsigned, forged or malformed."""
         key_json = key.as_json(self.environment)
-        path = self._entry_path(key_json)
         try:
-            if path.is_symlink() or path.stat().st_size > MAX_ENTRY_BYTES:
-                return None
-            signature, _, payload = path.read_bytes().partition(b"\n")
-            _require(hmac.compare_digest(signature, self._signature(payload)))
-            entry = json.loads(payload)
+            entry = json.loads(_read_signed(self._entry_path(key_json), self._key))
             _require(type(entry) is dict and set(entry) == {"key", "result"} and entry["key"] == key_json)
             result = result_from_json(entry["result"], key.arch, evidence_dir)
         except (OSError, ValueError, TypeError, RecursionError):
@@ -290,10 +306,53 @@ class BaseCache:
             return
         key_json = key.as_json(self.environment)
         payload = json.dumps({"key": key_json, "result": result_to_json(result)}, separators=(",", ":")).encode()
-        target = self._entry_path(key_json)
-        temporary = target.with_name(f".{target.name}.{os.getpid()}.{id(result)}.tmp")
+        _write_signed(self._entry_path(key_json), self._key, payload)
+
+
+# ------------------------------------------------------------ import facts
+def _facts_to_json(facts: ImportFacts | Unreadable) -> object:
+    if isinstance(facts, Unreadable):
+        return {"unreadable": facts.reason, "is_file": facts.is_file}
+    return [list(fact[:-1]) + [list(fact[-1])] for fact in facts]
+
+
+def _facts_from_json(data: object) -> ImportFacts | Unreadable:
+    if type(data) is dict:
+        _require(set(data) == {"unreadable", "is_file"} and type(data["is_file"]) is bool)
+        return Unreadable(_text(data["unreadable"]), data["is_file"])
+    _require(type(data) is list)
+    facts = []
+    for fact in data:
+        _require(type(fact) is list and fact[:1] in (["import"], ["from"]))
+        if fact[0] == "import":
+            _require(len(fact) == 2)
+            facts.append(("import", tuple(_texts(fact[1]))))
+        else:
+            _require(len(fact) == 4 and type(fact[1]) is int and fact[1] >= 0)
+            facts.append(("from", fact[1], _text(fact[2]), tuple(_texts(fact[3]))))
+    return tuple(facts)
+
+
+class ImportFactsCache:
+    """The import facts of the sources a run planned with, found by the base tree: planning
+    against a cached base reads its files but parses only what the head side changed."""
+
+    def __init__(self, root: Path, *, tree: str, key_path: Path | None = None):
+        _claim(root)
+        self._key = _user_key(key_path or user_cache_home() / KEY_FILE)
+        # verify's own sources decide what a fact is: a new parser never reads an old entry.
+        self._path = root / f"imports-{_digest(f'{tree} {_verify_sources_digest()}'.encode())}.json"
+
+    def lookup(self) -> dict[str, ImportFacts | Unreadable]:
+        """Source digest -> facts, or {} for a missing, forged or malformed entry."""
         try:
-            temporary.write_bytes(self._signature(payload) + b"\n" + payload)
-            os.replace(temporary, target)
-        except OSError:
-            temporary.unlink(missing_ok=True)
+            entry = json.loads(_read_signed(self._path, self._key))
+            _require(type(entry) is dict)
+            return {_text(digest): _facts_from_json(facts) for digest, facts in entry.items()}
+        except (OSError, ValueError, TypeError, RecursionError):
+            return {}
+
+    def store(self, facts_by_digest: dict[str, ImportFacts | Unreadable]) -> None:
+        payload = json.dumps({digest: _facts_to_json(facts) for digest, facts in facts_by_digest.items()},
+                             separators=(",", ":")).encode()
+        _write_signed(self._path, self._key, payload)

@@ -13,9 +13,10 @@ import re
 import sys
 import time
 from pathlib import Path
+from typing import Callable, TypeVar
 
 from flydsl_lint.verify import changes, device
-from flydsl_lint.verify.base_cache import BaseCache, default_cache_dir, environment_fingerprint
+from flydsl_lint.verify.base_cache import BaseCache, ImportFactsCache, default_cache_dir, environment_fingerprint
 from flydsl_lint.verify.capture import HookError
 from flydsl_lint.verify.config import ConfigError, load_config
 from flydsl_lint.verify.imports import ImportGraph
@@ -97,12 +98,17 @@ def _resolve_mode(requested: str) -> str:
 
 
 def _build_plan(args: argparse.Namespace, repo: Path, config, base: str, head: str | None):
-    """Planning reads both sides from git's object store (the working tree from disk): nothing is checked out."""
-    graph = ImportGraph().add_sources(changes.commit_sources(repo, base))
+    """Planning reads both sides from git's object store (the working tree from disk): nothing is
+    checked out. What the sources import is cached by the base tree, so only new sources are parsed."""
+    facts_cache = _open_cache(args, repo, base, lambda root, tree: ImportFactsCache(root, tree=tree))
+    graph = ImportGraph(facts_cache.lookup() if facts_cache else None)
+    graph.add_sources(changes.commit_sources(repo, base))
     if head is None:
         graph.add_tree(repo)
     else:
         graph.add_sources(changes.commit_sources(repo, head))
+    if facts_cache:
+        facts_cache.store(graph.facts_by_digest)
     return build_plan(
         graph=graph,
         changed=changes.changed_python_files(repo, base, head),
@@ -132,17 +138,26 @@ class Checkouts(dict):
         return tree
 
 
-def _open_base_cache(args: argparse.Namespace, repo: Path, base: str, linker) -> BaseCache | None:
-    """The base-side cache for this run, or None (with a one-line warning when it cannot be used)."""
+Cache = TypeVar("Cache")
+
+
+def _open_cache(args: argparse.Namespace, repo: Path, base: str, open_at: Callable[[Path, str], Cache]) -> Cache | None:
+    """A cache of this run's base tree in the base-cache folder, or None (with a one-line warning
+    when it cannot be used)."""
     if args.no_base_cache:
         return None
     root = args.base_cache_dir or default_cache_dir()
     try:
-        tree = changes.git(repo, "rev-parse", f"{base}^{{tree}}").strip()
-        return BaseCache(root, tree=tree, environment=environment_fingerprint(linker))
+        return open_at(root, changes.git(repo, "rev-parse", f"{base}^{{tree}}").strip())
     except (OSError, changes.GitError) as exc:
         print(f"flydsl-lint-verify: warning: {exc}; running without the base cache", file=sys.stderr)
+        args.no_base_cache = True  # said once: the capture's cache is the same folder
         return None
+
+
+def _open_base_cache(args: argparse.Namespace, repo: Path, base: str, linker) -> BaseCache | None:
+    return _open_cache(args, repo, base,
+                       lambda root, tree: BaseCache(root, tree=tree, environment=environment_fingerprint(linker)))
 
 
 def _run(args: argparse.Namespace, scratch: Scratch) -> int:

@@ -23,6 +23,7 @@ reason, in ``ImportGraph.unanalysable`` and ``ImportGraph.not_files``.
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 from collections import deque
 from dataclasses import dataclass
@@ -160,8 +161,12 @@ def _imported_names(facts: ImportFacts, module: str, is_package: bool) -> set[st
     return names
 
 
+def source_digest(source: bytes) -> str:
+    return hashlib.blake2b(source, digest_size=20).hexdigest()
+
+
 class ImportGraph:
-    def __init__(self) -> None:
+    def __init__(self, known_facts: dict[str, "ImportFacts | Unreadable"] | None = None) -> None:
         self.paths_of: dict[str, set[str]] = {}  # module name -> repo-relative paths
         # path -> its package name, for package modules below a non-package folder (src/pkg/x.py -> pkg.x):
         # tests import those from wherever the package is installed, not necessarily this checkout.
@@ -169,9 +174,9 @@ class ImportGraph:
         self.imports: dict[str, set[str]] = {}  # path -> paths it imports
         self.unanalysable: dict[str, str] = {}  # path -> why its imports are unknown
         self.not_files: dict[str, str] = {}  # path -> why it is no module at all
-        # Source bytes -> their import facts: both sides of a change share almost every file,
-        # and parsing is most of planning's time.
-        self._facts_of_source: dict[bytes, ImportFacts | Unreadable] = {}
+        # Source digest -> its import facts: both sides of a change share almost every file, and
+        # parsing is most of planning's time (`known_facts`: a cached earlier run's, see base_cache).
+        self.facts_by_digest: dict[str, ImportFacts | Unreadable] = dict(known_facts or {})
 
     def add_tree(self, root: Path) -> "ImportGraph":
         """Add every module of a checkout on disk."""
@@ -210,10 +215,11 @@ class ImportGraph:
         return self
 
     def _facts(self, source: bytes) -> ImportFacts | Unreadable:
-        facts = self._facts_of_source.get(source)
+        digest = source_digest(source)
+        facts = self.facts_by_digest.get(digest)
         if facts is None:
             parsed = parse_source(source)
-            facts = self._facts_of_source[source] = parsed if isinstance(parsed, Unreadable) else import_facts(parsed)
+            facts = self.facts_by_digest[digest] = parsed if isinstance(parsed, Unreadable) else import_facts(parsed)
         return facts
 
     def dependents(self, changed: list[str]) -> set[str]:

@@ -116,7 +116,7 @@ def test_a_signed_entry_under_another_keys_name_is_a_miss(tmp_path, stored):
 
 def _resign(entry: Path, tmp_path: Path, payload_bytes: bytes) -> None:
     cache = open_cache(tmp_path)
-    entry.write_bytes(cache._signature(payload_bytes) + b"\n" + payload_bytes)
+    entry.write_bytes(base_cache._signature(cache._key, payload_bytes) + b"\n" + payload_bytes)
 
 
 DAMAGES = {
@@ -287,3 +287,44 @@ def test_other_jobs_make_other_groups_and_miss(tmp_path, captures):
     captures.clear()
     run(tmp_path, trees, open_cache(tmp_path), jobs=1)
     assert sorted(captures) == [(side, tuple(PlanOfThree.tests), tuple(PlanOfThree.probes)) for side in ("base", "head")]
+
+
+# The import facts planning reads, cached by the base tree.
+FACTS = {"a" * 40: (("import", ("kernels.norm", "torch")), ("from", 1, "common", ("helpers",))),
+         "b" * 40: base_cache.Unreadable("does not parse (line 3: invalid syntax)", True)}
+
+
+def _facts_cache(tmp_path, tree="t" * 40, key_name="key"):
+    return base_cache.ImportFactsCache(tmp_path / "cache", tree=tree, key_path=tmp_path / key_name)
+
+
+def test_import_facts_round_trip_under_the_same_tree(tmp_path):
+    _facts_cache(tmp_path).store(FACTS)
+    assert _facts_cache(tmp_path).lookup() == FACTS
+    assert _facts_cache(tmp_path, tree="u" * 40).lookup() == {}
+
+
+def test_forged_or_malformed_import_facts_are_a_miss(tmp_path):
+    _facts_cache(tmp_path).store(FACTS)
+    (entry,) = (tmp_path / "cache").glob("imports-*.json")
+    signature, _, payload = entry.read_bytes().partition(b"\n")
+    assert _facts_cache(tmp_path, key_name="other-key").lookup() == {}  # signed by another key
+    entry.write_bytes(signature + b"\n" + payload.replace(b"torch", b"numpy"))
+    assert _facts_cache(tmp_path).lookup() == {}  # the signature no longer matches
+    key = (tmp_path / "key").read_bytes()
+    for malformed in (b"[1]", b'{"d": [["from", -1, "m", []]]}', b'{"d": [["import"]]}', b'{"d": {"unreadable": 1}}'):
+        entry.write_bytes(base_cache._signature(key, malformed) + b"\n" + malformed)
+        assert _facts_cache(tmp_path).lookup() == {}, malformed
+
+
+def test_planning_against_a_cached_base_parses_only_new_sources(tmp_path, monkeypatch):
+    from flydsl_lint.verify import imports
+
+    sources = [("kernels/norm.py", b"import torch\n"), ("tests/test_norm.py", b"from kernels import norm\n")]
+    first = imports.ImportGraph().add_sources(sources)
+    parsed = []
+    real_parse = imports.parse_source
+    monkeypatch.setattr(imports, "parse_source", lambda data: parsed.append(data) or real_parse(data))
+    again = imports.ImportGraph(first.facts_by_digest).add_sources(sources + [("kernels/new.py", b"import os\n")])
+    assert parsed == [b"import os\n"]
+    assert again.imports["tests/test_norm.py"] == first.imports["tests/test_norm.py"] == {"kernels/norm.py"}

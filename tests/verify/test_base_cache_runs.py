@@ -82,4 +82,5 @@ def test_a_cache_folder_that_is_not_ours_is_left_alone(repo, tmp_path):
     assert result.stderr.splitlines()[0] == (f"flydsl-lint-verify: warning: {folder}: not empty and not a "
                                              "flydsl-lint-verify cache (no CACHEDIR.TAG of ours); running "
                                              "without the base cache")
+    assert [line for line in result.stderr.splitlines() if "warning" in line] == result.stderr.splitlines()[:1]
     assert sorted(p.name for p in folder.iterdir()) == ["data.txt"]
