@@ -119,7 +119,7 @@ def test_ctrl_c_during_verify_restores_every_file_and_leaves_no_temporary(tmp_pa
     before = snapshot(repo)
     process = start_migrate(repo, temporary, "--report", str(tmp_path / "report.json"))
     deadline = time.monotonic() + 300
-    while not list(temporary.glob("flydsl-verify-*/runs/1/*/gfx942/tests.log")):
+    while not list(temporary.glob("flydsl-verify-*/runs/1/*/gfx942/part-*/tests.log")):
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.2)
     time.sleep(1)
