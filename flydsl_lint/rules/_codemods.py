@@ -8,9 +8,9 @@ diagnostic shows; it never applies part of a rewrite.
 from __future__ import annotations
 
 import ast
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
-from ..engine.diagnostics import Edit, Position
+from ..engine.diagnostics import Edit, Fix, Position
 
 if TYPE_CHECKING:
     from ._base import Rule
@@ -18,6 +18,15 @@ if TYPE_CHECKING:
 
 class Refusal(Exception):
     """A codemod cannot rewrite this site; the message says why (shown in the diagnostic)."""
+
+
+def codemod_fix(rule: "Rule", build_edits: Callable[[], list[Edit]], message: str) -> tuple[Fix | None, str]:
+    """The codemod's fix and no note, or no fix and the note (the diagnostic's `{note}`)
+    that says why it refused."""
+    try:
+        return rule.make_fix(build_edits(), message), ""
+    except Refusal as refusal:
+        return None, f"; no automatic rewrite: {refusal}"
 
 
 class Codemod:

@@ -7,9 +7,9 @@ import ast
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
-from ._codemods import (Codemod, Refusal, bound_once, delete_or_pass, delete_statement, end_of, fresh_name,
-                        has_comments, is_attribute_of, kernel_function, next_statement, own_nodes, reads_of,
-                        replace_with_edits, single_name_assignment, start_of, unconditional_block, within)
+from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, end_of,
+                        fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
+                        reads_of, replace_with_edits, single_name_assignment, start_of, unconditional_block, within)
 from ._flydsl import RAW_ARITH
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -296,10 +296,8 @@ class RawScfFor(Rule):
             return
         fix, note = None, ""
         if op == "ForOp":
-            try:
-                fix = self.make_fix(_ForRewrite(self, node).edits(), "Rewrite the raw scf.ForOp as a Python `range(..., init=)` loop")
-            except Refusal as refusal:
-                note = f"; no automatic rewrite: {refusal}"
+            fix, note = codemod_fix(self, _ForRewrite(self, node).edits,
+                                    "Rewrite the raw scf.ForOp as a Python `range(..., init=)` loop")
         self.report(node, op=op, note=note, fix=fix)
 
 
@@ -539,11 +537,9 @@ class RawScfWhile(Rule):
         fix, note = condition_fixes.get(id(node)), ""
         if op == "WhileOp":
             rewrite = _WhileRewrite(self, node)
-            try:
-                fix = self.make_fix(rewrite.edits(), "Rewrite the raw scf.WhileOp as a Python `while` loop")
+            fix, note = codemod_fix(self, rewrite.edits, "Rewrite the raw scf.WhileOp as a Python `while` loop")
+            if fix is not None:
                 condition_fixes[id(rewrite.condition)] = fix
-            except Refusal as refusal:
-                note = f"; no automatic rewrite: {refusal}"
         self.report(node, op=op, note=note, fix=fix)
 
 

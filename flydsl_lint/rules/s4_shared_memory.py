@@ -7,8 +7,8 @@ import ast
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Codemod, Refusal, bound_once, delete_or_pass, delete_statement, fresh_name, is_attribute_of,
-                        reads_of, single_name_assignment, start_of, unconditional_block)
+from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, fresh_name,
+                        is_attribute_of, reads_of, single_name_assignment, start_of, unconditional_block)
 from ._edits import reference
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
@@ -519,11 +519,8 @@ class SmemAllocatorUse(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if resolve(self.model, node.func) not in ALLOCATOR:
             return
-        fix, note = None, ""
-        try:
-            fix = self.make_fix(_LdsMigration(self, node).edits(), "Move the allocator's LDS to fx.SharedAllocator over an @fx.struct")
-        except Refusal as refusal:
-            note = f"; no automatic rewrite: {refusal}"
+        fix, note = codemod_fix(self, _LdsMigration(self, node).edits,
+                                "Move the allocator's LDS to fx.SharedAllocator over an @fx.struct")
         self.report(node, note=note, fix=fix)
 
 

@@ -10,8 +10,8 @@ from functools import cached_property
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Codemod, Refusal, delete_or_pass, end_of, has_comments, is_attribute_of, kernel_function,
-                        next_statement, own_nodes, reads_of, start_of, unconditional_block, within)
+from ._codemods import (Codemod, Refusal, codemod_fix, delete_or_pass, end_of, has_comments, is_attribute_of,
+                        kernel_function, next_statement, own_nodes, reads_of, start_of, unconditional_block, within)
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -300,10 +300,7 @@ class ManualScfIf(Rule):
             return
         fix, note = None, ""
         if op == "IfOp":
-            try:
-                fix = self.make_fix(_IfRewrite(self, node).edits(), "Rewrite the raw scf.IfOp as a Python `if`")
-            except Refusal as refusal:
-                note = f"; no automatic rewrite: {refusal}"
+            fix, note = codemod_fix(self, _IfRewrite(self, node).edits, "Rewrite the raw scf.IfOp as a Python `if`")
         self.report(node, note=note, fix=fix)
 
 
@@ -421,11 +418,7 @@ class ScfIfDispatchCall(Rule):
             return
         if name == _DISPATCH or (name.endswith(".scf_if_dispatch") and not name.startswith("flydsl.")):
             # a project module re-exporting the rewriter's dispatcher under its name
-            fix, note = None, ""
-            try:
-                fix = self.make_fix(_dispatch_rewrite(self, node), "Rewrite the dispatch as a Python `if`")
-            except Refusal as refusal:
-                note = f"; no automatic rewrite: {refusal}"
+            fix, note = codemod_fix(self, lambda: _dispatch_rewrite(self, node), "Rewrite the dispatch as a Python `if`")
             self.report(node, note=note, fix=fix)
 
 
