@@ -277,18 +277,12 @@ def _migrate(args: argparse.Namespace) -> int:
 
 def _run_migrate(args: argparse.Namespace) -> int:
     from ..engine.config import ConfigError, load_settings
-    from ..engine.versions import Version
     from .migrate import MigrateError
     from .migrate_command import MigrateOptions, run
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select}
     try:
-        if args.target_version:
-            try:
-                overrides["target_version"] = Version.parse(args.target_version)
-            except ValueError:
-                raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
-            overrides["target_version_source"] = "command line"
+        overrides.update(_target_version_overrides(args.target_version))
         archs = list(_target_arches(args.arch, "--arch")) if args.arch is not None else None
         start = Path(args.paths[0]) if args.paths else Path.cwd()
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
@@ -301,10 +295,22 @@ def _run_migrate(args: argparse.Namespace) -> int:
         return EXIT_ERROR
 
 
+def _target_version_overrides(target_version: str | None) -> dict:
+    """The settings `--target-version` sets (none without it); a bad version is a ConfigError."""
+    from ..engine.config import ConfigError
+    from ..engine.versions import Version
+
+    if not target_version:
+        return {}
+    try:
+        return {"target_version": Version.parse(target_version), "target_version_source": "command line"}
+    except ValueError:
+        raise ConfigError(f"--target-version: {target_version!r} is not a version like 0.5.0") from None
+
+
 def _check(args: argparse.Namespace) -> int:
     from ..engine.config import ConfigError, load_settings
     from ..run.runner import Mode, run
-    from ..engine.versions import Version
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args),
                        "fixable": args.fixable, "exclude": args.exclude}
@@ -317,12 +323,7 @@ def _check(args: argparse.Namespace) -> int:
     try:
         if args.isolated and args.config:
             raise ConfigError("--config and --isolated exclude each other")
-        if args.target_version:
-            try:
-                overrides["target_version"] = Version.parse(args.target_version)
-            except ValueError:
-                raise ConfigError(f"--target-version: {args.target_version!r} is not a version like 0.5.0") from None
-            overrides["target_version_source"] = "command line"
+        overrides.update(_target_version_overrides(args.target_version))
         if args.target_arch is not None:
             overrides["target_arch"] = _target_arches(args.target_arch)
         stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
