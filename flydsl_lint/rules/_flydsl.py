@@ -5,16 +5,13 @@ from __future__ import annotations
 import ast
 
 from ..engine.model import SemanticModel
+from ..engine.model.types import CLASSIC_SCALARS, SCALAR_MODULES
 from ..engine.project import release_paths
 
 EXPR = "flydsl.expr"
 RAW_DIALECTS = "flydsl._mlir.dialects"
-# Modules whose attributes are the typed scalar constructors (fx.Int32, ...).
-_TYPED_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
-TYPED_SCALARS = frozenset({
-    "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
-    "Float32", "Float64", "Boolean", "Index",
-})
+# The typed scalar constructors (fx.Int32, ...), as the value-type layer knows them.
+TYPED_SCALARS = CLASSIC_SCALARS
 # The FlyDSL wrapper module and the raw MLIR dialect module for arith.
 EXPR_ARITH = ("flydsl.expr.arith", "flydsl.expr.utils.arith")
 RAW_ARITH = "flydsl._mlir.dialects.arith"
@@ -26,7 +23,7 @@ def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
 
 
 # Each constructor's qualified name -> its type: `flydsl.expr.Int32` -> `Int32`.
-_TYPED_SCALAR_NAMES = {f"{module}.{leaf}": leaf for module in _TYPED_MODULES for leaf in TYPED_SCALARS}
+_TYPED_SCALAR_NAMES = {f"{module}.{leaf}": leaf for module in SCALAR_MODULES for leaf in TYPED_SCALARS}
 
 
 def typed_scalar(model: SemanticModel, call: ast.AST) -> str | None:

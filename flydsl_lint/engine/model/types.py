@@ -37,10 +37,11 @@ SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
 POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
 
 # Where the scalar constructors live (fx.Int32 is flydsl.expr.Int32 through a star import).
-_SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
+SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
 _ARITH_MODULES = ("flydsl.expr.arith", "flydsl.expr.utils.arith", "flydsl.expr", "flydsl.expr.typing")
 _RAW_DIALECTS = "flydsl._mlir.dialects."
-_CLASSIC_SCALARS = frozenset({
+# The fx scalar classes every supported release has (rules match their constructors by these).
+CLASSIC_SCALARS = frozenset({
     "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
     "Float32", "Float64", "Boolean", "Index",
 })
@@ -133,7 +134,7 @@ class TypeTable:
         if facts is None:
             # A release the table does not cover still has the classic constructors (data/flydsl_api.toml),
             # of no width the table vouches for: operators on them stay unknown.
-            return ValueType(SCALAR, name) if not self.scalars and name in _CLASSIC_SCALARS else UNKNOWN_TYPE
+            return ValueType(SCALAR, name) if not self.scalars and name in CLASSIC_SCALARS else UNKNOWN_TYPE
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
     def parse(self, spelled: str) -> ValueType:
@@ -280,7 +281,7 @@ class _ValueTypes:
         if name is None:
             return UNKNOWN_TYPE
         module, _, leaf = name.rpartition(".")
-        if module in _SCALAR_MODULES:
+        if module in SCALAR_MODULES:
             if leaf == "Tensor":
                 return ValueType(TENSOR)
             return self.type_table.scalar(leaf)
