@@ -5,8 +5,9 @@
     python scripts/measure_safe_share.py edits TREE -n 60 --seed 25 [--codes FLY101,FLY341]
 
 `share` counts the §1 (FLY1xx) and §3 (FLY3xx: arith, scf, vector, memory,
-math, llvm pointers, s_waitcnt) diagnostics outside the tuned kernels (their
-fixes are display-only: never applied unless asked for by name), and the
+math, llvm pointers, s_waitcnt) diagnostics outside the tuned kernels (the
+tool's `tuned-kernels` default: their fixes are never applied unless asked for
+by name, so none of their diagnostics counts, with a fix or without), and the
 share of them whose fix is safe, per code. `edits` prints a random sample of
 safe fixes (the line before, the edit after) to read against the guide.
 The tree is linted with the given target; the tuned kernels are the tool's
@@ -16,12 +17,15 @@ defaults. Nothing is written into the tree.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import random
 import subprocess
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from flydsl_lint.engine.config import DEFAULT_TUNED_KERNELS
 
 
 def diagnostics(args) -> list[dict]:
@@ -35,8 +39,13 @@ def applicability(diagnostic: dict) -> str:
     return (diagnostic.get("fix") or {}).get("applicability", "none")
 
 
+def in_tuned_kernel(tree: Path, diagnostic: dict) -> bool:
+    relative = Path(diagnostic["filename"]).resolve().relative_to(tree.resolve()).as_posix()
+    return any(fnmatch.fnmatch(part, pattern) for part in relative.split("/") for pattern in DEFAULT_TUNED_KERNELS)
+
+
 def share(args) -> int:
-    rows = [d for d in diagnostics(args) if applicability(d) != "display-only"]
+    rows = [d for d in diagnostics(args) if not in_tuned_kernel(args.tree, d)]
     per_code: defaultdict[str, Counter] = defaultdict(Counter)
     for row in rows:
         per_code[row["code"]][applicability(row)] += 1
