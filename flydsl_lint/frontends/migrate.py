@@ -28,6 +28,7 @@ from ..verify.config import VerifyConfig
 from ..verify.imports import ImportGraph
 from ..verify.plan import Plan, build_plan
 from ..verify.pytest_config import TestFiles
+from ..verify.report import no_kernel_compiled_message
 from ..verify.runner import AFTER, BEFORE, run_compile_mode
 from ..verify.signals import signals_held
 
@@ -234,7 +235,12 @@ class CompileProver:
         finally:
             target.write_bytes(settled)
             shutil.rmtree(evidence, ignore_errors=True)  # dumps are large; the report keeps what matters
-        return judge(families, findings.comparisons)
+        attempt = judge(families, findings.comparisons)
+        if attempt.result == NO_EVIDENCE:  # say why: a test that cannot be imported here is not "no kernel"
+            attempt.reason = no_kernel_compiled_message(plan, findings.outcomes)
+        else:  # what compiled is compared; a covering test that could not run proves nothing
+            attempt.notes += [f"not verified [{u.arch}] {u.test}: {u.reason}" for u in findings.unverified]
+        return attempt
 
     def settle(self, module: ModulePlan, text: bytes) -> None:
         (self.tree / module.relative).write_bytes(text)

@@ -20,7 +20,9 @@ from flydsl_lint.frontends.migrate import (
     BROKEN, NO_EVIDENCE, PROVEN, Attempt, MigrateError, ModuleOutcome, ModulePlan, candidates_of, commit, judge,
     largest_proven_subset, migrate_module, worst_case_attempts,
 )
-from flydsl_lint.verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, ONLY_AFTER, KernelComparison
+from flydsl_lint.verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, ONLY_AFTER, KernelComparison, Unverified
+from flydsl_lint.verify.config import load_config
+from flydsl_lint.verify.runner import CompileModeFindings
 from tests.conftest import make_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -335,3 +337,36 @@ def test_a_report_path_that_is_a_folder_is_refused_before_any_file_is_written(tm
     result = run_cli("migrate", "--target-version", "0.5.0", "--unproven", "--report", "kernels", cwd=repo)
     assert (result.returncode, result.stderr) == (2, "flydsl-lint migrate: error: kernels: is a folder; --report wants a file\n")
     assert snapshot(repo) == before
+
+
+# what a verify run tells the attempt
+def prover_for(repo: Path, tmp_path: Path) -> migrate.CompileProver:
+    return migrate.CompileProver(repo, tmp_path / "scratch", config=load_config(repo), archs=["gfx942"],
+                                 linker=None, jobs=1)
+
+
+TEST_FILE = "tests/kernels/test_accumulate.py"
+BUFFER_OPS_MISSING = "ImportError: cannot import name 'buffer_ops' from 'flydsl.expr' (/env/flydsl/expr/__init__.py)"
+
+
+def test_tests_that_cannot_be_imported_are_named_as_why_nothing_compiled(repo, tmp_path, monkeypatch):
+    # Deep-Spark's kernels import flydsl.expr.buffer_ops, which no FlyDSL release has.
+    findings = CompileModeFindings(
+        unverified=[Unverified(TEST_FILE, "gfx942", BUFFER_OPS_MISSING)],
+        outcomes={"gfx942": {f"collect:{TEST_FILE}": ("import-error", BUFFER_OPS_MISSING)}})
+    monkeypatch.setattr(migrate, "run_compile_mode", lambda *args, **kwargs: findings)
+    module = module_plan(repo, "kernels/accumulate.py")
+    attempt = prover_for(repo, tmp_path).prove(module, b"x = 1\n", module.families)
+    assert attempt.result == NO_EVIDENCE
+    assert attempt.reason == ("no kernel was compiled on either side: [gfx942] tests/kernels/test_accumulate.py: "
+                              f"import error ({BUFFER_OPS_MISSING})")
+
+
+def test_a_proof_says_which_covering_tests_could_not_be_run(repo, tmp_path, monkeypatch):
+    findings = CompileModeFindings(comparisons=[comparison(IDENTICAL)],
+                                   unverified=[Unverified("tests/kernels/test_other.py", "gfx942", BUFFER_OPS_MISSING)])
+    monkeypatch.setattr(migrate, "run_compile_mode", lambda *args, **kwargs: findings)
+    module = module_plan(repo, "kernels/accumulate.py")
+    attempt = prover_for(repo, tmp_path).prove(module, b"x = 1\n", module.families)
+    assert attempt.result == PROVEN
+    assert attempt.notes == [f"not verified [gfx942] tests/kernels/test_other.py: {BUFFER_OPS_MISSING}"]
