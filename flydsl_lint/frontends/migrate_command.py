@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..engine.config import Settings
 from ..engine.files import discover
+from ..engine.versions import installed_flydsl_version
 from ..engine.writes import write_atomic
 from ..verify.capture import HookError
 from ..verify.config import ConfigError as VerifyConfigError
@@ -45,6 +47,9 @@ def _run(options: MigrateOptions, settings: Settings) -> int:
     repo = options.repo.resolve()
     config = load_config(repo)
     archs = options.archs or config.archs
+    note = _target_note(settings)
+    if note:
+        print(f"flydsl-lint migrate: note: {note}", file=sys.stderr)
     files, missing = discover(options.paths, settings)
     modules, errors = plan_modules(files, repo, settings, config, archs)
     errors = [f"{bad.path}: {bad.reason}" for bad in missing] + errors
@@ -79,6 +84,17 @@ def _run(options: MigrateOptions, settings: Settings) -> int:
         raise KeyboardInterrupt(f"the {len(written)} migrated files are written; the reports may not be") from None
     print(migrate_report.render_terminal(report))
     return report.exit_code
+
+
+def _target_note(settings: Settings) -> str | None:
+    """Why fixes the installed flydsl could prove are not candidates: the target predates it."""
+    installed = installed_flydsl_version()
+    target = settings.target_version
+    if installed is None or target is None or target >= installed:
+        return None
+    return (f"fixes are offered for the target FlyDSL {target} ({settings.target_version_source}), older than "
+            f"the installed {installed} that compiles the proofs: fixes needing a newer release are withheld "
+            f"(--target-version {installed} offers them)")
 
 
 def _write_reports(report: migrate_report.MigrateReport, paths: list[Path]) -> None:

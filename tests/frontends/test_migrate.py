@@ -370,3 +370,19 @@ def test_a_proof_says_which_covering_tests_could_not_be_run(repo, tmp_path, monk
     attempt = prover_for(repo, tmp_path).prove(module, b"x = 1\n", module.families)
     assert attempt.result == PROVEN
     assert attempt.notes == [f"not verified [gfx942] tests/kernels/test_other.py: {BUFFER_OPS_MISSING}"]
+
+
+def test_a_target_older_than_the_installed_flydsl_is_named_with_both_releases(repo, monkeypatch, capsys):
+    # Deep-Spark's checkout says 0.2.0 while 0.3.1 is installed: every codemod fix was withheld, silently.
+    from flydsl_lint.engine.versions import Version
+    from flydsl_lint.frontends.cli import main
+
+    monkeypatch.chdir(repo)
+    monkeypatch.setattr(migrate_command, "installed_flydsl_version", lambda: Version.parse("0.5.0"))
+    assert main(["migrate", "--dry-run", "--target-version", "0.3.0"]) == 0
+    assert capsys.readouterr().err == (
+        "flydsl-lint migrate: note: fixes are offered for the target FlyDSL 0.3.0 (command line), older than "
+        "the installed 0.5.0 that compiles the proofs: fixes needing a newer release are withheld "
+        "(--target-version 0.5.0 offers them)\n")
+    assert main(["migrate", "--dry-run", "--target-version", "0.5.0"]) == 0
+    assert capsys.readouterr().err == ""
