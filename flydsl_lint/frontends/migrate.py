@@ -21,6 +21,7 @@ from ..engine.config import Settings
 from ..engine.diagnostics import fix_applies
 from ..engine.source import SourceError, SourceFile, read_data
 from ..engine.writes import write_atomic
+from ..rules._codemods import refusal_reason
 from ..run.checker import Checker
 from ..run.fix_loop import fix_source
 from ..verify.compare import CHANGED, COMPILE_ERROR, IDENTICAL, KernelComparison
@@ -38,6 +39,8 @@ FAMILIES = tuple(f"FLY{digit}" for digit in range(10))
 PROVEN, BROKEN, NO_EVIDENCE, INVALID = "proven", "broken", "no-evidence", "invalid"
 # Per-diagnostic statuses in the report.
 KEPT, REVERTED, NOT_PROVEN, APPLIED_UNPROVEN = "kept", "reverted", "not-proven", "applied-unproven"
+# A site a structural codemod would not rewrite: reported, never a candidate.
+REFUSED = "refused"
 
 # Folders never copied into the scratch tree: version control, caches, virtual environments.
 NOT_COPIED = (".git", "__pycache__", ".venv", ".venvs", ".flydsl-lint-cache", ".pytest_cache")
@@ -53,12 +56,13 @@ def family_of(code: str) -> str:
 
 @dataclass
 class Candidate:
-    """A diagnostic of the original module whose fix migrate may apply."""
+    """A diagnostic of the original module whose fix migrate may apply, or a refused codemod site."""
 
     code: str
     line: int
     column: int
     message: str
+    refusal: str = ""  # why the codemod refused the site ("" for a candidate)
 
     @property
     def family(self) -> str:
@@ -73,6 +77,7 @@ class ModulePlan:
     candidates: list[Candidate]
     tests: list[str] = field(default_factory=list)
     probes: list[str] = field(default_factory=list)
+    refused: list[Candidate] = field(default_factory=list)  # codemod sites left as they are, with the reason
 
     @property
     def families(self) -> tuple[str, ...]:
@@ -116,12 +121,19 @@ class ModuleOutcome:
 
 
 # fixing
-def candidates_of(path: Path, settings: Settings) -> tuple[bytes, list[Candidate]]:
-    """The file's bytes and the diagnostics whose fix migrate may apply (safe and unsafe, not display-only)."""
+def candidates_of(path: Path, settings: Settings) -> tuple[bytes, list[Candidate], list[Candidate]]:
+    """The file's bytes, the diagnostics whose fix migrate may apply (safe and unsafe, not display-only)
+    and the codemod sites refused (no fix, and the reason in the message)."""
     data = read_data(path, settings.max_file_size)
     diagnostics = Checker(settings).check(SourceFile.from_bytes(str(path), data))
-    found = [Candidate(d.code, d.start[0], d.start[1] + 1, d.message) for d in diagnostics if fix_applies(d.fix, True)]
-    return data, found
+    found, refused = [], []
+    for d in diagnostics:
+        candidate = Candidate(d.code, d.start[0], d.start[1] + 1, d.message)
+        if fix_applies(d.fix, True):
+            found.append(candidate)
+        elif d.fix is None and refusal_reason(d.message):
+            refused.append(replace(candidate, refusal=refusal_reason(d.message)))
+    return data, found, refused
 
 
 def fixed_text(path: Path, data: bytes, settings: Settings, families: tuple[str, ...]) -> bytes:
@@ -250,6 +262,8 @@ def migrate_module(module: ModulePlan, settings: Settings, prove: Callable[[Modu
                    unproven: bool) -> ModuleOutcome:
     outcome = ModuleOutcome(module)
     families = module.families
+    if not families:  # only refused sites: nothing to apply or prove
+        return outcome
     if not module.covered:
         if unproven:
             outcome.new_text = fixed_text(module.path, module.original, settings, families)
@@ -296,15 +310,17 @@ def plan_modules(files: list[Path], repo: Path, settings: Settings, config: Veri
             errors.append(f"{path}: outside the repository {repo}")
             continue
         try:
-            data, candidates = candidates_of(path, settings)
+            data, candidates, refused = candidates_of(path, settings)
         except SourceError as exc:
             errors.append(str(exc))
             continue
         if not candidates:
+            if refused:  # reported, with nothing to prove
+                modules.append(ModulePlan(path, relative, data, [], refused=refused))
             continue
         plan = build_plan(graph=graph, changed=[relative], config=config, test_files=test_files, base="", head="",
                           archs=archs, mode="compile")
-        modules.append(ModulePlan(path, relative, data, candidates, plan.tests, plan.probes))
+        modules.append(ModulePlan(path, relative, data, candidates, plan.tests, plan.probes, refused))
     return modules, errors
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from .migrate import APPLIED_UNPROVEN, KEPT, NOT_PROVEN, REVERTED, ModuleOutcome, ModulePlan, worst_case_attempts
+from .migrate import (APPLIED_UNPROVEN, KEPT, NOT_PROVEN, REFUSED, REVERTED, Candidate, ModuleOutcome, ModulePlan,
+                      worst_case_attempts)
 
 SCHEMA_VERSION = 1
-STATUSES = (KEPT, REVERTED, NOT_PROVEN, APPLIED_UNPROVEN)
+STATUSES = (KEPT, REVERTED, NOT_PROVEN, APPLIED_UNPROVEN)  # of the candidate fixes
 
 
 @dataclass
@@ -20,21 +21,34 @@ class MigrateReport:
     archs: list[str]
 
     def counts(self) -> dict[str, int]:
+        """Candidate fixes per status, then the refused codemod sites."""
         found = dict.fromkeys(STATUSES, 0)
         for outcome in self.outcomes:
             for candidate in outcome.plan.candidates:
                 found[outcome.status_of(candidate.family)] += 1
+        found[REFUSED] = sum(len(o.plan.refused) for o in self.outcomes)
         return found
 
     @property
     def exit_code(self) -> int:
-        """0 when every candidate fix was kept; 1 when any was reverted, not proven or applied unproven."""
+        """0 when every candidate fix was kept; 1 when any was reverted, not proven or applied unproven.
+        A refused site is no failure of migrate (like ruff's `--fix-only`, which does not exit
+        non-zero for what it cannot fix): `flydsl-lint check` still reports it."""
         counts = self.counts()
-        return 0 if counts[KEPT] == sum(counts.values()) else 1
+        return 0 if counts[KEPT] == sum(counts[s] for s in STATUSES) else 1
+
+
+def _rows(outcome: ModuleOutcome) -> list[tuple[Candidate, str]]:
+    """The module's candidates and refused sites with their status, in source order."""
+    rows = [(c, outcome.status_of(c.family)) for c in outcome.plan.candidates]
+    rows += [(c, REFUSED) for c in outcome.plan.refused]
+    return sorted(rows, key=lambda row: (row[0].line, row[0].column, row[0].code))
 
 
 def module_status(outcome: ModuleOutcome) -> str:
     statuses = {outcome.status_of(f) for f in outcome.plan.families}
+    if not statuses:
+        return REFUSED  # only refused sites
     if statuses == {KEPT}:
         return "migrated"
     if KEPT in statuses:
@@ -61,9 +75,16 @@ def _module_dict(outcome: ModuleOutcome) -> dict:
         "verify_runs": sum(a.verified for a in outcome.attempts),
         "attempts": [{"families": list(a.families), "result": a.result, "reason": a.reason, "notes": a.notes,
                       "breaking": [_comparison_dict(c) for c in a.breaking]} for a in outcome.attempts],
-        "diagnostics": [{"code": c.code, "line": c.line, "column": c.column, "message": c.message,
-                         "family": c.family, "status": outcome.status_of(c.family)} for c in plan.candidates],
+        "diagnostics": [_diagnostic_dict(c, status) for c, status in _rows(outcome)],
     }
+
+
+def _diagnostic_dict(c: Candidate, status: str) -> dict:
+    found = {"code": c.code, "line": c.line, "column": c.column, "message": c.message, "family": c.family,
+             "status": status}
+    if status == REFUSED:
+        found["reason"] = c.refusal
+    return found
 
 
 def render_json(report: MigrateReport) -> str:
@@ -81,21 +102,25 @@ def _family_reason(outcome: ModuleOutcome, family: str) -> str:
     return ""
 
 
+def _counts_sentence(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts[s]} {s}" for s in STATUSES) + f" fixes; {counts[REFUSED]} codemod sites refused."
+
+
 def render_markdown(report: MigrateReport) -> str:
     counts = report.counts()
     lines = ["# flydsl-lint migrate", "",
-             f"Archs {', '.join(report.archs)}: " + ", ".join(f"{counts[s]} {s}" for s in STATUSES) + " fixes.", "",
+             f"Archs {', '.join(report.archs)}: {_counts_sentence(counts)}", "",
              "| module | status | tests and probes | families |", "|---|---|---|---|"]
     for outcome in report.outcomes:
         plan = outcome.plan
         covering = ", ".join(f"`{t}`" for t in plan.tests + plan.probes) or "none"
-        families = ", ".join(f"{f}: {outcome.status_of(f)}" for f in plan.families)
+        families = ", ".join([f"{f}: {outcome.status_of(f)}" for f in plan.families]
+                             + ([f"{len(plan.refused)} refused"] if plan.refused else []))
         lines.append(f"| `{plan.relative}` | {module_status(outcome)} | {covering} | {families} |")
     lines.append("")
     for outcome in report.outcomes:
         lines += [f"## `{outcome.plan.relative}`", "", "| line | code | status | message |", "|---|---|---|---|"]
-        lines += [f"| {c.line}:{c.column} | {c.code} | {outcome.status_of(c.family)} | {c.message} |"
-                  for c in outcome.plan.candidates]
+        lines += [f"| {c.line}:{c.column} | {c.code} | {status} | {c.message} |" for c, status in _rows(outcome)]
         lines.append("")
         for family in outcome.plan.families:
             reason = _family_reason(outcome, family) if outcome.status_of(family) != KEPT else ""
@@ -116,7 +141,8 @@ def render_markdown(report: MigrateReport) -> str:
 def render_terminal(report: MigrateReport) -> str:
     lines = []
     for outcome in report.outcomes:
-        families = ", ".join(f"{f} {outcome.status_of(f)}" for f in outcome.plan.families)
+        families = ", ".join([f"{f} {outcome.status_of(f)}" for f in outcome.plan.families]
+                             + ([f"{len(outcome.plan.refused)} refused"] if outcome.plan.refused else []))
         lines.append(f"{outcome.plan.relative}: {module_status(outcome)} ({families})")
         for family in outcome.plan.families:
             reason = _family_reason(outcome, family) if outcome.status_of(family) != KEPT else ""
@@ -125,9 +151,13 @@ def render_terminal(report: MigrateReport) -> str:
         for attempt in outcome.attempts:
             if attempt.proven and set(attempt.families) == set(outcome.kept):
                 lines += [f"  note: {note}" for note in attempt.notes]
-    counts = report.counts()
-    lines.append(", ".join(f"{counts[s]} {s}" for s in STATUSES) + " fixes.")
+        lines += _refused_lines(outcome.plan)
+    lines.append(_counts_sentence(report.counts()))
     return "\n".join(lines)
+
+
+def _refused_lines(plan: ModulePlan) -> list[str]:
+    return [f"  refused {c.code} at {c.line}:{c.column}: {c.refusal}" for c in plan.refused]
 
 
 def render_plan(modules: list[ModulePlan], archs: list[str]) -> str:
@@ -135,6 +165,10 @@ def render_plan(modules: list[ModulePlan], archs: list[str]) -> str:
     lines = [f"archs: {', '.join(archs)}"]
     total = 0
     for module in modules:
+        if not module.candidates:
+            lines.append(f"{module.relative}: no fixes, {len(module.refused)} refused")
+            lines += _refused_lines(module)
+            continue
         runs = worst_case_attempts(len(module.families)) if module.covered else 0
         total += runs
         per_family = ", ".join(f"{f} ({sum(c.family == f for c in module.candidates)})" for f in module.families)
@@ -142,5 +176,9 @@ def render_plan(modules: list[ModulePlan], archs: list[str]) -> str:
         covering = module.tests + module.probes
         lines.append(f"  proven by: {', '.join(covering)}" if covering else "  proven by: nothing (not proven: left unchanged unless --unproven)")
         lines.append(f"  verify runs: at most {runs}")
-    lines.append(f"{len(modules)} modules with fixes, at most {total} verify runs")
+        lines += _refused_lines(module)
+    with_fixes = sum(bool(m.candidates) for m in modules)
+    refused = sum(len(m.refused) for m in modules)
+    lines.append(f"{with_fixes} modules with fixes, at most {total} verify runs"
+                 + (f"; {refused} codemod sites refused" if refused else ""))
     return "\n".join(lines)

@@ -20,13 +20,22 @@ class Refusal(Exception):
     """A codemod cannot rewrite this site; the message says why (shown in the diagnostic)."""
 
 
+# What a refused site's message says before the reason; `refusal_reason` reads it back.
+_REFUSAL_NOTE = "; no automatic rewrite: "
+
+
 def codemod_fix(rule: "Rule", build_edits: Callable[[], list[Edit]], message: str) -> tuple[Fix | None, str]:
     """The codemod's fix and no note, or no fix and the note (the diagnostic's `{note}`)
     that says why it refused."""
     try:
         return rule.make_fix(build_edits(), message), ""
     except Refusal as refusal:
-        return None, f"; no automatic rewrite: {refusal}"
+        return None, f"{_REFUSAL_NOTE}{refusal}"
+
+
+def refusal_reason(message: str) -> str:
+    """Why a codemod refused the site a diagnostic's `message` describes ("" when it did not)."""
+    return message.partition(_REFUSAL_NOTE)[2]
 
 
 class Codemod:

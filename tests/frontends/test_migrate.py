@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from flydsl_lint.engine.writes import write_atomic
-from flydsl_lint.frontends import migrate, migrate_command
+from flydsl_lint.frontends import migrate, migrate_command, migrate_report
 from flydsl_lint.frontends.migrate import (
     BROKEN, NO_EVIDENCE, PROVEN, Attempt, MigrateError, ModuleOutcome, ModulePlan, candidates_of, commit, judge,
     largest_proven_subset, migrate_module, worst_case_attempts,
@@ -127,7 +127,7 @@ def test_tests_that_compile_nothing_prove_nothing():
 # one module
 def module_plan(repo: Path, relative: str, tests=("tests/kernels/test_accumulate.py",)) -> ModulePlan:
     path = repo / relative
-    data, candidates = candidates_of(path, make_settings(repo))
+    data, candidates, _ = candidates_of(path, make_settings(repo))
     return ModulePlan(path, relative, data, candidates, list(tests))
 
 
@@ -251,7 +251,7 @@ def test_unproven_modules_are_migrated_only_when_asked_and_reported(tmp_path):
     assert applied.returncode == 1, applied.stderr
     assert b"return fx.Int32(tid) * 2" in (repo / "kernels" / "helpers.py").read_bytes()
     report = json.loads((repo / "r.json").read_text())
-    assert report["summary"] == {"kept": 0, "reverted": 0, "not-proven": 0, "applied-unproven": 1}
+    assert report["summary"] == {"kept": 0, "reverted": 0, "not-proven": 0, "applied-unproven": 1, "refused": 0}
     (module,) = report["modules"]
     assert (module["path"], module["status"], module["verify_runs"]) == ("kernels/helpers.py", "applied-unproven", 0)
     assert module["diagnostics"] == [{"code": "FLY111", "line": 7, "column": 12, "family": "FLY1",
@@ -386,3 +386,88 @@ def test_a_target_older_than_the_installed_flydsl_is_named_with_both_releases(re
         "(--target-version 0.5.0 offers them)\n")
     assert main(["migrate", "--dry-run", "--target-version", "0.5.0"]) == 0
     assert capsys.readouterr().err == ""
+
+
+# refused codemod sites
+REFUSED_HELPER = '''\
+"""A plain helper building its scf.if by hand, outside traced code."""
+
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+
+
+def guarded_store(pred, store):
+    op = scf.IfOp(pred)
+    with ir.InsertionPoint(op.then_block):
+        store()
+        scf.YieldOp([])
+'''
+NOT_TRACED = "it is not in a @flyc.kernel/@flyc.jit body"
+
+
+def refused_repo(tmp_path, with_fix: bool) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "kernels").mkdir(parents=True)
+    (repo / "kernels" / "guarded.py").write_text(REFUSED_HELPER)
+    if with_fix:
+        shutil.copy(FIXTURE / "kernels" / "helpers.py", repo / "kernels" / "helpers.py")
+    return repo
+
+
+def test_a_refused_codemod_site_is_in_the_plan(tmp_path):
+    repo = refused_repo(tmp_path, with_fix=True)
+    result = run_cli("migrate", "--dry-run", "--target-version", "0.5.0", cwd=repo)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "archs: gfx942",
+        "kernels/guarded.py: no fixes, 1 refused",
+        f"  refused FLY501 at 8:10: {NOT_TRACED}",
+        "kernels/helpers.py: 1 fixes: FLY1 (1)",
+        "  proven by: nothing (not proven: left unchanged unless --unproven)",
+        "  verify runs: at most 0",
+        "1 modules with fixes, at most 0 verify runs; 1 codemod sites refused",
+    ]
+
+
+def test_refused_sites_are_reported_with_their_reason_and_do_not_fail_migrate(tmp_path):
+    repo = refused_repo(tmp_path, with_fix=False)
+    before = snapshot(repo)
+    result = run_cli("migrate", "--target-version", "0.5.0", "--report", "r.json", "--report", "r.md", cwd=repo)
+    assert result.returncode == 0, result.stderr  # a refusal is not a failure of migrate
+    assert result.stdout.splitlines() == [
+        "kernels/guarded.py: refused (1 refused)",
+        f"  refused FLY501 at 8:10: {NOT_TRACED}",
+        "0 kept, 0 reverted, 0 not-proven, 0 applied-unproven fixes; 1 codemod sites refused.",
+    ]
+    report = json.loads((repo / "r.json").read_text())
+    assert report["summary"] == {"kept": 0, "reverted": 0, "not-proven": 0, "applied-unproven": 0, "refused": 1}
+    (module,) = report["modules"]
+    assert (module["path"], module["status"], module["families"], module["verify_runs"]) == \
+        ("kernels/guarded.py", "refused", {}, 0)
+    (row,) = module["diagnostics"]
+    assert (row["code"], row["line"], row["column"], row["status"], row["reason"]) == \
+        ("FLY501", 8, 10, "refused", NOT_TRACED)
+    assert row["message"].endswith(f"; no automatic rewrite: {NOT_TRACED}")
+    markdown = (repo / "r.md").read_text()
+    assert "0 applied-unproven fixes; 1 codemod sites refused." in markdown
+    assert "| `kernels/guarded.py` | refused | none | 1 refused |" in markdown
+    assert f"| 8:10 | FLY501 | refused | {row['message']} |" in markdown
+    assert snapshot(repo) == {**before, "r.json": (repo / "r.json").read_bytes(), "r.md": (repo / "r.md").read_bytes()}
+
+
+def test_refused_sites_sit_beside_the_candidates_in_source_order_and_leave_the_exit_code_alone(tmp_path):
+    repo = refused_repo(tmp_path, with_fix=False)
+    path = repo / "kernels" / "guarded.py"
+    path.write_text(REFUSED_HELPER + "\n\nimport flydsl.expr as fx\n\n\ndef doubled(tid):\n"
+                    "    return fx.Int32(fx.Int32(tid)) * 2\n")
+    data, candidates, refused = candidates_of(path, make_settings(repo, select=("FLY1", "FLY5")))
+    assert [(c.code, c.line) for c in candidates] == [("FLY111", 18)]
+    assert [(c.code, c.line, c.refusal) for c in refused] == [("FLY501", 8, NOT_TRACED)]
+    module = ModulePlan(path, "kernels/guarded.py", data, candidates, ["tests/test_guarded.py"], refused=refused)
+    outcome = ModuleOutcome(module, kept=("FLY1",), new_text=b"")
+    report = migrate_report.MigrateReport([outcome], ["gfx942"])
+    assert report.exit_code == 0
+    rows = json.loads(migrate_report.render_json(report))["modules"][0]["diagnostics"]
+    assert [(r["code"], r["status"], r.get("reason")) for r in rows] == [("FLY501", "refused", NOT_TRACED),
+                                                                          ("FLY111", "kept", None)]
+    assert migrate_report.module_status(outcome) == "migrated"
