@@ -10,9 +10,11 @@ from functools import cached_property
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Codemod, Refusal, codemod_fix, delete_or_pass, end_of, has_comments, is_attribute_of,
-                        kernel_function, next_statement, own_nodes, reads_of, start_of, unconditional_block, within)
-from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar
+from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, end_of,
+                        fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
+                        reads_of, single_name_assignment, start_of, unconditional_block, within)
+from ._edits import reference
+from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = release_paths("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
@@ -138,19 +140,57 @@ def runtime_condition(rule: Rule, test: ast.expr) -> bool:
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
 _HAS_ELSE = ("hasElse", "has_else")
+_RESULTS = ("results_", "results")
+_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types")
+# An scf.if result type -> the fx scalar classes whose values have it.
+_RESULT_CLASSES = {
+    "i1": ("Boolean",), "i8": ("Int8", "Uint8"), "i16": ("Int16", "Uint16"), "i32": ("Int32", "Uint32"),
+    "i64": ("Int64", "Uint64"), "f16": ("Float16",), "bf16": ("BFloat16",), "f32": ("Float32",),
+    "f64": ("Float64",), "index": ("Index",),
+}
+# Calls that only take the ir.Value out of a typed value (`v.ir_value()` too).
+_UNWRAP_MODULES = ("flydsl.expr.arith", "flydsl.expr.utils.arith", "flydsl.expr", "flydsl.expr.typing")
+_UNWRAP_LEAVES = ("as_ir_value", "unwrap", "_to_raw")
+
+
+def _counted(count: int, noun: str) -> str:
+    return f"{count} {noun}" if count == 1 else f"{count} {noun}s"
+
+
+def _zero(scalar: str) -> str:
+    """A constant of the fx class `scalar` (its initial carried value)."""
+    if scalar == "Boolean":
+        return "False"
+    return "0.0" if scalar.startswith(("Float", "BFloat")) else "0"
+
+
+class _Carried:
+    """One result of the op: the name the Python `if` carries it in and how it is read."""
+
+    def __init__(self, index: int, type_node: ast.expr, classes: tuple[str, ...]) -> None:
+        self.index, self.type_node, self.classes = index, type_node, classes
+        self.reads: list[ast.Call] = []  # `fx.Int32(op.results[k])`, in source order
+        self.scalar = ""  # the fx class both regions yield
+        self.name = ""
+        self.binding: ast.Assign | None = None  # `v = fx.Int32(op.results[k])`, whose name is reused
 
 
 class _IfRewrite(Codemod):
-    """`op = scf.IfOp(cond)` (or `scf.IfOp(cond, [], hasElse=True)`) with its then region
-    entered right after it (`with ir.InsertionPoint(op.then_block):` ending in
-    `scf.YieldOp([])`, or `with _if_then(op):`) and, with an else, the else region right
-    after that, rewritten as a Python `if cond: ... else: ...`.
+    """`op = scf.IfOp(cond[, [types...]], hasElse=...)` with its then region entered right
+    after it (`with ir.InsertionPoint(op.then_block):` ending in `scf.YieldOp([...])`, or
+    `with _if_then(op):`) and, with an else, the else region right after that, rewritten as a
+    Python `if cond: ... else: ...`.
 
     In traced code the rewriter lowers that `if` on a dynamic condition through
-    `scf_if_dispatch`: `scf.IfOp(as_ir_value(cond), [], has_else=...)` with an
-    empty `scf.yield` closing each region (every release from 0.3.0 on), the op
-    built by hand. Names a branch assigns that also live outside it would become
-    carried scf.if results, so such branches are refused.
+    `scf_if_dispatch` (every release from 0.3.0 on). Without carried names it builds
+    `scf.IfOp(as_ir_value(cond), [], has_else=...)` with an empty `scf.yield` closing each
+    region. The names it carries (`_collect_assigned_vars`) are those bound before the `if`
+    that a branch assigns, or whose method a branch calls; each becomes an scf.if result of
+    the type of its value before the branch (`None` is refused there), and each branch
+    yields its value, which must have that type. So the op's results become names
+    initialised with a typed constant before the `if` (dead once both branches assign
+    them) and assigned the yielded values in each branch; the reads `fx.T(op.results[k])`
+    become the name. Any other name a branch would carry is refused.
     """
 
     def edits(self) -> list[Edit]:
@@ -158,42 +198,70 @@ class _IfRewrite(Codemod):
         statement, target = self.bound_statement()
         function = kernel_function(rule, self.call)
         block = unconditional_block(rule, statement)
-        has_else = self._signature()
-        then = self._region(next_statement(block, statement), target.id, "then")
+        results, has_else = self._signature()
+        if results and not has_else:
+            raise Refusal("the op has results but no else region")
+        then = self._region(next_statement(block, statement), target.id, "then", results)
         regions = [then]
         if has_else:
-            regions.append(self._region(next_statement(block, then), target.id, "else"))
-        self._check_reads(target, regions)
-        for region in regions:
-            self._check_body(region, function)
+            regions.append(self._region(next_statement(block, then), target.id, "else", results))
+        self._check_reads(target, regions, results)
+        yielded = [self._yielded(region, which, results) for region, which in zip(regions, ("then", "else"))]
+        for region, values in zip(regions, yielded):
+            self._check_body(region, values, function)
+        self._name_results(results, block, function)
         header_end = end_of(rule, then.items[0].context_expr)
         if has_comments(rule, start_of(rule, statement), header_end):
             raise Refusal("a comment in the `if` header would be lost")
-        edits = [Edit(start_of(rule, statement), header_end, f"if {rule.text(self.call.args[0])}")]
+        indent = " " * start_of(rule, statement).col
+        inits = "".join(f"{r.name} = {self._spell(r.scalar)}({_zero(r.scalar)})\n{indent}" for r in results)
+        edits = [Edit(start_of(rule, statement), header_end, f"{inits}if {self._condition()}")]
         if has_else:
             edits.append(Edit(start_of(rule, regions[1]), end_of(rule, regions[1].items[0].context_expr), "else"))
-        for region in regions:
+        for region, values in zip(regions, yielded):
             last = region.body[-1]
-            if self._is_yield(last):
+            if results:
+                indent = " " * start_of(rule, last).col
+                edits.append(rule.replace(last, f"\n{indent}".join(
+                    f"{r.name} = {rule.text(v)}" for r, v in zip(results, values))))
+            elif self._yield_values(last) is not None:
                 edits.append(delete_or_pass(rule, last, block_left_empty=len(region.body) == 1))
+        for result in results:
+            if result.binding is not None:
+                edits.append(delete_statement(rule, result.binding))
+            else:
+                edits += [rule.replace(read, result.name) for read in result.reads]
         return edits
 
-    def _signature(self) -> bool:
-        """Whether the op has an else region; refused for result types or other arguments."""
+    def _signature(self) -> tuple[list[_Carried], bool]:
+        """The op's results and whether it has an else region; refused for other arguments."""
         call = self.call
         if len(call.args) not in (1, 2) or any(isinstance(a, ast.Starred) for a in call.args):
-            raise Refusal("the op is not built as `scf.IfOp(cond[, []], hasElse=...)`")
-        if len(call.args) == 2 and not (isinstance(call.args[1], (ast.List, ast.Tuple)) and not call.args[1].elts):
-            raise Refusal("the op yields values (carried results need an initialisation of matching type "
-                          "before a Python `if`; rewrite it by hand)")
+            raise Refusal("the op is not built as `scf.IfOp(cond[, [types]], hasElse=...)`")
+        types = call.args[1] if len(call.args) == 2 else None
         has_else = False
         for keyword in call.keywords:
-            if keyword.arg not in _HAS_ELSE or not (isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, bool)):
+            if keyword.arg in _RESULTS and types is None:
+                types = keyword.value
+            elif keyword.arg in _HAS_ELSE and isinstance(keyword.value, ast.Constant) and isinstance(keyword.value.value, bool):
+                has_else = keyword.value.value
+            else:
                 raise Refusal(f"the op takes `{keyword.arg}=`, which a Python `if` cannot express")
-            has_else = keyword.value.value
-        return has_else
+        if types is None:
+            return [], has_else
+        if not isinstance(types, (ast.List, ast.Tuple)) or any(isinstance(t, ast.Starred) for t in types.elts):
+            raise Refusal(f"its result types `{self.rule.text(types)}` are not a list the codemod can read")
+        return [_Carried(k, t, self._result_classes(t)) for k, t in enumerate(types.elts)], has_else
 
-    def _region(self, statement: ast.stmt | None, name: str, which: str) -> ast.With:
+    def _result_classes(self, node: ast.expr) -> tuple[str, ...]:
+        """The fx classes whose values have the result type `node` (`T.i32`, `T.f32()`, ...)."""
+        name = self.rule.model.resolve(node.func if isinstance(node, ast.Call) and not node.args else node) or ""
+        module, _, leaf = name.rpartition(".")
+        if module not in _TYPE_MODULES or leaf not in _RESULT_CLASSES:
+            raise Refusal(f"the result type `{self.rule.text(node)}` is not a scalar type the codemod knows")
+        return _RESULT_CLASSES[leaf]
+
+    def _region(self, statement: ast.stmt | None, name: str, which: str, results: list[_Carried]) -> ast.With:
         """The `with` entering the `which` region right after the previous statement."""
         refusal = Refusal(f"the {which} region is not entered by a `with` right after the "
                           f"{'op' if which == 'then' else 'then region'}")
@@ -208,41 +276,207 @@ class _IfRewrite(Codemod):
             and isinstance(entered.args[0], ast.Name) and entered.args[0].id == name
         if not (by_point or by_helper):
             raise refusal
+        if by_helper and results:
+            raise Refusal(f"`_if_{which}` closes the {which} region with an empty yield, but the op has results")
         yields = [n for s in statement.body for n in ast.walk(s) if isinstance(n, ast.Call) and scf_op(self.rule, n) in ("YieldOp", "yield_")]
-        if by_point and not (yields and self._is_yield(statement.body[-1])):
-            raise Refusal(f"the {which} region does not end in `scf.YieldOp([])`")
-        if len(yields) > (1 if self._is_yield(statement.body[-1]) else 0):
-            raise Refusal(f"the {which} region yields more than once, values, or in a nested region")
+        values = self._yield_values(statement.body[-1])
+        if by_point and values is None:
+            raise Refusal(f"the {which} region does not end in its `scf.YieldOp`")
+        if len(yields) > (0 if values is None else 1):
+            raise Refusal(f"the {which} region yields more than once, or in a nested region")
+        if values is not None and len(values) != len(results):
+            raise Refusal(f"the {which} region yields {_counted(len(values), 'value')} for the op's "
+                          f"{_counted(len(results), 'result')}")
         return statement
 
-    def _is_yield(self, statement: ast.stmt) -> bool:
+    def _yield_values(self, statement: ast.stmt) -> list[ast.expr] | None:
+        """The values of `scf.YieldOp([v, ...])` as a statement, else None."""
         value = statement.value if isinstance(statement, ast.Expr) else None
-        return isinstance(value, ast.Call) and scf_op(self.rule, value) in ("YieldOp", "yield_") and not value.keywords \
-            and len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple)) and not value.args[0].elts
+        if isinstance(value, ast.Call) and scf_op(self.rule, value) in ("YieldOp", "yield_") and not value.keywords \
+                and len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple)) \
+                and not any(isinstance(v, ast.Starred) for v in value.args[0].elts):
+            return value.args[0].elts
+        return None
 
-    def _check_reads(self, target: ast.Name, regions: list[ast.With]) -> None:
+    def _check_reads(self, target: ast.Name, regions: list[ast.With], results: list[_Carried]) -> None:
+        """Every use of the op is a region header or, after the op, a typed read of a result."""
         entered = [region.items[0].context_expr for region in regions]
+        op_end = (regions[-1].end_lineno, regions[-1].end_col_offset)
         for read in reads_of(self.rule, target):
-            if not any(within(e, read) for e in entered):
+            if any(within(e, read) for e in entered):
+                continue
+            found = self._result_read(read, len(results))
+            if found is None:
                 raise Refusal(f"the op escapes (`{target.id}` is used on line {read.lineno})")
+            index, node = found
+            if (read.lineno, read.col_offset) < op_end:
+                raise Refusal(f"result {index} is read on line {read.lineno}, before the op ends")
+            wrapper = self.rule.model.parent(node)
+            scalar = typed_scalar(self.rule.model, wrapper)
+            if scalar is None or single_positional(wrapper) is not node:
+                raise Refusal(f"result {index} is read raw on line {read.lineno} (a Python `if` carries an fx "
+                              f"value: read it as `fx.<type>({self.rule.text(node)})`)")
+            results[index].reads.append(wrapper)
 
-    def _check_body(self, region: ast.With, function: ast.AST) -> None:
-        for node in own_nodes(region.body):
+    def _result_read(self, read: ast.Name, count: int) -> tuple[int, ast.expr] | None:
+        """`op.results[k]` (or `op.result` of a one-result op): k and that node."""
+        attribute = self.rule.model.parent(read)
+        if not isinstance(attribute, ast.Attribute) or attribute.value is not read:
+            return None
+        if attribute.attr == "result" and count == 1:
+            return 0, attribute
+        subscript = self.rule.model.parent(attribute)
+        if attribute.attr == "results" and isinstance(subscript, ast.Subscript) and subscript.value is attribute \
+                and isinstance(subscript.slice, ast.Constant) and type(subscript.slice.value) is int \
+                and 0 <= subscript.slice.value < count:
+            return subscript.slice.value, subscript
+        return None
+
+    def _check_body(self, region: ast.With, values: list[ast.expr], function: ast.AST) -> None:
+        """Refuse what a Python `if` would treat otherwise: own control flow, carried names. The
+        branch is the region without its yield, then the assignments of the yielded `values`."""
+        body = region.body[:-1] if self._yield_values(region.body[-1]) is not None else region.body
+        for node in [*own_nodes(body), *(n for v in values for n in ast.walk(v))]:
             if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
                 raise Refusal(f"a region has a `{type(node).__name__.lower()}` of its own")
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and self._lives_outside(node, region, function):
-                raise Refusal(f"a region assigns `{node.id}`, which lives outside it "
+            stored = _stored_name(node)
+            if stored is not None and self._lives_outside(stored, region, function):
+                if self._none_before(stored, region, function):
+                    raise Refusal(f"a region assigns `{stored.id}`, initialised to None before the op "
+                                  "(None cannot become an scf.if result)")
+                raise Refusal(f"a region assigns `{stored.id}`, which lives outside it "
+                              "(a Python `if` would carry it as an scf.if result)")
+            called = _method_receiver(node)
+            if called is not None and called.id != "self" and self._lives_outside(called, region, function):
+                raise Refusal(f"a region calls a method of `{called.id}`, which lives outside it "
                               "(a Python `if` would carry it as an scf.if result)")
 
-    def _lives_outside(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
+    def _function_bindings(self, name: ast.Name, function: ast.AST) -> list | None:
         for scope in self.rule.model.scopes:
             if scope.node is function:
-                return any(not within(region, b.node) for b in scope.bindings.get(name.id, []))
-        return True
+                return scope.bindings.get(name.id, [])
+        return None
+
+    def _lives_outside(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
+        bindings = self._function_bindings(name, function)
+        return bindings is None or any(not within(region, b.node) for b in bindings)
+
+    def _none_before(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
+        """Whether a binding of `name` outside the region is `name = None`."""
+        for binding in self._function_bindings(name, function) or []:
+            statement = self.rule.model.parent(binding.node)
+            if not within(region, binding.node) and isinstance(statement, ast.Assign) \
+                    and isinstance(statement.value, ast.Constant) and statement.value.value is None:
+                return True
+        return False
+
+    def _yielded(self, region: ast.With, which: str, results: list[_Carried]) -> list[ast.expr]:
+        """The typed values the region yields, one per result, their fx class matched to the result's."""
+        values = [_typed_inner(self.rule, v) for v in self._yield_values(region.body[-1]) or []]
+        for result, value in zip(results, values):
+            scalar = known_scalar_type(self.rule.model, value)
+            if scalar is None:
+                why = self.rule.model.explain_type(value)[1]
+                raise Refusal(f"the {which} region yields `{self.rule.text(value)}` as result {result.index}, "
+                              f"whose fx type is not proven ({why})")
+            if scalar not in result.classes:
+                raise Refusal(f"result {result.index} has type `{self.rule.text(result.type_node)}`, but the "
+                              f"{which} region yields an fx.{scalar}")
+            if result.scalar and scalar != result.scalar:
+                raise Refusal(f"result {result.index} is an fx.{result.scalar} in the then region and an "
+                              f"fx.{scalar} in the else region")
+            result.scalar = scalar
+            for read in result.reads:
+                if typed_scalar(self.rule.model, read) != scalar:
+                    raise Refusal(f"result {result.index} is read as `{self.rule.text(read.func)}` on line "
+                                  f"{read.lineno}, but the regions yield an fx.{scalar}")
+        return values
+
+    def _name_results(self, results: list[_Carried], block: list[ast.stmt], function: ast.AST) -> None:
+        """Each result's carried name: the target of its one read `v = fx.T(op.results[k])`, when
+        that binds `v` once and nothing reads `v` before; else a fresh name."""
+        op = self.rule.model.parent(self.call).targets[0].id
+        for result in results:
+            if len(result.reads) == 1:
+                binding = single_name_assignment(self.rule, result.reads[0])
+                if binding is not None and binding[0] in block and bound_once(self.rule, binding[1], function) \
+                        and all(r.lineno > binding[0].end_lineno for r in reads_of(self.rule, binding[1])) \
+                        and delete_statement(self.rule, binding[0]) is not None:
+                    result.binding, result.name = binding[0], binding[1].id
+                    continue
+            suffix = "" if len(results) == 1 else str(result.index)
+            result.name = fresh_name(self.rule, f"{op}_result{suffix}", f"{op}_value{suffix}")
+
+    def _spell(self, scalar: str) -> str:
+        found = reference(self.rule, f"{EXPR}.{scalar}", "fx", EXPR)
+        if found is None or found[1]:
+            raise Refusal(f"the file does not import `{EXPR}` to spell the initial fx.{scalar}")
+        return found[0]
+
+    def _condition(self) -> str:
+        """The condition's text: a typed boolean taken out of its `as_ir_value`-like wrapper."""
+        condition = self.call.args[0]
+        inner = _typed_inner(self.rule, condition)
+        return self.rule.text(inner if known_scalar_type(self.rule.model, inner) == "Boolean" else condition)
+
+
+def _typed_inner(rule: Rule, node: ast.expr) -> ast.expr:
+    """`v` out of `fx.as_ir_value(v)`, `arith.unwrap(v)`, `v.ir_value()` (nested too) when `v` is a
+    typed fx value; else `node` itself."""
+    inner = node
+    while (unwrapped := _unwrapped(rule, inner)) is not None:
+        inner = unwrapped
+    return inner if known_scalar_type(rule.model, inner) else node
+
+
+def _unwrapped(rule: Rule, node: ast.expr) -> ast.expr | None:
+    """What a call taking the ir.Value out of a value is applied to, else None."""
+    if not isinstance(node, ast.Call):
+        return None
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "ir_value" and not node.args and not node.keywords:
+        return node.func.value
+    module, _, leaf = (rule.model.resolve(node.func) or "").rpartition(".")
+    return single_positional(node) if module in _UNWRAP_MODULES and leaf in _UNWRAP_LEAVES else None
+
+
+def _stored_name(node: ast.AST) -> ast.Name | None:
+    """The name a store writes: `x = ...`, and the base of `x[i] = ...` / `x.a = ...`."""
+    while isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+        node = node.value
+        if isinstance(node, ast.Name):
+            return node
+    return node if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else None
+
+
+def _method_receiver(node: ast.AST) -> ast.Name | None:
+    """`x` of a call `x.m(...)` / `x.a.m(...)`: the rewriter carries such a name too."""
+    if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+        return None
+    base = node.func.value
+    while isinstance(base, ast.Attribute):
+        base = base.value
+    return base if isinstance(base, ast.Name) else None
 
 
 _IF_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{raw}\n\n@flyc.kernel\n"
               "def k(x: fx.Int32):\n    low = fx.as_ir_value(x < 32)\n")
+_IF_MESSAGE = "Manual `scf.IfOp`: use a Python `if` on the typed condition in traced code, or a local `@flyc.jit` helper outside it"
+_RESULTS_IMPORTS = "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\nfrom flydsl.expr.typing import T\n"
+_RESULTS_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{imports}\n\n@flyc.kernel\n"
+                   "def k(x: fx.Int32, y: fx.Float32):\n")
+_TWO_RESULTS = ("    op = scf.IfOp(fx.as_ir_value(x < 32), [T.f32, T.i32], has_else=True)\n"
+                "    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([fx.as_ir_value(y * 2.0), x.ir_value()])\n"
+                "    with ir.InsertionPoint(op.else_block):\n        scf.YieldOp([fx.as_ir_value(y), fx.as_ir_value(x + 1)])\n"
+                "    fx.printf(fx.Float32(op.results[0]), fx.Int32(op.results[1]))\n")
+
+
+def _refused_results(reason: str, replaced: dict[str, str], body: str = _TWO_RESULTS) -> Invalid:
+    """The two-result kernel (or `body`) with each text of `replaced` swapped for its value,
+    refused for `reason`."""
+    for old, new in replaced.items():
+        body = body.replace(old, new)
+    return Invalid(_RESULTS_KERNEL.format(imports=_RESULTS_IMPORTS) + body,
+                   message=f"{_IF_MESSAGE}; no automatic rewrite: {reason}")
 
 
 @register
@@ -254,21 +488,42 @@ class ManualScfIf(Rule):
     become carried state initialised before the `if`. A `scf.IfOp` is reported
     here only (not under §3), once per op.
 
-    The unsafe fix rewrites a result-less `op = scf.IfOp(cond)` (or
-    `scf.IfOp(cond, [], hasElse=True)`) in a `@flyc.kernel`/`@flyc.jit` body whose
-    then region (and else region, when it has one) is entered right after it by
-    `with ir.InsertionPoint(op.then_block):` ending in `scf.YieldOp([])` or by
-    `with _if_then(op):`/`with _if_else(op):` as `if cond: ... else: ...`, the
-    yields dropped. It refuses, and the message says why, when the op is not in a
-    kernel/jit body, is built under an `if`/`try` or not bound to a name of its
-    own; it yields values (carried results need an initialisation of matching
-    type before the branch, which the model cannot give yet: rewrite those by
-    hand, never with `None`); a region is not entered right after the previous
-    one, yields more than once, values or in a nested region; a region has its
-    own `return`/`break`/`continue`/`yield` or assigns a name that lives outside
-    it (a Python `if` would carry it); the op is used otherwise; or a comment
-    sits in the header. A plain helper outside traced code keeps the op: its
-    local `@flyc.jit` boundary is a choice of the author's."""
+    The unsafe fix rewrites `op = scf.IfOp(cond[, [types...]], hasElse=...)` in a
+    `@flyc.kernel`/`@flyc.jit` body whose then region (and else region, when it
+    has one) is entered right after it by `with ir.InsertionPoint(op.then_block):`
+    ending in `scf.YieldOp([...])` or, without results, by `with _if_then(op):` /
+    `with _if_else(op):`, as `if cond: ... else: ...`. A typed condition comes out
+    of its `fx.as_ir_value(...)` / `.ir_value()` / `arith.unwrap(...)` (a raw i1
+    stays: the rewriter's dispatcher takes an ir.Value condition as it is). Each
+    result becomes a name initialised before the `if` with a typed constant of its
+    fx class (`fx.Int32(0)` for `T.i32`: never `None`, which cannot become an
+    scf.if result; the constant is dead once both branches assign the name) and
+    assigned the yielded value, unwrapped, in each branch; the name is `v` of a
+    read `v = fx.Int32(op.results[k])`, else `op_result<k>`, which replaces each
+    read `fx.Int32(op.results[k])` (or `op.result`).
+
+    It refuses, and the message says why, when:
+    - the op is not in a kernel/jit body (a plain helper keeps it: its local
+      `@flyc.jit` boundary is a choice of the author's), is built under an
+      `if`/`try`, or is not bound to a name of its own;
+    - it takes another argument or keyword, its result types are not a literal
+      list, a result type is not a scalar type (`T.i1` ... `T.f64`, `T.index`),
+      or it has results but no else region;
+    - a region is not entered right after the previous one, does not end in its
+      `scf.YieldOp`, yields more than once or in a nested region, yields another
+      number of values than the op has results, or is entered by `_if_then` /
+      `_if_else` (an empty yield) while the op has results;
+    - a result is read before the op ends, read raw (not through an fx class),
+      or read through another fx class than the regions yield; the op is used
+      otherwise;
+    - a yielded value's fx type is not proven by the value-type layer, is not of
+      the declared result type, or differs between the two regions;
+    - a region has its own `return`/`break`/`continue`/`yield`, assigns a name
+      that lives outside it (a Python `if` would carry it), one initialised to
+      `None` before the op (never an scf.if result), or calls a method of such a
+      name (the rewriter carries those too);
+    - a comment sits in the header, or the file does not import `flydsl.expr` to
+      spell the initial values."""
 
     code = "FLY501"
     call_names, call_modules = SCF_CALL_NAMES, SCF_CALL_MODULES
@@ -283,15 +538,49 @@ class ManualScfIf(Rule):
                 "        fx.printf(x)\n        scf.YieldOp([])\n    with ir.InsertionPoint(op.else_block):\n"
                 "        scf.YieldOp([])\n",
                 fixed=_IF_KERNEL.format(raw="") + "    if low:\n        fx.printf(x)\n    else:\n        pass\n",
-                unsafe=True, at=(10, 10),
-                message="Manual `scf.IfOp`: use a Python `if` on the typed condition in traced code, or a local `@flyc.jit` helper outside it"),
+                unsafe=True, at=(10, 10), message=_IF_MESSAGE),
+        Invalid(_RESULTS_KERNEL.format(imports=_RESULTS_IMPORTS) + _TWO_RESULTS,
+                fixed=_RESULTS_KERNEL.format(imports="") + "    op_result0 = fx.Float32(0.0)\n    op_result1 = fx.Int32(0)\n"
+                "    if x < 32:\n        op_result0 = y * 2.0\n        op_result1 = x\n    else:\n"
+                "        op_result0 = y\n        op_result1 = x + 1\n    fx.printf(op_result0, op_result1)\n",
+                unsafe=True, message=_IF_MESSAGE),
         Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl._mlir import ir\nif_op = scf.IfOp(pred, [ty], hasElse=True)\n"
                 "with ir.InsertionPoint(if_op.then_block):\n    pass\n",
-                message="Manual `scf.IfOp`: use a Python `if` on the typed condition in traced code, or a local `@flyc.jit` helper outside it; no automatic rewrite: it is not in a @flyc.kernel/@flyc.jit body"),
+                message=f"{_IF_MESSAGE}; no automatic rewrite: it is not in a @flyc.kernel/@flyc.jit body"),
         Invalid("from flydsl._mlir.dialects import scf as _scf\nfrom kernels.common.kernels_common import _if_then\n"
                 "with _if_then(_scf.IfOp(cond)):\n    store()\n"),
         Invalid("from flydsl._mlir import ir\ndef epilog(row_pred, scf=None):\n    if_row = scf.IfOp(row_pred)\n"
                 "    with ir.InsertionPoint(if_row.then_block):\n        store()\n"),
+        _refused_results("the op has results but no else region", {"has_else=True": "has_else=False"}),
+        _refused_results("its result types `types` are not a list the codemod can read", {"[T.f32, T.i32]": "types"}),
+        _refused_results("the result type `T.vec(4, T.f32)` is not a scalar type the codemod knows",
+                         {"[T.f32, T.i32]": "[T.vec(4, T.f32), T.i32]"}),
+        _refused_results("the then region does not end in its `scf.YieldOp`",
+                         {"x.ir_value()])\n": "x.ir_value()])\n        fx.printf(y)\n"}),
+        _refused_results("the then region yields more than once, or in a nested region",
+                         {"    with ir.InsertionPoint(op.then_block):\n": "    with ir.InsertionPoint(op.then_block):\n"
+                            "        scf.YieldOp([fx.as_ir_value(y), x.ir_value()])\n"}),
+        _refused_results("the then region yields 1 value for the op's 2 results", {", x.ir_value()])": "])"}),
+        _refused_results("result 0 is read on line 12, before the op ends",
+                         {"    with ir.InsertionPoint(op.then_block):\n": "    with ir.InsertionPoint(op.then_block):\n"
+                            "        fx.printf(fx.Float32(op.results[0]))\n"}),
+        _refused_results("result 0 is read raw on line 15 (a Python `if` carries an fx value: read it as "
+                         "`fx.<type>(op.results[0])`)", {"fx.Float32(op.results[0])": "op.results[0]"}),
+        _refused_results("result 1 is read as `fx.Uint32` on line 15, but the regions yield an fx.Int32",
+                         {"fx.Int32(op.results[1])": "fx.Uint32(op.results[1])"}),
+        _refused_results("the else region yields `z` as result 0, whose fx type is not proven "
+                         "(unknown: `z` is not bound in this module)", {"fx.as_ir_value(y)": "z"}),
+        _refused_results("result 1 has type `T.i64`, but the then region yields an fx.Int32",
+                         {"[T.f32, T.i32]": "[T.f32, T.i64]"}),
+        _refused_results("result 1 is an fx.Int32 in the then region and an fx.Uint32 in the else region",
+                         {"fx.as_ir_value(x + 1)": "fx.as_ir_value(fx.Uint32(x))"}),
+        _refused_results("a region assigns `out`, initialised to None before the op (None cannot become an scf.if result)",
+                         {"    with ir.InsertionPoint(op.else_block):\n":
+                          "    with ir.InsertionPoint(op.else_block):\n        out = y\n"}, "    out = None\n" + _TWO_RESULTS),
+        _refused_results("a region calls a method of `acc`, which lives outside it (a Python `if` would carry it "
+                         "as an scf.if result)", {"    with ir.InsertionPoint(op.else_block):\n":
+                                                  "    with ir.InsertionPoint(op.else_block):\n        acc.store(y)\n"},
+                         "    acc = make_acc()\n" + _TWO_RESULTS),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:

@@ -294,3 +294,52 @@ def build():
     x = torch.randn(BLOCK, device="cuda")
     guard(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
 '''
+
+# A raw scf.if with two results (f32, i32), both regions yielding typed values unwrapped to
+# ir.Values, read back through their fx classes: the carried form of a Python `if`.
+RAW_SCF_IF_RESULTS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def pick_kernel(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+    x = fx.Float32(fx.memref_load(rx, 0))
+    lane = fx.Int32(tid)
+
+    branch = scf.IfOp(fx.as_ir_value(lane < limit), [T.f32, T.i32], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        doubled = x * 2.0
+        scf.YieldOp([fx.as_ir_value(doubled), lane.ir_value()])
+    with ir.InsertionPoint(branch.else_block):
+        scf.YieldOp([fx.as_ir_value(x + 1.0), fx.as_ir_value(limit - lane)])
+    picked = fx.Float32(branch.results[0])
+    count = fx.Int32(branch.results[1])
+
+    fx.memref_store(picked + fx.Float32(count), rx, 0)
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def pick(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    pick_kernel(X, Out, limit).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    pick(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
+'''

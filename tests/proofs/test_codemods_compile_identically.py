@@ -24,21 +24,25 @@ from tests.proofs.registry import proof_releases
 from tests.release_envs import release_python
 
 ARCH = "gfx942"
+# Kernels also proven on other targets than ARCH.
+ARCHS = {"RAW_SCF_IF_RESULTS": (ARCH, "gfx950")}
 # kernel -> (the codemod's code, text the rewrite must have removed)
 CODEMODS = {
     "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
     "RAW_SCF_FOR_RAW_CONSTANTS": ("FLY311", "scf.ForOp"),
     "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
     "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_RESULTS": ("FLY501", "scf.IfOp"),
     "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),
     "SCF_IF_DISPATCH": ("FLY503", "scf_if_dispatch"),
 }
-CASES = [(kernel, release) for kernel, (code, _) in CODEMODS.items() for release in proof_releases(code)]
+CASES = [(kernel, release, arch) for kernel, (code, _) in CODEMODS.items() for release in proof_releases(code)
+         for arch in ARCHS.get(kernel, (ARCH,))]
 SAME_RESOURCES = ("vgpr", "agpr", "sgpr", "scratch_bytes", "vgpr_spills", "sgpr_spills")
 
 
-def _rewrite(source: str, code: str, release: str, root) -> str:
-    settings = make_settings(root, select=(code,), target_arch=(ARCH,), target_version=Version.parse(release))
+def _rewrite(source: str, code: str, release: str, arch: str, root) -> str:
+    settings = make_settings(root, select=(code,), target_arch=(arch,), target_version=Version.parse(release))
     return fix_source(SourceFile(str(root / "kernel_under_test.py"), source), Checker(settings), unsafe=True).new_text
 
 
@@ -47,25 +51,29 @@ def compiled(tmp_path_factory):
     """{(kernel, release): (rewritten source, before, after)}, compiled in parallel where possible."""
     root = tmp_path_factory.mktemp("codemod-lint")
     pythons = {}
-    for _, release in CASES:
+    for _, release, _ in CASES:
         try:
             pythons[release] = release_python(release)
         except pytest.skip.Exception:
             continue
-    rewritten = {case: _rewrite(getattr(codemod_kernels, case[0]), CODEMODS[case[0]][0], case[1], root)
+    rewritten = {case: _rewrite(getattr(codemod_kernels, case[0]), CODEMODS[case[0]][0], case[1], case[2], root)
                  for case in CASES}
-    jobs = {(source, ARCH, case[1]) for case, after in rewritten.items() if case[1] in pythons
+    jobs = {(source, case[2], case[1]) for case, after in rewritten.items() if case[1] in pythons
             for source in (getattr(codemod_kernels, case[0]), after)}
     results = compile_all(jobs, pythons, tmp_path_factory.mktemp("codemod-compile"), None)
-    return {case: (after, results.get((getattr(codemod_kernels, case[0]), ARCH, case[1])),
-                   results.get((after, ARCH, case[1]))) for case, after in rewritten.items()}
+    return {case: (after, results.get((getattr(codemod_kernels, case[0]), case[2], case[1])),
+                   results.get((after, case[2], case[1]))) for case, after in rewritten.items()}
 
 
-@pytest.mark.parametrize("kernel, release", CASES, ids=[f"{k.lower()}-{r}" for k, r in CASES])
-def test_codemod_compiles_to_the_same_instructions(compiled, kernel, release):
+def _case_id(kernel: str, release: str, arch: str) -> str:
+    return f"{kernel.lower()}-{release}" + ("" if arch == ARCH else f"-{arch}")
+
+
+@pytest.mark.parametrize("kernel, release, arch", CASES, ids=[_case_id(*case) for case in CASES])
+def test_codemod_compiles_to_the_same_instructions(compiled, kernel, release, arch):
     release_python(release)  # skips when the release's environment is missing
     code, removed = CODEMODS[kernel]
-    after_source, before, after = compiled[(kernel, release)]
+    after_source, before, after = compiled[(kernel, release, arch)]
     assert removed not in after_source, f"{code} did not rewrite {kernel}:\n{after_source}"
     assert before.ok, f"{kernel} does not compile on flydsl {release}: {before.failures}"
     assert after.ok, f"{code}: the rewritten {kernel} does not compile on flydsl {release}: {after.failures}\n{after_source}"

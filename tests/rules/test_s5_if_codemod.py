@@ -1,4 +1,4 @@
-"""§5 FLY501: the result-less raw `scf.IfOp` codemod and every refusal it states."""
+"""§5 FLY501: the raw `scf.IfOp` codemod (with and without results) and every refusal it states."""
 
 from __future__ import annotations
 
@@ -58,10 +58,10 @@ REFUSALS = {
         HEAD + "    for i in range_constexpr(2):\n        if i:\n            op = scf.IfOp(low)\n"
         "            with ir.InsertionPoint(op.then_block):\n                scf.YieldOp([])\n",
         "it is built conditionally"),
-    "results": (
+    "result type not imported": (
         HEAD + "    op = scf.IfOp(low, [T.i32], has_else=True)\n    with ir.InsertionPoint(op.then_block):\n"
         "        scf.YieldOp([a])\n    with ir.InsertionPoint(op.else_block):\n        scf.YieldOp([b])\n    r = op.results[0]\n",
-        "the op yields values (carried results need an initialisation of matching type before a Python `if`; rewrite it by hand)"),
+        "the result type `T.i32` is not a scalar type the codemod knows"),
     "region not next": (
         HEAD + "    op = scf.IfOp(low)\n    fx.printf(x)\n    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([])\n",
         "the then region is not entered by a `with` right after the op"),
@@ -70,13 +70,21 @@ REFUSALS = {
         "the else region is not entered by a `with` right after the then region"),
     "no yield": (
         HEAD + "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        fx.printf(x)\n",
-        "the then region does not end in `scf.YieldOp([])`"),
+        "the then region does not end in its `scf.YieldOp`"),
     "yield values": (
         HEAD + "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([x])\n",
-        "the then region does not end in `scf.YieldOp([])`"),
+        "the then region yields 1 value for the op's 0 results"),
     "yield twice": (
         HEAD + "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([])\n        scf.YieldOp([])\n",
-        "the then region yields more than once, values, or in a nested region"),
+        "the then region yields more than once, or in a nested region"),
+    "method of an outer name": (
+        HEAD + "    acc = make_acc()\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n"
+        "        acc.store(x)\n        scf.YieldOp([])\n",
+        "a region calls a method of `acc`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
+    "subscript store to an outer name": (
+        HEAD + "    vals = [x]\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n"
+        "        vals[0] = x + 1\n        scf.YieldOp([])\n",
+        "a region assigns `vals`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
     "carried name": (
         HEAD + "    y = x\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        y = x + 1\n        scf.YieldOp([])\n",
         "a region assigns `y`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
@@ -146,3 +154,117 @@ def test_dispatch_refusal_names_its_reason_and_offers_no_fix(name, tmp_path):
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {DISPATCH_REFUSALS[name][1]}"), found.message
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY503",)) == source
+
+
+# --- FLY501: an op with results ------------------------------------------------------------
+
+RESULTS_HEAD = (
+    "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\n"
+    "from flydsl._mlir.dialects import scf\nfrom flydsl.expr.typing import T\n\n\n"
+    "@flyc.kernel\ndef k(x: fx.Int32, y: fx.Float32):\n"
+)
+RESULTS_FIXED_HEAD = (
+    "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n\n\n@flyc.kernel\ndef k(x: fx.Int32, y: fx.Float32):\n"
+)
+TWO_RESULTS = (
+    "    op = scf.IfOp(fx.as_ir_value(x < 32), [T.f32, T.i32], has_else=True)\n"
+    "    with ir.InsertionPoint(op.then_block):\n        doubled = y * 2.0\n"
+    "        scf.YieldOp([fx.as_ir_value(doubled), x.ir_value()])\n"
+    "    with ir.InsertionPoint(op.else_block):\n        scf.YieldOp([fx.as_ir_value(y + 1.0), fx.as_ir_value(x + 1)])\n"
+)
+
+
+def _results_case(source, tmp_path):
+    return fix_text(RESULTS_HEAD + source, tmp_path, unsafe=True, select=("FLY501",))
+
+
+def test_results_become_names_initialised_before_the_if_and_assigned_in_each_branch(tmp_path):
+    source = TWO_RESULTS + "    picked = fx.Float32(op.results[0])\n    fx.printf(picked, fx.Int32(op.results[1]))\n"
+    assert _results_case(source, tmp_path) == RESULTS_FIXED_HEAD + (
+        "    picked = fx.Float32(0.0)\n    op_result1 = fx.Int32(0)\n    if x < 32:\n        doubled = y * 2.0\n"
+        "        picked = doubled\n        op_result1 = x\n    else:\n        picked = y + 1.0\n        op_result1 = x + 1\n"
+        "    fx.printf(picked, op_result1)\n"
+    )
+
+
+def test_one_result_read_as_op_result_and_the_results_keyword(tmp_path):
+    source = ("    op = scf.IfOp(fx.as_ir_value(x < 32), results_=[T.i32], has_else=True)\n"
+              "    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([fx.as_ir_value(x * 2)])\n"
+              "    with ir.InsertionPoint(op.else_block):\n        scf.YieldOp([fx.as_ir_value(x)])\n"
+              "    fx.printf(fx.Int32(op.result))\n    fx.printf(fx.Int32(op.results[0]))\n")
+    assert _results_case(source, tmp_path) == RESULTS_FIXED_HEAD + (
+        "    op_result = fx.Int32(0)\n    if x < 32:\n        op_result = x * 2\n    else:\n        op_result = x\n"
+        "    fx.printf(op_result)\n    fx.printf(op_result)\n"
+    )
+
+
+def _results_refusal(source, tmp_path):
+    found = [d for d in lint_text(RESULTS_HEAD + source, tmp_path, select=("FLY501",))
+             if d.code == "FLY501"]
+    assert len(found) == 1 and found[0].fix is None, [d.message for d in found]
+    assert _results_case(source, tmp_path) == RESULTS_HEAD + source
+    return found[0].message.partition("; no automatic rewrite: ")[2]
+
+
+RESULT_REFUSALS = {
+    "no else": (TWO_RESULTS.replace("has_else=True", "has_else=False"), "the op has results but no else region"),
+    "vector type": (TWO_RESULTS.replace("[T.f32, T.i32]", "[T.vec(4, T.f32), T.i32]"),
+                    "the result type `T.vec(4, T.f32)` is not a scalar type the codemod knows"),
+    "types not a list": (TWO_RESULTS.replace("[T.f32, T.i32]", "types"),
+                         "its result types `types` are not a list the codemod can read"),
+    "wrong arity": (TWO_RESULTS.replace("x.ir_value()])", "])"),
+                    "the then region yields 1 value for the op's 2 results"),
+    "yield not last": (TWO_RESULTS.replace("        scf.YieldOp([fx.as_ir_value(doubled), x.ir_value()])\n",
+                                           "        scf.YieldOp([fx.as_ir_value(doubled), x.ir_value()])\n        fx.printf(y)\n"),
+                       "the then region does not end in its `scf.YieldOp`"),
+    "yield repeated": (TWO_RESULTS.replace("        doubled = y * 2.0\n",
+                                           "        doubled = y * 2.0\n        scf.YieldOp([fx.as_ir_value(y), x.ir_value()])\n"),
+                       "the then region yields more than once, or in a nested region"),
+    "helper regions": ("    from kernels.common.kernels_common import _if_then\n"
+                       + TWO_RESULTS.replace("with ir.InsertionPoint(op.then_block):", "with _if_then(op):"),
+                       "`_if_then` closes the then region with an empty yield, but the op has results"),
+    "read before the op ends": (TWO_RESULTS.replace("        doubled = y * 2.0\n", "        doubled = y * 2.0\n"
+                                                    "        fx.printf(fx.Float32(op.results[0]))\n"),
+                                "result 0 is read on line 13, before the op ends"),
+    "raw read": (TWO_RESULTS + "    fx.printf(op.results[0])\n",
+                 "result 0 is read raw on line 16 (a Python `if` carries an fx value: read it as `fx.<type>(op.results[0])`)"),
+    "read as another class": (TWO_RESULTS + "    fx.printf(fx.Int32(op.results[0]))\n",
+                              "result 0 is read as `fx.Int32` on line 16, but the regions yield an fx.Float32"),
+    "unknown type": (TWO_RESULTS.replace("fx.as_ir_value(doubled)", "raw_value"),
+                     "the then region yields `raw_value` as result 0, whose fx type is not proven "
+                     "(unknown: `raw_value` is not bound in this module)"),
+    "declared type mismatch": (TWO_RESULTS.replace("[T.f32, T.i32]", "[T.f32, T.i64]"),
+                               "result 1 has type `T.i64`, but the then region yields an fx.Int32"),
+    "branches disagree": (TWO_RESULTS.replace("fx.as_ir_value(x + 1)", "fx.as_ir_value(fx.Uint32(x))"),
+                          "result 1 is an fx.Int32 in the then region and an fx.Uint32 in the else region"),
+    "return in a region": (TWO_RESULTS.replace("        doubled = y * 2.0\n", "        doubled = y * 2.0\n"
+                                               "        for i in range(2):\n            return\n"),
+                           "a region has a `return` of its own"),
+    "None-initialised carried name": ("    out = None\n" + TWO_RESULTS.replace("        doubled = y * 2.0\n",
+                                                                             "        doubled = y * 2.0\n        out = doubled\n"),
+                                      "a region assigns `out`, initialised to None before the op "
+                                      "(None cannot become an scf.if result)"),
+    "escapes": (TWO_RESULTS + "    keep(op.results)\n", "the op escapes (`op` is used on line 16)"),
+}
+
+
+@pytest.mark.parametrize("name", RESULT_REFUSALS)
+def test_a_refused_op_with_results_says_why(name, tmp_path):
+    source, reason = RESULT_REFUSALS[name]
+    assert _results_refusal(source, tmp_path) == reason
+
+
+def test_an_op_with_results_outside_traced_code_is_refused(tmp_path):
+    source = RESULTS_HEAD.replace("@flyc.kernel\n", "") + TWO_RESULTS + "    return fx.Float32(op.results[0])\n"
+    found = [d for d in lint_text(source, tmp_path, select=("FLY501",)) if d.code == "FLY501"]
+    assert [d.message.partition("; no automatic rewrite: ")[2] for d in found] == [
+        "it is not in a @flyc.kernel/@flyc.jit body"]
+
+
+def test_a_typed_condition_leaves_its_unwrapping_and_a_raw_one_stays(tmp_path):
+    typed = HEAD + THEN_ONLY.replace("scf.IfOp(low)", "scf.IfOp(fx.as_ir_value(x < 32))")
+    assert fix_text(typed, tmp_path, unsafe=True, select=("FLY501",)) == FIXED_HEAD + (
+        "    if x < 32:\n        fx.printf(x)\n")
+    raw = HEAD + THEN_ONLY.replace("scf.IfOp(low)", "scf.IfOp(fx.as_ir_value(pred))")
+    assert fix_text(raw, tmp_path, unsafe=True, select=("FLY501",)) == FIXED_HEAD + (
+        "    if fx.as_ir_value(pred):\n        fx.printf(x)\n")
