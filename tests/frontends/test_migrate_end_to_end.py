@@ -86,14 +86,14 @@ def test_the_rewrite_that_cannot_be_proven_is_refused_and_the_file_kept(migrated
 def test_the_uncovered_module_is_not_proven_and_unchanged(migrated):
     path = "kernels/helpers.py"
     assert (migrated["repo"] / path).read_bytes() == migrated["before"][path]
-    assert migrated["report"]["summary"] == {"kept": 8, "reverted": 1, "not-proven": 1, "applied-unproven": 0}
+    assert migrated["report"]["summary"] == {"kept": 8, "reverted": 1, "not-proven": 1, "applied-unproven": 0, "refused": 0}
 
 
 def test_exit_status_summary_and_markdown_report(migrated):
     assert migrated["returncode"] == 1, migrated["stderr"]
     assert migrated["stdout"].splitlines()[0] == (
         "kernels/accumulate.py: migrated (FLY1 kept, FLY3 kept, FLY4 kept, FLY7 kept)")
-    assert migrated["stdout"].splitlines()[-1] == "8 kept, 1 reverted, 1 not-proven, 0 applied-unproven fixes."
+    assert migrated["stdout"].splitlines()[-1] == "8 kept, 1 reverted, 1 not-proven, 0 applied-unproven fixes; 0 codemod sites refused."
     markdown = (migrated["root"] / "report.md").read_text()
     assert "| `kernels/offset.py` | reverted | `tests/kernels/test_offset.py` | FLY3: reverted |" in markdown
     assert "| 49:24 | FLY301 | kept |" in markdown
