@@ -440,12 +440,12 @@ def _unwrapped(rule: Rule, node: ast.expr) -> ast.expr | None:
 
 
 def _stored_name(node: ast.AST) -> ast.Name | None:
-    """The name a store writes: `x = ...`, and the base of `x[i] = ...` / `x.a = ...`."""
-    while isinstance(node, (ast.Subscript, ast.Attribute)) and isinstance(node.ctx, ast.Store):
+    """The name a store writes: `x = ...`, and the base of `x[i] = ...` / `x.a.b = ...`."""
+    if not isinstance(node, (ast.Name, ast.Subscript, ast.Attribute)) or not isinstance(node.ctx, ast.Store):
+        return None
+    while isinstance(node, (ast.Subscript, ast.Attribute)):
         node = node.value
-        if isinstance(node, ast.Name):
-            return node
-    return node if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else None
+    return node if isinstance(node, ast.Name) else None
 
 
 def _method_receiver(node: ast.AST) -> ast.Name | None:

@@ -85,6 +85,10 @@ REFUSALS = {
         HEAD + "    vals = [x]\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n"
         "        vals[0] = x + 1\n        scf.YieldOp([])\n",
         "a region assigns `vals`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
+    "attribute store to an outer name": (
+        HEAD + "    acc = make_acc()\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n"
+        "        acc.state.last = x\n        scf.YieldOp([])\n",
+        "a region assigns `acc`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
     "carried name": (
         HEAD + "    y = x\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        y = x + 1\n        scf.YieldOp([])\n",
         "a region assigns `y`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
