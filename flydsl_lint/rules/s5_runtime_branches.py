@@ -464,9 +464,12 @@ _IF_MESSAGE = "Manual `scf.IfOp`: use a Python `if` on the typed condition in tr
 _RESULTS_IMPORTS = "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\nfrom flydsl.expr.typing import T\n"
 _RESULTS_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n{imports}\n\n@flyc.kernel\n"
                    "def k(x: fx.Int32, y: fx.Float32):\n")
+# Values whose fx types every release's table proves (no operator promotion), as the
+# fix-since test (tests/engine/test_legacy_paths.py) reaches older targets.
 _TWO_RESULTS = ("    op = scf.IfOp(fx.as_ir_value(x < 32), [T.f32, T.i32], has_else=True)\n"
-                "    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([fx.as_ir_value(y * 2.0), x.ir_value()])\n"
-                "    with ir.InsertionPoint(op.else_block):\n        scf.YieldOp([fx.as_ir_value(y), fx.as_ir_value(x + 1)])\n"
+                "    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([fx.as_ir_value(y), x.ir_value()])\n"
+                "    with ir.InsertionPoint(op.else_block):\n"
+                "        scf.YieldOp([fx.as_ir_value(fx.Float32(2.0)), fx.as_ir_value(fx.Int32(7))])\n"
                 "    fx.printf(fx.Float32(op.results[0]), fx.Int32(op.results[1]))\n")
 
 
@@ -541,8 +544,8 @@ class ManualScfIf(Rule):
                 unsafe=True, at=(10, 10), message=_IF_MESSAGE),
         Invalid(_RESULTS_KERNEL.format(imports=_RESULTS_IMPORTS) + _TWO_RESULTS,
                 fixed=_RESULTS_KERNEL.format(imports="") + "    op_result0 = fx.Float32(0.0)\n    op_result1 = fx.Int32(0)\n"
-                "    if x < 32:\n        op_result0 = y * 2.0\n        op_result1 = x\n    else:\n"
-                "        op_result0 = y\n        op_result1 = x + 1\n    fx.printf(op_result0, op_result1)\n",
+                "    if x < 32:\n        op_result0 = y\n        op_result1 = x\n    else:\n"
+                "        op_result0 = fx.Float32(2.0)\n        op_result1 = fx.Int32(7)\n    fx.printf(op_result0, op_result1)\n",
                 unsafe=True, message=_IF_MESSAGE),
         Invalid("from flydsl._mlir.dialects import scf\nfrom flydsl._mlir import ir\nif_op = scf.IfOp(pred, [ty], hasElse=True)\n"
                 "with ir.InsertionPoint(if_op.then_block):\n    pass\n",
@@ -569,11 +572,11 @@ class ManualScfIf(Rule):
         _refused_results("result 1 is read as `fx.Uint32` on line 15, but the regions yield an fx.Int32",
                          {"fx.Int32(op.results[1])": "fx.Uint32(op.results[1])"}),
         _refused_results("the else region yields `z` as result 0, whose fx type is not proven "
-                         "(unknown: `z` is not bound in this module)", {"fx.as_ir_value(y)": "z"}),
+                         "(unknown: `z` is not bound in this module)", {"fx.as_ir_value(fx.Float32(2.0))": "z"}),
         _refused_results("result 1 has type `T.i64`, but the then region yields an fx.Int32",
                          {"[T.f32, T.i32]": "[T.f32, T.i64]"}),
         _refused_results("result 1 is an fx.Int32 in the then region and an fx.Uint32 in the else region",
-                         {"fx.as_ir_value(x + 1)": "fx.as_ir_value(fx.Uint32(x))"}),
+                         {"fx.as_ir_value(fx.Int32(7))": "fx.as_ir_value(fx.Uint32(7))"}),
         _refused_results("a region assigns `out`, initialised to None before the op (None cannot become an scf.if result)",
                          {"    with ir.InsertionPoint(op.else_block):\n":
                           "    with ir.InsertionPoint(op.else_block):\n        out = y\n"}, "    out = None\n" + _TWO_RESULTS),
