@@ -332,7 +332,7 @@ class RedundantRewrap(Rule):
     follows = TYPED_SCALARS
     call_names = frozenset(TYPED_SCALARS)
     valid = [
-        "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx + 1\n    return fx.Int32(tx)\n",
+        "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    tx = tx * 2.0\n    return fx.Int32(tx)\n",
         "import flydsl.expr as fx\ndef k(n):\n    tx = fx.Int32(n)\n    return fx.Int64(tx)\n",
         "import flydsl.expr as fx\ndef k(n, tx: fx.Int32):\n    return fx.Int32(n + tx)\n",
     ]

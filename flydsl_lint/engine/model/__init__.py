@@ -61,6 +61,9 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes):
         # `name = value` statements as the walk binds them, in source order (no
         # statement nests in another's value): name_assignments() reads no node again.
         self._plain_name_assignments: list[tuple[ast.Assign, ast.Name, ast.expr]] = []
+        # While the value types of a rebound name are checked: the memo entries written
+        # since, to drop if the check's assumption fails (engine/model/types.py).
+        self._provisional: list[tuple[dict, object]] | None = None
         self._build()
 
     def release(self) -> None:

@@ -10,8 +10,8 @@ Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
 operator, the promotion lattice, `thread_idx.x`, `range` loop variables) are
 those of the target release, read from data/flydsl_types.txt (derived from
 the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
-bound more than once, a call of an unknown function, an operator the table
-does not settle.
+whose bindings disagree (or that traced code rebinds to a non-fx value), a call
+of an unknown function, an operator the table does not settle.
 
 Answers are computed when asked and memoized in the model's one memo; the
 inference is depth-limited and a cyclic definition answers unknown, so deep
@@ -30,6 +30,10 @@ from ..versions import Version
 
 _TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
+_MAX_REBOUND_CHECKS = 20_000  # binding checks of rebound names in one module before they answer unknown
+# The bindings whose types a name bound more than once can agree on (with, except, import, def,
+# class, match, comprehension and walrus targets keep it unknown).
+_AGREEING_BINDINGS = ("assign", "param", "loop")
 
 # Kinds of values (ValueType.kind).
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
@@ -212,8 +216,20 @@ class _ValueTypes:
             return UNKNOWN_TYPE, "unknown: expression too deep"
         memo[node] = (UNKNOWN_TYPE, "unknown: defined through itself")  # a cycle reads this
         answer = self._infer(node, depth + 1)
-        memo[node] = answer
+        self._remember(memo, node, answer)
         return answer
+
+    def _remember(self, memo: dict, key: object, answer: tuple[ValueType, str]) -> None:
+        """Memoize an answer; while a rebound name is checked, note it, so that the answers
+        computed under an assumption the check refutes can be dropped (`_forget_since`)."""
+        memo[key] = answer
+        if self._provisional is not None:
+            self._provisional.append((memo, key))
+
+    def _forget_since(self, mark: int) -> None:
+        for memo, key in self._provisional[mark:]:
+            memo.pop(key, None)
+        del self._provisional[mark:]
 
     def _infer(self, node: ast.AST, depth: int) -> tuple[ValueType, str]:
         kind = type(node)
@@ -241,31 +257,133 @@ class _ValueTypes:
         binding = self.binding_of(node)
         if binding is None:
             return UNKNOWN_TYPE, f"unknown: `{node.id}` is not bound in this module"
+        if self._bound_from_another_scope(binding):
+            return UNKNOWN_TYPE, f"unknown: `{node.id}` is declared global or nonlocal"
         if not self.is_single_binding(binding):
-            return UNKNOWN_TYPE, f"unknown: `{node.id}` is bound more than once"
+            return self._rebound_type(binding, depth)
+        return self._binding_type(binding, depth)
+
+    def _bound_from_another_scope(self, binding) -> bool:
+        """Whether a `global`/`nonlocal` statement lets some function rebind the name
+        (the walk records that assignment in the function's scope, not in the one read)."""
+        return any(binding.name in scope.declared_global or binding.name in scope.declared_nonlocal
+                   for scope in self.scopes)
+
+    def _rebound_type(self, binding, depth: int) -> tuple[ValueType, str]:
+        """The one type every binding of a name bound more than once in its scope gives.
+
+        A binding that reads the name itself (`acc = acc + x`, `acc += x`) is checked
+        optimistically: the type the first binding of a known type gives is assumed for
+        the name's reads and every binding must give it back; the answers computed under
+        an assumption that fails are dropped. At most _MAX_REBOUND_CHECKS binding checks a
+        module: nested rebound names cannot make it exponential.
+
+        In traced code FlyDSL's AST rewriter carries a name through a dynamic `if`,
+        `for` or `while` (`scf_if_dispatch`, `scf_for_dispatch`, `scf_while_dispatch` in
+        compiler/ast_rewriter.py) as `_pack_states(results, exemplar)`, the exemplar being
+        `_promote(value on entry)`: a Python bool/int/float becomes
+        `as_dsl_value(as_ir_value(v))` and an ir.Value (an ArithValue) `as_dsl_value(v)`,
+        while an fx scalar passes unchanged and is rebuilt as `type(exemplar)(value)`
+        (`Numeric.__construct_from_ir_values__` is `cls(values[0])`). Checked in the
+        rewriter and numeric.py of every release 0.3.0 ... 0.5.0 (0.3.0 and 0.3.1 hand a
+        branch the entry values themselves, later ones `_pack_states(state_raw, exemplar)`:
+        the same class either way). So there the agreement holds only for fx scalars; a
+        Python number or an ArithValue rebound in traced code stays unknown. Outside traced
+        code (plain helpers, module level) Python runs as written: any kind may agree.
+        """
+        key = (binding.scope, binding.name)
+        answers = self._answers["rebound_type"]
+        found = answers.get(key)
+        if found is not None:
+            read = self._answers["rebound_read"]
+            if key in read:
+                read[key] = True  # the check in progress depends on what it assumed
+            return found  # the answer, or the assumption of a check in progress
+        outermost = self._provisional is None
+        if outermost:
+            self._provisional = []
+        try:
+            answer = self._check_rebound(binding.scope.bindings[binding.name], key, depth)
+        finally:
+            if outermost:
+                self._provisional = None
+        self._remember(answers, key, answer)
+        return answer
+
+    def _check_rebound(self, bindings: list, key: tuple, depth: int) -> tuple[ValueType, str]:
+        name = bindings[0].name
+        other = next((b for b in bindings if b.kind not in _AGREEING_BINDINGS), None)
+        if other is not None:
+            return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, once by a {other.kind} binding"
+        checks = self._answers["rebound_checks"]
+        checks[None] = checks.get(None, 0) + 2 * len(bindings)
+        if checks[None] > _MAX_REBOUND_CHECKS:
+            return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once (too many rebound names to check)"
+        answers, read = self._answers["rebound_type"], self._answers["rebound_read"]
+        mark = len(self._provisional)
+        answers[key], read[key] = (UNKNOWN_TYPE, f"unknown: `{name}` is defined through itself"), False
+        answer = self._agreed_type(bindings, key, mark, depth)
+        del answers[key], read[key]
+        return answer
+
+    def _agreed_type(self, bindings: list, key: tuple, mark: int, depth: int) -> tuple[ValueType, str]:
+        name = bindings[0].name
+        answers, read = self._answers["rebound_type"], self._answers["rebound_read"]
+        typed = (self._binding_type(binding, depth) for binding in bindings)
+        assumed = next((found for found, _ in typed if found.known), None)
+        if read[key]:
+            self._forget_since(mark)  # computed while the name's reads were unknown
+        if assumed is None:
+            return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, to no known type"
+        if assumed.kind != SCALAR and self.in_traced_code(bindings[0].node):
+            return UNKNOWN_TYPE, (f"unknown: `{name}` is bound more than once in traced code, where the rewriter "
+                                  f"may rebuild a {assumed} carried through control flow as an fx value")
+        agreed = f"every binding of `{name}` gives {assumed} ({len(bindings)} bindings)"
+        answers[key] = (assumed, agreed)  # what the name's reads see while the bindings are checked
+        for binding in bindings:
+            found, why = self._binding_type(binding, depth)
+            if found != assumed:
+                self._forget_since(mark)
+                where = f"{binding.node.lineno}:{binding.node.col_offset + 1}"
+                return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, at {where} to {found} ({why})"
+        return assumed, agreed
+
+    def _binding_type(self, binding, depth: int) -> tuple[ValueType, str]:
+        """The type one binding gives its name."""
+        name, target = binding.name, binding.node
         if binding.kind == "param":
-            annotation = getattr(binding.node, "annotation", None)
+            annotation = getattr(target, "annotation", None)
             if annotation is None:
-                return UNKNOWN_TYPE, f"unknown: parameter `{node.id}` has no annotation"
+                return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
             found = self._annotation_type(annotation)
-            return found, "annotation" if found.known else f"unknown: annotation of `{node.id}`"
-        statement = self.parent(binding.node)
+            return found, "annotation" if found.known else f"unknown: annotation of `{name}`"
+        statement = self.parent(target)
         while isinstance(statement, (ast.Tuple, ast.List)):  # an unpacking target: up to its statement
             statement = self.parent(statement)
-        where = f"{binding.node.lineno}:{binding.node.col_offset + 1}"
+        where = f"{target.lineno}:{target.col_offset + 1}"
         if binding.kind == "assign":
-            value = _assigned_value(statement, binding.node)
+            if isinstance(statement, ast.AugAssign):
+                return self._augmented_type(statement, binding, depth)
+            value = _assigned_value(statement, target)
             if isinstance(statement, ast.AnnAssign):
                 annotated = self._annotation_type(statement.annotation)
                 if annotated.known:
                     return annotated, f"annotation at {where}"
             if value is None:
-                return UNKNOWN_TYPE, f"unknown: `{node.id}` is not assigned one value"
+                return UNKNOWN_TYPE, f"unknown: `{name}` is not assigned one value"
             found, why = self._typed(value, depth)
             return (found, f"assignment at {where}") if found.known else (found, why)
         if binding.kind == "loop":
-            return self._loop_variable_type(binding.node, where)
-        return UNKNOWN_TYPE, f"unknown: `{node.id}` is a {binding.kind} binding"
+            return self._loop_variable_type(target, where)
+        return UNKNOWN_TYPE, f"unknown: `{name}` is a {binding.kind} binding"
+
+    def _augmented_type(self, statement: ast.AugAssign, binding, depth: int) -> tuple[ValueType, str]:
+        """`x += v` is `x = x + v` (fx scalars define no in-place operators): `x` read as the
+        name's type before the statement, which is the type its bindings agree on."""
+        if self.is_single_binding(binding):
+            return UNKNOWN_TYPE, f"unknown: `{binding.name}` is augmented before it is bound"
+        read = self._rebound_type(binding, depth)
+        return self._combined_type(statement.op, (statement.target, *read), statement.value, depth)
 
     def _annotation_type(self, annotation: ast.expr) -> ValueType:
         if isinstance(annotation, ast.Subscript):
@@ -445,7 +563,7 @@ class _ValueTypes:
         """The one known type every `return` of a module function gives (asked once per function)."""
         memo = self._answers["return_type"]
         if function not in memo:
-            memo[function] = self._returned(function, depth)
+            self._remember(memo, function, self._returned(function, depth))
         return memo[function]
 
     def _returned(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
@@ -494,7 +612,12 @@ class _ValueTypes:
         return name.startswith(_RAW_DIALECTS) and name.rpartition(".")[2][:1].isupper()
 
     def _operator_type(self, op: ast.AST, left: ast.expr, right: ast.expr, depth: int) -> tuple[ValueType, str]:
-        left_type, left_why = self._typed(left, depth)
+        return self._combined_type(op, (left, *self._typed(left, depth)), right, depth)
+
+    def _combined_type(self, op: ast.AST, typed_left: tuple[ast.expr, ValueType, str], right: ast.expr,
+                       depth: int) -> tuple[ValueType, str]:
+        """`left <op> right`, the left operand's type already known."""
+        left, left_type, left_why = typed_left
         if not left_type.known:
             return UNKNOWN_TYPE, f"unknown: left operand ({left_why})"
         right_type, right_why = self._typed(right, depth)
