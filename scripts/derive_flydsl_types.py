@@ -7,6 +7,9 @@ records
 - the fx scalar classes of `flydsl/expr/numeric.py` (the `width=` / `signed=`
   keywords of their class statements, and whether they derive from `Float`);
 - the scalar a Python literal becomes in an operator (`Numeric.from_python_value`);
+- what the `Numeric` methods every scalar class inherits return: the receiver's
+  class (`maximumf`, `shrui`, ...: `return type(self)(...)`), the class passed
+  (`bitcast(dtype)`), or the common type of the two operands (`select`);
 - whether the scalar operators follow the promotion lattice of
   `_resolve_numeric_type` (same type -> it; integers -> the wider, unsigned on
   a tie; comparisons -> Boolean);
@@ -116,6 +119,57 @@ def literal_scalars(numeric: ast.Module | None) -> dict[str, str]:
             returned = returned.body  # the in-range case: Int32 unless the literal needs 64 bits
         if kind in ("int", "float", "bool") and isinstance(returned, ast.Call) and isinstance(returned.func, ast.Name):
             found[kind] = returned.func.id
+    return found
+
+
+def _method_body(method: ast.FunctionDef) -> list[ast.stmt]:
+    """A method's statements past its docstring."""
+    body = method.body
+    return body[1:] if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) else body
+
+
+def _select_gives_common_type(select: ast.FunctionDef, coerce: ast.FunctionDef | None) -> bool:
+    """`Numeric.select(a, b)`: both operands coerced to Numeric (`_try_coerce_rhs`: a Numeric as
+    it is, a Python number through `as_numeric`), converted `.to(dest)` with `dest` the
+    `_resolve_numeric_type` of the two, returned as such when the condition is a compile-time
+    one, else `as_dsl_value(result, dest)`, which is `dest(result)`."""
+    text = ast.unparse(select)
+    shape = ("dest = _resolve_numeric_type(type(tv), type(fv))",
+             "true_value, false_value, exemplar = (tv.to(dest), fv.to(dest), dest)",
+             "return true_value if bool(cond.value) else false_value", "return as_dsl_value(result, exemplar)")
+    coerced = ast.unparse(coerce) if coerce is not None else ""
+    return all(line in text for line in shape) and "if isinstance(rhs, Numeric):\n        return rhs" in coerced \
+        and "if isinstance(rhs, (int, float, bool)):\n        return as_numeric(rhs)" in coerced
+
+
+def scalar_methods(numeric: ast.Module | None) -> dict[str, str]:
+    """What the methods of `Numeric` every scalar class inherits return:
+    `receiver-class` for `return type(self)(...)` (`maximumf`, `shrui`, ...),
+    `argument-class` for `bitcast(dtype)`'s `return dtype(res)` behind an
+    `issubclass(dtype, Numeric)` check, `common-type` for `select`. A method a
+    class of numeric.py overrides, or decorated otherwise than `dsl_loc_tracing`, is left out."""
+    defs = _top_defs(numeric)
+    numeric_class = defs.get("Numeric")
+    if not isinstance(numeric_class, ast.ClassDef):
+        return {}
+    overridden = {node.name for cls in defs.values() if isinstance(cls, ast.ClassDef) and cls is not numeric_class
+                  for node in cls.body if isinstance(node, ast.FunctionDef)}
+    found: dict[str, str] = {}
+    for method in numeric_class.body:
+        if not isinstance(method, ast.FunctionDef) or method.name.startswith("_") or method.name in overridden \
+                or any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in method.decorator_list):
+            continue
+        body, params = _method_body(method), [a.arg for a in method.args.args]
+        last = body[-1] if body else None
+        returned = last.value if isinstance(last, ast.Return) else None
+        called = ast.unparse(returned.func) if isinstance(returned, ast.Call) else None
+        if len(body) == 1 and called == "type(self)":
+            found[f"flydsl.expr.numeric.Numeric.{method.name}"] = "receiver-class"
+        elif len(params) == 2 and called == params[1] and f"issubclass({params[1]}, Numeric)" in ast.unparse(method) \
+                and sum(isinstance(node, ast.Return) for node in ast.walk(method)) == 1:
+            found[f"flydsl.expr.numeric.Numeric.{method.name}"] = "argument-class"
+        elif method.name == "select" and _select_gives_common_type(method, defs.get("_try_coerce_rhs")):
+            found[f"flydsl.expr.numeric.Numeric.{method.name}"] = "common-type"
     return found
 
 
@@ -343,6 +397,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "scalars": {name: scalars[name] for name in sorted(scalars)},
         "literals": literal_scalars(numeric),
         "operators": {"promotion": "numeric-lattice"} if has_promotion_lattice(numeric) else {},
+        "methods": scalar_methods(numeric),
         "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
@@ -369,7 +424,7 @@ def build_table(derived: dict[str, dict]) -> str:
         "# ArithValue, signed=None). engine/model/types.py reads the lines covering the target release.",
         f"releases {' '.join(releases)}",
     ]
-    for section in ("scalars", "literals", "operators", "returns", "loops", "values", "results"):
+    for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results"):
         for fact in sorted({fact for release in releases for fact in derived[release][section]}):
             values = []  # distinct values in release order
             for release in releases:

@@ -259,6 +259,30 @@ def test_arith_helpers_and_methods_giving_caster_made_values():
     assert type_of("probe = ArithValue(x).shuffle_xor(1, 64)\n", header=header) == "unknown"  # a gpu op
 
 
+@pytest.mark.parametrize("expr, expected", [
+    # Numeric's proxies are `type(self)(...)`; bitcast(dtype) is `dtype(res)`.
+    ("fx.Float32(a).maximumf(b)", "fx.Float32"), ("fx.Float16(a).exp2()", "fx.Float16"),
+    ("fx.Int32(a).shuffle_xor(1, 64)", "fx.Int32"), ("fx.Uint32(a).shrui(2)", "fx.Uint32"),
+    ("fx.Int32(a).bitcast(fx.Float32)", "fx.Float32"),
+    # select: the _resolve_numeric_type of the two operands (a literal is what from_python_value makes it).
+    ("(fx.Int32(a) < 3).select(fx.Int32(a), 0)", "fx.Int32"),
+    ("(fx.Int32(a) < 3).select(fx.Int64(a), fx.Uint32(b))", "fx.Int64"),
+    ("(fx.Int32(a) < 3).select(1.5, 2)", "fx.Float32"),
+    # Unknown stays unknown: an unknown operand or class, a non-Boolean condition, a receiver not known.
+    ("(fx.Int32(a) < 3).select(x, 0)", "unknown"), ("(fx.Int32(a) < 3).select(fx.Float16(a), fx.BFloat16(b))", "unknown"),
+    ("fx.Int32(a).bitcast(T.f32)", "unknown"), ("fx.Int32(a).select(1, 2)", "unknown"), ("x.maximumf(b)", "unknown"),
+    ("fx.Float32(a).rsqrt()", "unknown"),
+])
+def test_methods_of_fx_scalars(expr, expected):
+    assert type_of(f"probe = {expr}\n") == expected
+
+
+def test_methods_of_fx_scalars_come_from_the_release():
+    assert explain("probe = fx.Float32(a).maximumf(b)\n", release="0.3.0") == (
+        "fx.Float32", "`fx.Float32.maximumf` (API table 0.3.0)")
+    assert type_of("probe = fx.Float32(a).maximumf(b)\n", release="0.2.4") == "unknown"  # before the table
+
+
 def test_the_release_decides_api_facts():
     assert type_of("probe = fx.lane_id()\n", release="0.3.2") == "fx.Int32"
     found, why = explain("probe = fx.lane_id()\n", release="0.3.1")
@@ -359,3 +383,52 @@ def test_the_derive_script_records_only_what_the_sources_show():
         "flydsl.expr.arith.shli": "arith-value", "flydsl.expr.arith.index": "arith-value"}
     # _to_raw that does not return an ir.Value first is no identity.
     assert "to-raw" not in derive.arith_value_facts(ast.parse(utils), None)
+
+
+def test_the_derive_script_reads_scalar_methods_from_numeric():
+    derive = _derive_script()
+    numeric = textwrap.dedent('''\
+        def _try_coerce_rhs(rhs):
+            if isinstance(rhs, Numeric):
+                return rhs
+            if isinstance(rhs, (int, float, bool)):
+                return as_numeric(rhs)
+            return None
+        class Numeric:
+            def select(self, true_value, false_value):
+                tv = _try_coerce_rhs(true_value)
+                fv = _try_coerce_rhs(false_value)
+                if tv is not None and fv is not None:
+                    dest = _resolve_numeric_type(type(tv), type(fv))
+                    true_value, false_value, exemplar = tv.to(dest), fv.to(dest), dest
+                    if cond.is_static():
+                        return true_value if bool(cond.value) else false_value
+                result = ArithValue(cond).select(true_value, false_value)
+                return as_dsl_value(result, exemplar)
+            def maximumf(self, other):
+                """Float maximum."""
+                return type(self)(self.ir_value().maximumf(_to_raw(other)))
+            def exp2(self):
+                return type(self)(self.ir_value().exp2())
+            def shrui(self, amount):
+                v = self.ir_value()
+                return type(self)(v.shrui(amount))
+            @dsl_loc_tracing
+            def bitcast(self, dtype):
+                if not issubclass(dtype, Numeric):
+                    raise TypeError(dtype)
+                return dtype(arith.bitcast(dtype.ir_type, self.ir_value()))
+            @cached
+            def addf(self, other):
+                return type(self)(self.ir_value().addf(other))
+        class Float(Numeric):
+            def exp2(self):
+                return Float32(self.ir_value().exp2())
+    ''')
+    # exp2 is overridden by a class, shrui does more than one thing, addf has another decorator.
+    assert derive.scalar_methods(ast.parse(numeric)) == {
+        "flydsl.expr.numeric.Numeric.select": "common-type", "flydsl.expr.numeric.Numeric.maximumf": "receiver-class",
+        "flydsl.expr.numeric.Numeric.bitcast": "argument-class"}
+    # A select that does not convert both operands to their common type is not recorded.
+    assert "flydsl.expr.numeric.Numeric.select" not in derive.scalar_methods(
+        ast.parse(numeric.replace("tv.to(dest), fv.to(dest), dest", "tv, fv, dest")))

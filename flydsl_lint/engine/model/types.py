@@ -119,6 +119,7 @@ class TypeTable:
         self.scalars: dict[str, dict] = facts.get("scalars", {})
         self.literals: dict[str, str] = facts.get("literals", {})
         self.promotion = facts.get("operators", {}).get("promotion")
+        self.methods: dict[str, str] = facts.get("methods", {})  # Numeric methods of every scalar class
         self.returns: dict[str, str] = facts.get("returns", {})
         self.loops: dict[str, str] = facts.get("loops", {})
         self.values: dict[str, str] = facts.get("values", {})
@@ -480,12 +481,41 @@ class _ValueTypes:
                 target = self._constructed_type(self.resolve(node.args[0]))
                 if target.kind == SCALAR:
                     return target, "`.to(T)`"
+            if receiver.kind == SCALAR and func.attr in self._scalar_methods:
+                return self._scalar_method_type(node, receiver, depth)
             return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
         if isinstance(func, ast.Name):
             binding = self.binding_of(func)
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
                 return self._return_type(binding.node, depth)
         return UNKNOWN_TYPE, "unknown: callee not resolved"
+
+    @property
+    def _scalar_methods(self) -> dict[str, str]:
+        """`maximumf` -> `receiver-class`, ...: the target release's `Numeric` methods."""
+        prefix = "flydsl.expr.numeric.Numeric."
+        return {name[len(prefix):]: result for name, result in self.type_table.methods.items() if name.startswith(prefix)}
+
+    def _scalar_method_type(self, node: ast.Call, receiver: ValueType, depth: int) -> tuple[ValueType, str]:
+        """`v.maximumf(w)` is `type(v)(...)`; `v.bitcast(fx.Int32)` an Int32; `cond.select(a, b)`
+        the common type (`_resolve_numeric_type`) of two fx scalars or number literals."""
+        method = node.func.attr
+        result = self._scalar_methods[method]
+        source = f"`{receiver}.{method}` ({self.type_table.source})"
+        if result == "receiver-class":
+            return receiver, source
+        if result == "argument-class" and len(node.args) == 1 and not node.keywords:
+            target = self._constructed_type(self.resolve(node.args[0]))
+            if target.kind == SCALAR:
+                return target, source
+            return UNKNOWN_TYPE, f"unknown: `.{method}` to a class that is not a known fx scalar"
+        if result == "common-type" and receiver.scalar == "Boolean" and len(node.args) == 2 and not node.keywords:
+            operands = [self._as_operand(argument, self._typed(argument, depth)[0]) for argument in node.args]
+            if None in operands:
+                return UNKNOWN_TYPE, f"unknown: an operand of `.{method}` is neither an fx scalar nor a number literal"
+            common = _common_type(self.type_table, *operands)
+            return (common, source) if common.known else (UNKNOWN_TYPE, "unknown: promotion not settled")
+        return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver} called so"
 
     def _arith_value_call_type(self, node: ast.Call) -> tuple[ValueType, str]:
         """`ArithValue(v)` is signed=None whatever `v` carried; `ArithValue(v, signed)` may not be."""
