@@ -30,7 +30,11 @@ records
   that give one result of a scalar or vector type (`return XOp(...).result`,
   no `OpResult[MemRefType]`-like annotation): a caster-made `ArithValue`; and
   the `flydsl.expr.arith` functions and `ArithValue` methods whose every
-  return is such a value (`constant`, `bitcast`, `ArithValue.trunci`).
+  return is such a value (`constant`, `bitcast`, `cmpi`, `ArithValue.trunci`);
+  and the builders of `flydsl.expr.arith` / `flydsl.expr.math` under
+  `dsl_math_wrap_result`, which return that value when their first operand is
+  no fx value, and with `preserve_numeric_type` the first operand's class when
+  it is one (`arith.shrui`).
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -336,6 +340,42 @@ def _function_result(function: ast.FunctionDef, aliases, known, local) -> str | 
     `dsl_loc_tracing` (which only sets the ops' location) may change the result: None."""
     if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
         return None
+    return _returns_result(function, aliases, known, local)
+
+
+# `dsl_math_wrap_result` (flydsl/expr/math.py) as a decorator -> what the wrapped builder then returns.
+_WRAPPED_RESULTS = {"dsl_math_wrap_result": "arith-value-unless-numeric",
+                    "dsl_math_wrap_result(preserve_numeric_type=True)": "numeric-class-or-arith-value"}
+
+
+def wraps_after_first_operand(math_module: ast.Module | None) -> bool:
+    """Whether `dsl_math_wrap_result` shapes the result after the first positional argument:
+    that argument not a Numeric/Vector -> the builder's value as it is; a Numeric with
+    `preserve_numeric_type` -> `type(first)(value)` (without it, `Numeric.from_ir_type` of the
+    result's MLIR type, which the source does not settle)."""
+    wrap = _top_defs(math_module).get("dsl_math_wrap_result")
+    text = " ".join(ast.unparse(wrap).split()) if wrap is not None else ""  # indentation aside
+    shape = ("first = args[0] if args else None", "is_numeric = isinstance(first, Numeric)",
+             "if not (is_vector or is_numeric): return tuple(result) if not isinstance(result, ir.Value) "
+             "and hasattr(result, '__iter__') else result",
+             "if preserve_numeric_type: return type(first)(value)")
+    return all(line in text for line in shape)
+
+
+def _wrapped_result(function: ast.FunctionDef, aliases, known, local, wraps: bool) -> str | None:
+    """A builder of flydsl/expr/arith.py or math.py: `arith-value` when it is not wrapped and every
+    return is a caster-made value (`cmpi`); under `dsl_math_wrap_result` (read by `wraps`) the
+    `_WRAPPED_RESULTS` kind of a builder whose every return is a caster-made value."""
+    decorators = [ast.unparse(d) for d in function.decorator_list if ast.unparse(d) != "dsl_loc_tracing"]
+    if not decorators:
+        return _returns_result(function, aliases, known, local)
+    if len(decorators) == 1 and decorators[0] in _WRAPPED_RESULTS and wraps \
+            and _returns_result(function, aliases, known, local) == ARITH_VALUE:
+        return _WRAPPED_RESULTS[decorators[0]]
+    return None
+
+
+def _returns_result(function: ast.FunctionDef, aliases, known, local) -> str | None:
     returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
     if not returned or any(value is None for value in returned):
         return None
@@ -369,12 +409,16 @@ def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, s
             result = _function_result(method, aliases, raw, helpers)
             if result is not None:
                 found[f"flydsl.expr.arith.ArithValue.{method.name}"] = result
+    wraps = wraps_after_first_operand(_parse(sources, "flydsl/expr/math.py"))
     # What flydsl/expr/arith.py binds: a star import of the raw arith builders, then its own names.
     star = any(isinstance(node, ast.ImportFrom) and node.module == "_mlir.dialects.arith" and node.level == 2
                and node.names[0].name == "*" for node in expr_arith.body)
     own: dict[str, str | None] = {}
+    expr_aliases = _dialect_aliases(expr_arith)
     for node in expr_arith.body:
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        if isinstance(node, ast.FunctionDef):
+            own[node.name] = _wrapped_result(node, expr_aliases, raw, {}, wraps)
+        elif isinstance(node, ast.ClassDef):
             own[node.name] = None
         elif isinstance(node, ast.Assign):
             own.update({target.id: None for target in node.targets if isinstance(target, ast.Name)})
@@ -386,6 +430,18 @@ def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, s
         if star and module == "flydsl._mlir.dialects.arith" and leaf[:1].islower() and leaf not in own:
             found[f"flydsl.expr.arith.{leaf}"] = result
     found.update({f"flydsl.expr.arith.{name}": result for name, result in own.items() if result is not None})
+    return found | math_results(_parse(sources, "flydsl/expr/math.py"), raw, wraps)
+
+
+def math_results(math_module: ast.Module | None, raw: dict[str, str], wraps: bool) -> dict[str, str]:
+    """`flydsl.expr.math.exp2` -> what the builders of flydsl/expr/math.py return (`_wrapped_result`)."""
+    aliases = _dialect_aliases(math_module) if math_module is not None else {}
+    found = {}
+    for node in math_module.body if math_module is not None else ():
+        result = _wrapped_result(node, aliases, raw, {}, wraps) if isinstance(node, ast.FunctionDef) \
+            and not node.name.startswith("_") else None
+        if result is not None:
+            found[f"flydsl.expr.math.{node.name}"] = result
     return found
 
 

@@ -248,8 +248,11 @@ def test_arith_helpers_and_methods_giving_caster_made_values():
     # `index` -> `constant(...)`), and the raw builders it star-imports.
     for expr in ("arith.constant(3, type=T.i32)", "arith.index(4)", "arith.shli(a, b)", "arith.bitcast(T.i32, v)"):
         assert type_of(f"probe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
-    # Its own wrappers (cmpi may return a typed value), and select (of any type): unknown.
-    for expr in ("arith.cmpi(p, a, b)", "arith.select(c, a, b)", "arith.index_cast(T.index, v)"):
+    # Its own cmpi/cmpf return the raw builder's value; select (of any type) and index_cast (which
+    # may return its operand): unknown.
+    for expr in ("arith.cmpi(p, a, b)", "arith.cmpf(p, a, b)"):
+        assert type_of(f"probe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    for expr in ("arith.select(c, a, b)", "arith.index_cast(T.index, v)"):
         assert type_of(f"probe = {expr}\n", header=header) == "unknown", expr
     # ArithValue methods build arith ops; index_cast may return its receiver, signless only if that is.
     assert type_of("probe = ArithValue(x).trunci(T.i16).extui(T.i32)\n", header=header) == "ArithValue (signed=None)"
@@ -281,6 +284,28 @@ def test_methods_of_fx_scalars_come_from_the_release():
     assert explain("probe = fx.Float32(a).maximumf(b)\n", release="0.3.0") == (
         "fx.Float32", "`fx.Float32.maximumf` (API table 0.3.0)")
     assert type_of("probe = fx.Float32(a).maximumf(b)\n", release="0.2.4") == "unknown"  # before the table
+
+
+@pytest.mark.parametrize("expr, expected", [
+    # dsl_math_wrap_result: an ir.Value first operand -> the builder's value, which the caster makes an ArithValue;
+    ("fmath.exp2(ArithValue(a))", "ArithValue (signed=None)"), ("arith.maximumf(ArithValue(a), b)", "ArithValue (signed=None)"),
+    ("fx.math.rsqrt(unwrap(a))", "ArithValue (signed=None)"),
+    # ... an fx scalar one -> Numeric.from_ir_type of the result's MLIR type: not settled by the source,
+    ("fmath.exp2(fx.Float32(a))", "unknown"), ("arith.maximumf(fx.Float32(a), b)", "unknown"),
+    # ... unless the builder preserves the numeric type (shrui): the operand's class.
+    ("arith.shrui(fx.Uint32(a), 2)", "fx.Uint32"), ("arith.shrui(ArithValue(a), 2)", "ArithValue (signed=None)"),
+    ("fmath.exp2(x)", "unknown"), ("arith.shrui(value=fx.Uint32(a), amount=2)", "unknown"),
+])
+def test_wrapped_math_builders(expr, expected):
+    header = HEADER + "from flydsl.expr import arith, math as fmath\n"
+    assert type_of(f"probe = {expr}\n", header=header) == expected
+
+
+def test_wrapped_math_builders_come_from_the_release():
+    header = HEADER + "from flydsl.expr import arith\n"
+    # flydsl.expr.arith.maxnumf wraps its result by hand before 0.3.2, with dsl_math_wrap_result from it.
+    assert type_of("probe = arith.maxnumf(ArithValue(a), b)\n", release="0.3.1", header=header) == "unknown"
+    assert type_of("probe = arith.maxnumf(ArithValue(a), b)\n", release="0.3.2", header=header) == "ArithValue (signed=None)"
 
 
 def test_the_release_decides_api_facts():
@@ -432,3 +457,47 @@ def test_the_derive_script_reads_scalar_methods_from_numeric():
     # A select that does not convert both operands to their common type is not recorded.
     assert "flydsl.expr.numeric.Numeric.select" not in derive.scalar_methods(
         ast.parse(numeric.replace("tv.to(dest), fv.to(dest), dest", "tv, fv, dest")))
+
+
+def test_the_derive_script_reads_wrapped_math_builders():
+    derive = _derive_script()
+    math_module = textwrap.dedent('''\
+        from .._mlir.dialects import math
+        def dsl_math_wrap_result(fn=None, *, exemplar=None, preserve_numeric_type=False):
+            def wrapper(*args, **kwargs):
+                if exemplar is None:
+                    first = args[0] if args else None
+                is_vector = isinstance(first, Vector)
+                is_numeric = isinstance(first, Numeric)
+                result = fn(*args, **kwargs)
+                if not (is_vector or is_numeric):
+                    return tuple(result) if not isinstance(result, ir.Value) and hasattr(result, "__iter__") else result
+                def dsl_wrap(value):
+                    if preserve_numeric_type:
+                        return type(first)(value)
+                    return Numeric.from_ir_type(value.type)(value)
+                return dsl_wrap(result)
+            return wrapper
+        @dsl_loc_tracing
+        @dsl_math_wrap_result
+        def exp2(x, *, fastmath=None):
+            return math.exp2(as_ir_value(x), fastmath=fastmath)
+        @dsl_math_wrap_result(preserve_numeric_type=True)
+        def absi(x):
+            return math.absi(as_ir_value(x))
+        @dsl_math_wrap_result(exemplar="y")
+        def atan2(y, x):
+            return math.atan2(as_ir_value(y), as_ir_value(x))
+        @dsl_math_wrap_result
+        def erf(x):
+            return math.ErfOp(as_ir_value(x))
+    ''')
+    raw = {f"flydsl._mlir.dialects.math.{name}": "arith-value" for name in ("exp2", "absi", "atan2", "erf")}
+    tree = ast.parse(math_module)
+    assert derive.wraps_after_first_operand(tree)
+    # Another exemplar, or a builder returning the op rather than its value: left out.
+    assert derive.math_results(tree, raw, True) == {
+        "flydsl.expr.math.exp2": "arith-value-unless-numeric", "flydsl.expr.math.absi": "numeric-class-or-arith-value"}
+    # A wrapper that does not hand back a non-fx operand's result as it is settles nothing.
+    assert not derive.wraps_after_first_operand(ast.parse(math_module.replace("else result", "else Float32(result)")))
+    assert derive.math_results(tree, raw, False) == {}

@@ -86,6 +86,9 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
 UNKNOWN_TYPE = ValueType(UNKNOWN)
 SIGNLESS_ARITH_VALUE = ValueType(ARITH_VALUE, signless=True)
 MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carry a signedness
+# What a builder under `dsl_math_wrap_result` returns (data/flydsl_types.txt `results`).
+_NUMERIC_CLASS_OR_ARITH_VALUE = "numeric-class-or-arith-value"  # preserve_numeric_type=True
+_WRAPPED_RESULTS = ("arith-value-unless-numeric", _NUMERIC_CLASS_OR_ARITH_VALUE)
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
@@ -454,6 +457,8 @@ class _ValueTypes:
                 return ValueType(RAW), f"{leaf}(...)"
             if leaf[:1].islower() and self.type_table.caster and self.type_table.results.get(name) == ARITH_VALUE:
                 return SIGNLESS_ARITH_VALUE, f"`{leaf}(...)` gives the value caster's ArithValue ({self.type_table.source})"
+            if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
+                return self._wrapped_builder_type(node, leaf, self.type_table.results[name], depth)
             if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
                 # A builder returns its op's one result, a list of several, or the op when it has none.
                 return UNKNOWN_TYPE, f"unknown: `{name}` may return an op or a result list"
@@ -516,6 +521,19 @@ class _ValueTypes:
             common = _common_type(self.type_table, *operands)
             return (common, source) if common.known else (UNKNOWN_TYPE, "unknown: promotion not settled")
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver} called so"
+
+    def _wrapped_builder_type(self, node: ast.Call, leaf: str, result: str, depth: int) -> tuple[ValueType, str]:
+        """A builder under `dsl_math_wrap_result` (`fx.math.exp2(x)`, `arith.shrui(v, 2)`): the
+        builder's caster-made ArithValue when its first operand is an ir.Value, not an fx value;
+        with `preserve_numeric_type`, the first operand's class when it is an fx scalar."""
+        if not node.args or isinstance(node.args[0], ast.Starred):
+            return UNKNOWN_TYPE, f"unknown: `{leaf}` without a first positional operand"
+        first, why = self._typed(node.args[0], depth)
+        if first.kind in (ARITH_VALUE, RAW):
+            return SIGNLESS_ARITH_VALUE, f"`{leaf}` of an ir.Value gives the value caster's ArithValue ({self.type_table.source})"
+        if first.kind == SCALAR and result == _NUMERIC_CLASS_OR_ARITH_VALUE:
+            return first, f"`{leaf}` keeps the class of its first operand, {first} ({self.type_table.source})"
+        return UNKNOWN_TYPE, f"unknown: `{leaf}` of {first} (its result's type is not settled)"
 
     def _arith_value_call_type(self, node: ast.Call) -> tuple[ValueType, str]:
         """`ArithValue(v)` is signed=None whatever `v` carried; `ArithValue(v, signed)` may not be."""
