@@ -169,6 +169,55 @@ def test_helper_returns_in_the_module():
     assert type_of("def f(v):\n    if v:\n        return\n    return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
 
 
+NESTED_HELPER = """
+@flyc.kernel
+def k(n: fx.Int32):
+    def lane(v, w=4{params}):
+        probe = (v, w)
+        return v
+{calls}
+"""
+
+
+def nested_helper_types(calls: str, params: str = "", decorator: str = "") -> list[str]:
+    source = NESTED_HELPER.format(params=params, calls=textwrap.indent(textwrap.dedent(calls), "    "))
+    source = source.replace("    def lane", f"    {decorator}\n    def lane") if decorator else source
+    model, tree = model_of(source)
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    return [str(model.value_type(element)) for element in model.parent(probe).value.elts]
+
+
+def test_parameters_of_a_nested_helper_have_the_type_every_call_passes():
+    # Positionally, by keyword, or the default when a call leaves it out.
+    assert nested_helper_types("lane(n)\nlane(n + 1, w=8)\nx = lane(v=fx.Int32(2))\n") == ["fx.Int32", "py-int"]
+    model, tree = model_of(NESTED_HELPER.format(params="", calls="    lane(n)"))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    assert model.explain_type(model.parent(probe).value.elts[0])[1] == "every call of `lane` passes `v` as one type (1 calls)"
+
+
+@pytest.mark.parametrize("calls, params, decorator", [
+    ("lane(n)\nlane(fx.Int64(n))\n", "", ""),  # the calls disagree
+    ("lane(n)\nlane(q)\n", "", ""),  # a call passes an unknown
+    ("lane(n)\nf = lane\n", "", ""),  # passed as a value: a caller we cannot see
+    ("lane(n)\nreturn lane\n", "", ""),
+    ("lane(n)\nlane(*args)\n", "", ""),  # unpacks
+    ("lane(n)\n", ", *rest", ""),  # takes *args
+    ("lane(n)\n", "", "@cached"),  # decorated
+    ("", "", ""),  # never called
+])
+def test_parameters_of_a_nested_helper_stay_unknown_unless_every_call_agrees(calls, params, decorator):
+    assert nested_helper_types(calls, params, decorator)[0] == "unknown"
+
+
+def test_parameters_passed_through_themselves_or_of_module_functions_stay_unknown():
+    recursive = "@flyc.kernel\ndef k(n: fx.Int32):\n    def f(v):\n        probe = v\n        f(v + 1)\n    f(n)\n"
+    assert type_of(recursive) == "unknown"
+    # A module-level function may be imported and called from elsewhere.
+    assert type_of("def f(v):\n    probe = v\nf(fx.Int32(1))\n") == "unknown"
+    # A default disagreeing with what the calls pass.
+    assert nested_helper_types("lane(n, fx.Int32(8))\nlane(n)\n")[1] == "unknown"
+
+
 def test_raw_dialect_results():
     header = HEADER + "from flydsl._mlir.dialects import arith as _arith\n"
     # Their scalar/vector result is made an ArithValue of signed=None by the value caster.

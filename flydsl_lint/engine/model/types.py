@@ -358,7 +358,7 @@ class _ValueTypes:
         if binding.kind == "param":
             annotation = getattr(target, "annotation", None)
             if annotation is None:
-                return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
+                return self._passed_type(binding, depth)
             found = self._annotation_type(annotation)
             return found, "annotation" if found.known else f"unknown: annotation of `{name}`"
         statement = self.parent(target)
@@ -380,6 +380,53 @@ class _ValueTypes:
         if binding.kind == "loop":
             return self._loop_variable_type(target, where)
         return UNKNOWN_TYPE, f"unknown: `{name}` is a {binding.kind} binding"
+
+    def _passed_type(self, binding, depth: int) -> tuple[ValueType, str]:
+        """An unannotated parameter of a helper nested in a function: the one known type every
+        call of it passes (or its default gives), when the helper is only ever called by name."""
+        memo = self._answers["passed_type"]
+        if binding not in memo:
+            memo[binding] = (UNKNOWN_TYPE, f"unknown: parameter `{binding.name}` is passed itself")  # a cycle reads this
+            self._remember(memo, binding, self._agreed_argument_type(binding, depth))
+        return memo[binding]
+
+    def _agreed_argument_type(self, binding, depth: int) -> tuple[ValueType, str]:
+        name = binding.name
+        unknown = UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
+        arguments = self.parent(binding.node)
+        function = self.parent(arguments)
+        signature = self._call_signature(arguments)
+        if signature is None or not self._only_called(function) or arguments.vararg or arguments.kwarg:
+            return unknown
+        positions, defaults, calls = signature
+        index = positions.get(name)
+        found = set()
+        for call in calls:
+            if call is None:  # it passes *args or **kwargs
+                return unknown
+            if index is not None and index < len(call.args):
+                passed = call.args[index]
+            else:
+                passed = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
+            if passed is None:
+                return unknown
+            found.add(self._typed(passed, depth)[0])
+        if len(found) != 1 or UNKNOWN_TYPE in found:
+            return UNKNOWN_TYPE, f"unknown: the calls of `{function.name}` pass `{name}` no one known type"
+        return found.pop(), f"every call of `{function.name}` passes `{name}` as one type ({len(calls)} calls)"
+
+    def _only_called(self, function: ast.AST) -> bool:
+        """A def nested in a function, undecorated, bound once, whose name is only ever the callee
+        of a call in the module (never passed, returned or stored: no caller we cannot see)."""
+        scope = self._scope_of_node[function].parent
+        if scope.kind != "function" or function.decorator_list or not isinstance(function, ast.FunctionDef):
+            return False
+        bindings = scope.bindings.get(function.name, ())
+        if len(bindings) != 1 or self._bound_from_another_scope(bindings[0]):
+            return False
+        uses = [load for load in self._loads.get(function.name, ()) if self.binding_of(load) is bindings[0]]
+        calls = self.calls_of(function)
+        return bool(calls) and len(uses) == len(calls) and all(call.func in uses for call in calls)
 
     def _augmented_type(self, statement: ast.AugAssign, binding, depth: int) -> tuple[ValueType, str]:
         """`x += v` is `x = x + v` (fx scalars define no in-place operators): `x` read as the
