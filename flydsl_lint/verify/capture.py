@@ -33,6 +33,8 @@ from pathlib import Path
 # Environment contract between the parent (compile_runner) and this process.
 ENV_ARCH = "FLYDSL_VERIFY_ARCH"
 ENV_DUMP_ROOT = "FLYDSL_VERIFY_DUMP_ROOT"
+# JSON list of the tests asked for (paths and node ids) when some are node ids (see pytest_capture).
+ENV_TESTS = "FLYDSL_VERIFY_TESTS"
 COMPILES_MANIFEST = "compiles.jsonl"
 OUTCOMES_MANIFEST = "outcomes.jsonl"
 LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
@@ -206,11 +208,12 @@ class CompileRecorder:
         return exc
 
     def record_outcome(self, label: str, outcome: str, message: str = "") -> None:
-        """outcome: passed | output-mismatch | compile-error | import-error | error | skipped."""
+        """outcome: passed | output-mismatch | compile-error | import-error | error | skipped | not-found."""
         append_json_line(self.outcomes, {"label": label, "outcome": outcome, "message": message})
 
 
 IMPORT_ERROR = "import-error"
+NOT_FOUND = "not-found"  # a node id the parent asked for matched no test here
 
 
 def _import_error(exc: BaseException) -> ImportError | None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND
 from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
 from flydsl_lint.verify.config import VerifyConfig
@@ -64,7 +64,8 @@ class CaptureProgress:
 
 def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) -> CompileModeFindings:
     """Tests that errored outside FlyDSL: breaking only when the change introduced the error; not
-    verified when a side could not import what the test needs (the same import error on both sides)."""
+    verified when a side could not import what the test needs (the same import error on both sides)
+    or a node id asked for names no test on either side."""
     findings = CompileModeFindings()
     compiled_after = {key.label for key in after.specializations}
     for label in sorted(set(before.outcomes) | set(after.outcomes)):
@@ -72,7 +73,9 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
         new, new_message = after.outcomes.get(label, ("absent", ""))
         if COMPILE_ERROR in (old, new):
             continue  # already reported from the compile failures
-        if new == IMPORT_ERROR and old in (IMPORT_ERROR, "error"):
+        if old == new == NOT_FOUND:
+            findings.unverified.append(Unverified(label, arch, new_message))
+        elif new == IMPORT_ERROR and old in (IMPORT_ERROR, "error"):
             findings.unverified.append(Unverified(label.removeprefix("collect:"), arch, first_line(new_message)))
         elif old == IMPORT_ERROR:
             findings.unverified.append(Unverified(label.removeprefix("collect:"), arch,
