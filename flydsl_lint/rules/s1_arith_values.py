@@ -85,17 +85,62 @@ class ArithValueWrap(Rule):
                 "def f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(ArithValue(a) + b)\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(a + b)\n",
                 unsafe=True),
+        # Safe: a receiver cast to index of an fx integer is `fx.Index(x)` (the same index_cast), as a loop bound.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    for i in range(fx.Index(0), ArithValue(n).index_cast(T.index), fx.Index(1)):\n        pass\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                      "    for i in range(fx.Index(0), fx.Index(n), fx.Index(1)):\n        pass\n"),
+        # Safe: a name read by a helper that wraps it in fx.Int64 and by a raw op, which needs `.ir_value()`.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\nfrom flydsl.expr.arith import ArithValue\n"
+                "from flydsl.expr.typing import T\ndef _as_i64(idx):\n    return fx.Int64(idx)\ndef f(u: fx.Uint32):\n"
+                "    off = ArithValue(u).index_cast(T.index)\n    return _as_i64(off), arith.AddIOp(off, off).result\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\ndef _as_i64(idx):\n"
+                      "    return fx.Int64(idx)\ndef f(u: fx.Uint32):\n    off = fx.Index(u).ir_value()\n"
+                      "    return _as_i64(off), arith.AddIOp(off, off).result\n"),
+        # A comparison of an fx.Index is unsigned, of an index ArithValue of signed=None signed: unsafe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "def f(n: fx.Int32):\n    return ArithValue(n).index_cast(T.index) < 3\n",
+                fixed="import flydsl.expr as fx\ndef f(n: fx.Int32):\n    return fx.Index(n) < 3\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "def f(n):\n    return fx.Int64(ArithValue(n).index_cast(T.index))\n",
+                fixed="import flydsl.expr as fx\ndef f(n):\n    return fx.Int64(fx.Index(n))\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
         argument = single_positional(node)
         fix = None
-        if argument is not None:
+        cast = _receiver_index_cast(self, node) if argument is not None else None
+        if cast is not None:
+            fix = self._index_fix(cast, argument)
+        elif argument is not None:
             unsafe_because = self._unsafe_because(node, argument)
             message = "Drop the `ArithValue` wrapper" + (f" ({unsafe_because})" if unsafe_because else "")
             fix = self.make_fix([replace_with_argument(self, node, argument)], message,
                                 Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix)
+
+    def _index_fix(self, cast: ast.Call, argument: ast.expr):
+        """`ArithValue(x).index_cast(T.index)` -> `fx.Index(x)` (the guide's `off = fx.Index(x)`):
+        both build one `arith.index_cast` of `x.ir_value()`, for a signed or an unsigned x (and a
+        compile-time fx value is materialized alike). The result is an fx.Index instead of an
+        ArithValue: safe only where every use reads an index value alike from both; where a use
+        needs an ir.Value (a raw op), `fx.Index(x).ir_value()`."""
+        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
+        if spelled is None:
+            return None
+        callee, imports = spelled
+        found = self.model.value_type(argument)
+        if found.kind == "scalar" and found.scalar in _INTEGER_SCALARS:
+            use, unsafe_because = _index_uses(self, cast, _HELPER_DEPTH)
+        else:
+            use, unsafe_because = ANY_USE, _unknown_operand(self, argument)
+        # An unsafe fix offers the guide's spelling; the reviewer adds `.ir_value()` where a raw op needs it.
+        raw = use == RAW_USE and unsafe_because is None
+        text = f"{callee}({self.text(argument)})" + (".ir_value()" if raw else "")
+        message = f"Replace with `{text}`" + (f" ({unsafe_because})" if unsafe_because else "")
+        return self.make_fix([self.replace(cast, text), *imports], message,
+                             Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
@@ -123,6 +168,82 @@ class ArithValueWrap(Rule):
                 and typed_scalar(self.model, consumer) == found.scalar):
             return "the result would change from an ArithValue to " + str(found)
         return None
+
+
+_INTEGER_SCALARS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
+# Integer.__init__ index-casts an index ArithValue and an fx.Index alike; Index.__init__ keeps both as they are.
+_INDEX_READING_WRAPS = _INTEGER_SCALARS | {"Index"}
+# How an index value is used: ANY_USE reads an fx.Index like an index ArithValue, RAW_USE needs an ir.Value.
+ANY_USE, RAW_USE = "any", "raw"
+_HELPER_DEPTH = 2  # how many calls of the file's own helpers a use is followed through
+
+
+def _receiver_index_cast(rule: Rule, node: ast.Call) -> ast.Call | None:
+    """The call `ArithValue(x).index_cast(T.index)` whose receiver is `node`, else None."""
+    method = rule.model.parent(node)
+    call = rule.model.parent(method) if isinstance(method, ast.Attribute) and method.attr == "index_cast" else None
+    if not (isinstance(call, ast.Call) and call.func is method):
+        return None
+    target = single_positional(call)
+    return call if target is not None and rule.model.resolve(target) in INDEX_TYPES else None
+
+
+def _index_uses(rule: Rule, value: ast.expr, depth: int) -> tuple[str, str | None]:
+    """How the index value `value` is used: (ANY_USE or RAW_USE, None), or (RAW_USE, why an
+    fx.Index may be used differently from an ArithValue there)."""
+    parent = rule.model.parent(value)
+    if isinstance(parent, ast.Assign) and parent.value is value:
+        if len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            return _name_uses(rule, parent.targets[0], depth)
+        return RAW_USE, f"`{rule.text(parent.targets[0])}` is not a plain name bound once"
+    if isinstance(parent, ast.Call) and value in parent.args:
+        if _is_range_bound(rule, parent):
+            return ANY_USE, None  # scf_range / scf_for_dispatch turn either into the same index ir.Value
+        if typed_scalar(rule.model, parent) in _INDEX_READING_WRAPS and single_positional(parent) is value:
+            return ANY_USE, None
+        if _is_raw_op(rule, parent):
+            return RAW_USE, None
+        helper = _own_helper_parameter(rule, parent, value) if depth else None
+        if helper is not None:
+            return _name_uses(rule, helper, depth - 1)
+    return RAW_USE, f"`{rule.text(parent)}` may use an fx.Index differently from an ArithValue"
+
+
+def _name_uses(rule: Rule, target: ast.AST, depth: int) -> tuple[str, str | None]:
+    """_index_uses over every read of a name bound once (an assignment target or a parameter)."""
+    name = target.id if isinstance(target, ast.Name) else target.arg
+    reads = [read for read in rule.model.loads_of(name)
+             if (binding := rule.model.binding_of(read)) is not None and binding.node is target]
+    if reads and not rule.model.is_single_binding(rule.model.binding_of(reads[0])):
+        return RAW_USE, f"`{name}` is bound more than once"
+    needs = ANY_USE
+    for read in reads:
+        use, why = _index_uses(rule, read, depth)
+        if why is not None:
+            return use, why
+        needs = RAW_USE if use == RAW_USE else needs
+    return needs, None
+
+
+def _is_range_bound(rule: Rule, call: ast.Call) -> bool:
+    """A `for` loop's builtin `range(...)` in traced code: the rewriter builds its bounds with
+    `_to_index` / `as_ir_value`, which take an ir.Value and an fx value alike."""
+    loop = rule.model.parent(call)
+    return (isinstance(call.func, ast.Name) and call.func.id == "range" and rule.model.binding_of(call.func) is None
+            and isinstance(loop, ast.For) and loop.iter is call and rule.model.in_traced_code(call))
+
+
+def _own_helper_parameter(rule: Rule, call: ast.Call, value: ast.expr) -> ast.arg | None:
+    """The parameter of an undecorated function of this file that a positional `value` of `call` binds."""
+    callee = rule.model.binding_of(call.func) if isinstance(call.func, ast.Name) else None
+    function = callee.node if callee is not None and callee.kind == "def" else None
+    if not isinstance(function, ast.FunctionDef) or function.decorator_list:
+        return None
+    if any(isinstance(argument, ast.Starred) for argument in call.args):
+        return None
+    parameters = function.args.posonlyargs + function.args.args
+    position = call.args.index(value)
+    return parameters[position] if position < len(parameters) else None
 
 
 @register

@@ -53,3 +53,54 @@ def caster(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32, stream: fx.Stream
 def build():
     caster(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
 '''
+
+# FLY101 on receiver casts: `ArithValue(x).index_cast(T.index)` of an fx integer (signed, unsigned,
+# compile-time) becomes `fx.Index(x)` where every use reads it alike: a loop bound (the rewriter's auto
+# loop and its `init=` loop), an fx integer wrap, a helper passing it to one, a raw op (`.ir_value()`).
+ARITH_VALUE_INDEX = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith
+from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+def _as_i32(idx):
+    return fx.Int32(idx)
+
+
+@flyc.kernel
+def index_kernel(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    four = fx.Int32(4)
+    base = ArithValue(four).index_cast(T.index)
+    mixed = arith.AddIOp(ArithValue(u).index_cast(T.index), base).result
+    wide = fx.Int64(ArithValue(lane).index_cast(T.index))
+    total = lane + _as_i32(base) + fx.Int32(mixed) + fx.Int32(wide)
+    for i in range(fx.Index(0), ArithValue(n).index_cast(T.index), fx.Index(1)):
+        total = total + fx.Int32(i)
+    for j, state in range(fx.Index(0), ArithValue(lane).index_cast(T.index), fx.Index(1), init=[total]):
+        step = state[0] + fx.Int32(j)
+        results = yield [step]
+    total = results
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Int32(total).to(fx.Float32)
+    fx.copy(copy, rv, fx.slice(tO, (None, lane % BLOCK)))
+
+
+@flyc.jit
+def index_casts(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32, stream: fx.Stream = fx.Stream(None)):
+    index_kernel(Out, n, u).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    index_casts(torch.empty(BLOCK, device="cuda"), 3, 5, stream=torch.cuda.current_stream())
+'''

@@ -321,4 +321,4 @@ def build():
 '''
 
 # FLY101/FLY102 on caster-made ArithValues (signed=None) and raw ir.Values: its own module.
-from tests.proofs.kernels_arith_value import ARITH_VALUE  # noqa: E402, F401
+from tests.proofs.kernels_arith_value import ARITH_VALUE, ARITH_VALUE_INDEX  # noqa: E402, F401
