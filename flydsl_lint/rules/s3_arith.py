@@ -27,6 +27,8 @@ _SIGNEDNESS_DEPENDENT = {"maxui", "minui", "ceildivui"}
 
 
 _METHODS = {"maximumf": "max", "minimumf": "min"}
+# The receiver types the method fix is proven on (tests/proofs, TYPED_METHODS).
+_PROVEN_METHOD_TYPES = {"Float32"}
 
 
 
@@ -101,6 +103,20 @@ class TypedArithmeticMethod(Rule):
                 fixed="import flydsl.expr as fx\nm = fx.max(acc, row_max)\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nm = (a * s).minimumf(b)\n",
                 fixed="import flydsl.expr as fx\nm = fx.min(a * s, b)\n", unsafe=True),
+        # Safe: two fx.Float32, run-time kernel parameters (and what is computed from them).
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, b: fx.Float32):\n"
+                "    m = (-a).maximumf(fx.Float32(0.0)) + a.minimumf(b)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, b: fx.Float32):\n"
+                      "    m = fx.max(-a, fx.Float32(0.0)) + fx.min(a, b)\n",
+                count=2, at=(5, 9), message="Legacy typed-arithmetic method `.maximumf()`: use `fx.max(a, b)`"),
+        # A plain function's parameters may be compile-time fx values, which fx.max folds: unsafe.
+        Invalid("import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return a.maximumf(b)\n",
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return fx.max(a, b)\n", unsafe=True),
+        # An operand of another type is promoted by fx.max: unsafe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, n: fx.Int32):\n"
+                "    m = a.maximumf(n)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, n: fx.Int32):\n"
+                      "    m = fx.max(a, n)\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -115,8 +131,36 @@ class TypedArithmeticMethod(Rule):
         if spelled is not None and not any(isinstance(a, ast.Starred) for a in node.args):
             callee, imports = spelled
             arguments = ", ".join([self.text(func.value)] + [self.text(a) for a in node.args] + [self.text(k) for k in node.keywords])
-            fix = self.make_fix([self.replace(node, f"{callee}({arguments})"), *imports], f"Replace with `{callee}(...)`")
+            unsafe_because = self._unsafe_because(node, f"fx.{_METHODS[func.attr]}")
+            message = f"Replace with `{callee}(...)`" + (f" ({unsafe_because})" if unsafe_because else "")
+            fix = self.make_fix([self.replace(node, f"{callee}({arguments})"), *imports], message,
+                                Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
         self.report(node, fix=fix, spelling=func.attr, replacement=f"fx.{_METHODS[func.attr]}")
+
+    def _unsafe_because(self, node: ast.Call, replacement: str) -> str | None:
+        """None where `fx.max(a, b)` is provably the method's op: `Numeric.maximumf` is
+        `arith.maximumf(a.ir_value(), b.ir_value())` rewrapped in a's type; `fx.max` promotes
+        its operands to their common type (the identity on two of one type) and folds two
+        compile-time ones, so one of them must be a run-time value."""
+        operand = single_positional(node)
+        if operand is None:
+            return "not a single operand"
+        receiver = node.func.value
+        found = self.model.value_type(receiver)
+        if found.kind != "scalar" or found.scalar not in _PROVEN_METHOD_TYPES:
+            return f"`{self.text(receiver)}` is {found}" if found.known else \
+                f"the type of `{self.text(receiver)}` is {self.model.explain_type(receiver)[1]}"
+        other = self.model.value_type(operand)
+        if other != found:
+            return f"`{self.text(operand)}` is {other}, not {found}: `{replacement}` may promote"
+        if not any(provably_dynamic(self, _negated(value)) for value in (receiver, operand)):
+            return f"neither operand is provably a run-time value: `{replacement}` folds two compile-time ones"
+        return None
+
+
+def _negated(node: ast.expr) -> ast.expr:
+    """`x` of `-x`: Numeric.__neg__ keeps a run-time value run-time."""
+    return _negated(node.operand) if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) else node
 
 
 # Raw arith ops and the Python operator that emits exactly that op on two

@@ -320,5 +320,40 @@ def build():
     wraps(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY302: `.maximumf()` / `.minimumf()` of two fx.Float32, one of them a run-time value (kernel
+# parameters and what is computed from them), become `fx.max` / `fx.min`.
+TYPED_METHODS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+
+BLOCK = 64
+
+
+@flyc.kernel
+def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
+    tid = fx.thread_idx.x
+    hi = a.maximumf(b)
+    lo = (a * 2.0).minimumf(b)
+    clipped = (-a).maximumf(fx.Float32(0.0))
+    scaled = fx.Float32(n).minimumf(a - b)
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = hi + lo * clipped - scaled
+    fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
+
+
+@flyc.jit
+def methods(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    methods_kernel(Out, a, b, n).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    methods(torch.empty(BLOCK, device="cuda"), 0.5, -1.5, 3, stream=torch.cuda.current_stream())
+'''
+
 # FLY101/FLY102 on caster-made ArithValues (signed=None) and raw ir.Values: its own module.
 from tests.proofs.kernels_arith_value import ARITH_VALUE, ARITH_VALUE_INDEX  # noqa: E402, F401
