@@ -613,7 +613,9 @@ class RawArithConstant(Rule):
     As the right operand of an operator whose left operand is a run-time fx
     value of the constant's type, though, the plain literal (`x + 4` for
     `x + arith.constant(4, type=T.i32)`) is turned into the same
-    `arith.constant` by the operator: the result and its type are the same."""
+    `arith.constant` by the operator: the result and its type are the same.
+    So is a literal offset of the legacy `buffer_ops.buffer_load` / `buffer_store`,
+    which build an int offset as that i32 constant."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -640,6 +642,15 @@ class RawArithConstant(Rule):
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Int32):\n"
                 "    m = n + arith.constant(4, type=T.i64)\n"),
+        # The offset of a legacy buffer load or store: it builds an int offset as the same i32 constant.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom kernels.common import buffer_ops\n"
+                "v = buffer_ops.buffer_load(rsrc, arith.constant(0, type=T.i32), vec_width=1)\n"
+                "buffer_ops.buffer_store(v, rsrc, offset=arith.constant(4, type=T.i32))\n",
+                fixed="from kernels.common import buffer_ops\nv = buffer_ops.buffer_load(rsrc, 0, vec_width=1)\n"
+                      "buffer_ops.buffer_store(v, rsrc, offset=4)\n", count=2),
+        # Not the offset (the stored value), or not an i32 constant: no fix.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom kernels.common import buffer_ops\n"
+                "buffer_ops.buffer_store(arith.constant(0, type=T.i32), rsrc, arith.constant(4, type=T.i64))\n", count=2),
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
                 at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)'),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
@@ -671,7 +682,8 @@ class RawArithConstant(Rule):
             leaf = "index"
         fix = None
         literal = _constant_literal(node) if op == "constant" and leaf else None
-        if literal is not None and self._operator_takes_literal(node, leaf, literal):
+        if literal is not None and (self._operator_takes_literal(node, leaf, literal)
+                                    or self._buffer_offset_takes_literal(node, leaf, literal)):
             text = self.text(literal)
             fix = self.make_fix([self.replace(node, f"({text})" if isinstance(literal, ast.UnaryOp) else text)],
                                 "Use the plain literal")
@@ -694,6 +706,23 @@ class RawArithConstant(Rule):
         return (bool(reads) and self.model.is_single_binding(bindings[reads[0]])
                 and all(self._raw_operand(read) for read in reads))
 
+    def _buffer_offset_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
+        """Whether `node` is the offset of a legacy buffer load or store, which builds an int
+        offset with `_create_i32_constant`: the same i32 `arith.constant` (kernels/common/buffer_ops.py
+        of every FlyDSL checkout 0.3.0 to 0.5.0), then treats it as it treats the raw constant."""
+        parent = self.model.parent(node)
+        call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
+        value = _literal_value(literal)
+        if not (isinstance(call, ast.Call) and leaf == "i32" and type(value) is int and _fits(value, "Int32")):
+            return False
+        position = _BUFFER_OFFSET_POSITIONS.get(self.model.resolve(call.func) or "")
+        if position is None:
+            return False
+        if isinstance(parent, ast.keyword):
+            return parent.arg == "offset"
+        before = call.args[:position + 1]
+        return len(before) > position and before[position] is node and not any(isinstance(a, ast.Starred) for a in before)
+
     def _operator_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
         """Whether `node` is the right operand of an operator whose left operand is a
         run-time fx value of the constant's type, which builds that constant from the literal."""
@@ -708,6 +737,10 @@ class RawArithConstant(Rule):
         value = _literal_value(literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
         return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
+
+
+# The legacy buffer helpers -> the position of their element `offset` argument.
+_BUFFER_OFFSET_POSITIONS = {"kernels.common.buffer_ops.buffer_load": 1, "kernels.common.buffer_ops.buffer_store": 2}
 
 
 # Operators that turn a plain literal right operand into a constant of the left operand's type.

@@ -19,6 +19,15 @@ from tests.conftest import make_settings
 FLYDSL_SRC = Path(os.environ.get("FLYDSL_SRC", "/work/flydsl-src"))
 # kernels/common/buffer_ops.py lives in the FlyDSL checkout, not in the wheel.
 BUFFER_OPS = FLYDSL_SRC / "kernels" / "common" / "buffer_ops.py"
+# Checkouts of single releases (flydsl-v<release> in this folder): a wheel is compiled with its own
+# release's buffer_ops when there is one (the newest helpers build ops an old wheel lacks).
+RELEASE_CHECKOUTS = Path(os.environ.get("FLYDSL_RELEASE_CHECKOUTS", "/work"))
+
+
+def buffer_ops_for(release: str) -> Path:
+    """The kernels/common/buffer_ops.py to compile against flydsl ``release``."""
+    own = RELEASE_CHECKOUTS / f"flydsl-v{release}" / "kernels" / "common" / "buffer_ops.py"
+    return own if own.is_file() else BUFFER_OPS
 
 
 def flydsl_missing_reason() -> str | None:
@@ -68,38 +77,45 @@ def apply_fix(source: str, code: str, arch: str, release: str, root: Path) -> Fi
     return FixOutcome(source, result.new_text, len(safe), len(diagnostics), remaining)
 
 
-def stage_pythonpath(root: Path) -> Path | None:
-    """A `kernels.common.buffer_ops` importable by the kernels, copied from the
-    FlyDSL checkout at run time (never committed). None without a checkout."""
-    if not BUFFER_OPS.is_file():
+def stage_pythonpath(root: Path, release: str) -> Path | None:
+    """A `kernels.common.buffer_ops` importable by the kernels compiled on ``release``,
+    copied from a FlyDSL checkout at run time (never committed). None without a checkout."""
+    source = buffer_ops_for(release)
+    if not source.is_file():
         return None
-    common = root / "kernels" / "common"
+    common = root / release / "kernels" / "common"
     common.mkdir(parents=True, exist_ok=True)
-    (root / "kernels" / "__init__.py").write_text("")
+    (common.parent / "__init__.py").write_text("")
     (common / "__init__.py").write_text("")
-    shutil.copy(BUFFER_OPS, common / "buffer_ops.py")
-    return root
+    shutil.copy(source, common / "buffer_ops.py")
+    return root / release
 
 
-def compile_all(jobs: set, pythons: dict[str, str], workdir: Path, extra_path: Path | None) -> dict:
+def compile_all(jobs: set, pythons: dict[str, str], workdir: Path, extra_paths: dict[str, Path | None]) -> dict:
     """Compile every (source, arch, release) job once, in parallel, with that release's
-    interpreter (``pythons``); {(source, arch, release): CompileResult}."""
+    interpreter (``pythons``) and its entry of ``extra_paths`` prepended to PYTHONPATH;
+    {(source, arch, release): CompileResult}."""
     from flydsl_lint.verify.compile import compile_source
 
     previous = os.environ.get("PYTHONPATH")
-    if extra_path is not None:
-        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra_path), previous]))
+    results = {}
     try:
         with ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 2)) as pool:
-            futures = {}
-            for source, arch, release in sorted(jobs):
-                futures[(source, arch, release)] = pool.submit(
-                    compile_source, source, arch=arch, entry="build", workdir=workdir / release / arch,
-                    python=pythons[release],
-                )
-            return {job: future.result() for job, future in futures.items()}
+            # A child reads PYTHONPATH when it starts: one release's jobs at a time.
+            for release in sorted({release for *_, release in jobs}):
+                extra = extra_paths.get(release)
+                os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(extra) if extra else None, previous]))
+                futures = {
+                    (source, arch, release): pool.submit(
+                        compile_source, source, arch=arch, entry="build", workdir=workdir / release / arch,
+                        python=pythons[release],
+                    )
+                    for source, arch, job_release in sorted(jobs) if job_release == release
+                }
+                results.update({job: future.result() for job, future in futures.items()})
     finally:
         if previous is None:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = previous
+    return results

@@ -320,6 +320,46 @@ def build():
     wraps(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY343: `arith.constant(v, type=T.i32)` as the offset of the legacy buffer load and store,
+# which build a Python int offset as the same i32 constant.
+BUFFER_OFFSETS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.expr import arith
+from flydsl.expr.typing import T
+from kernels.common import buffer_ops
+
+BLOCK = 64
+
+
+@flyc.kernel
+def offsets_kernel(X: fx.Tensor, Out: fx.Tensor):
+    tid = fx.Int32(fx.thread_idx.x)
+    x_rsrc = buffer_ops.create_buffer_resource(X, max_size=True)
+    out_rsrc = buffer_ops.create_buffer_resource(Out, max_size=True)
+    first = buffer_ops.buffer_load(x_rsrc, arith.constant(0, type=T.i32), vec_width=1, is_scalar=True)
+    fourth = buffer_ops.buffer_load(x_rsrc, arith.constant(3, type=T.i32), vec_width=1, dtype=T.i32)
+    mine = buffer_ops.buffer_load(x_rsrc, tid, vec_width=1, dtype=T.i32)
+    total = fx.Int32(first) + fx.Int32(fourth) + fx.Int32(mine)
+    buffer_ops.buffer_store(total, out_rsrc, tid)
+    if tid == fx.Int32(0):
+        buffer_ops.buffer_store(fx.Int32(fourth), out_rsrc, arith.constant(64, type=T.i32))
+        buffer_ops.buffer_store(fx.Int32(first), out_rsrc, offset=arith.constant(65, type=T.i32))
+
+
+@flyc.jit
+def offsets(X: fx.Tensor, Out: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+    offsets_kernel(X, Out).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    offsets(torch.zeros(BLOCK, dtype=torch.int32, device="cuda"), torch.zeros(BLOCK + 2, dtype=torch.int32, device="cuda"),
+            stream=torch.cuda.current_stream())
+'''
+
+
 # FLY302: `.maximumf()` / `.minimumf()` of two fx.Float32, one of them a run-time value (kernel
 # parameters and what is computed from them), become `fx.max` / `fx.min`.
 TYPED_METHODS = '''\

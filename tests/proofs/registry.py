@@ -35,6 +35,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ARITH_VALUE": (CDNA, ("FLY101", "FLY102")),
     "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101",)),
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
+    "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
 }
 
 

@@ -60,7 +60,7 @@ def compiled(tmp_path_factory):
                  for case in CASES}
     jobs = {(source, case[2], case[1]) for case, after in rewritten.items() if case[1] in pythons
             for source in (getattr(codemod_kernels, case[0]), after)}
-    results = compile_all(jobs, pythons, tmp_path_factory.mktemp("codemod-compile"), None)
+    results = compile_all(jobs, pythons, tmp_path_factory.mktemp("codemod-compile"), {})
     return {case: (after, results.get((getattr(codemod_kernels, case[0]), case[2], case[1])),
                    results.get((after, case[2], case[1]))) for case, after in rewritten.items()}
 

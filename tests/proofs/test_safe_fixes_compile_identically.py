@@ -17,7 +17,7 @@ import pytest
 from flydsl_lint.verify.compare import IDENTICAL
 from flydsl_lint.verify.compile import compare
 from tests.proofs import kernels_under_proof
-from tests.proofs.harness import BUFFER_OPS, apply_fix, compile_all, stage_pythonpath
+from tests.proofs.harness import apply_fix, buffer_ops_for, compile_all, stage_pythonpath
 from tests.proofs.registry import PLAN, proof_releases
 from tests.release_envs import release_python
 
@@ -29,7 +29,7 @@ CASES = [
     for release in proof_releases(code)
 ]
 IDS = [f"{code}-{arch}-{module.lower()}-{release}" for module, code, arch, release in CASES]
-NEEDS_CHECKOUT = {"LDS_POINTER"}  # imports kernels.common.buffer_ops
+NEEDS_CHECKOUT = {"LDS_POINTER", "BUFFER_OFFSETS"}  # import kernels.common.buffer_ops
 RESOURCES = ("vgpr", "agpr", "sgpr", "lds_bytes", "scratch_bytes", "vgpr_spills", "sgpr_spills")
 
 
@@ -53,9 +53,9 @@ def compiled(fixes, tmp_path_factory):
     pythons = {release: _python_or_none(release) for *_, release in CASES}
     pythons = {release: python for release, python in pythons.items() if python is not None}
     root = tmp_path_factory.mktemp("proof-compile")
-    extra = stage_pythonpath(root / "pythonpath")
+    extra = {release: stage_pythonpath(root / "pythonpath", release) for release in pythons}
     runnable = [case for case in CASES
-                if case[3] in pythons and (extra is not None or case[0] not in NEEDS_CHECKOUT)]
+                if case[3] in pythons and (extra[case[3]] is not None or case[0] not in NEEDS_CHECKOUT)]
     jobs = {(getattr(kernels_under_proof, module), arch, release) for module, _, arch, release in runnable}
     jobs |= {(fixes[case].after, case[2], case[3]) for case in runnable}
     return compile_all(jobs, pythons, root / "work", extra)
@@ -75,8 +75,9 @@ def test_fix_applies(fixes, module, code, arch, release):
 @pytest.mark.parametrize("module, code, arch, release", CASES, ids=IDS)
 def test_fix_compiles_identically(fixes, compiled, module, code, arch, release):
     release_python(release)  # skips when the release's environment is missing
-    if module in NEEDS_CHECKOUT and not BUFFER_OPS.is_file():
-        pytest.skip(f"needs {BUFFER_OPS}: kernels.common.buffer_ops comes from a FlyDSL checkout (set FLYDSL_SRC)")
+    if module in NEEDS_CHECKOUT and not buffer_ops_for(release).is_file():
+        pytest.skip(f"needs {buffer_ops_for(release)}: kernels.common.buffer_ops comes from a FlyDSL checkout "
+                    "(set FLYDSL_SRC or FLYDSL_RELEASE_CHECKOUTS)")
     outcome = fixes[(module, code, arch, release)]
     before = compiled[(outcome.before, arch, release)]
     after = compiled[(outcome.after, arch, release)]
