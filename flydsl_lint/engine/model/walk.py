@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import functools
 import sys
 
 from ..project import absolute_module
@@ -55,13 +54,6 @@ class _Walk:
         for stmt in body:
             self._visit(stmt, parent, scope, fallback)
 
-    def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        for name in _child_fields(type(node)):
-            value = getattr(node, name, None)
-            for item in value if isinstance(value, list) else [value]:
-                if isinstance(item, ast.AST) and type(item) not in _LEAF_TYPES:
-                    self._visit(item, node, scope, fallback)
-
     def _visit(self, node: ast.AST, parent: ast.AST | None, scope: Scope, fallback: bool) -> None:
         self._parents[node] = parent
         kind = type(node)
@@ -70,12 +62,27 @@ class _Walk:
             # reached through `_visit_target` instead.
             self._scope_of_node[node] = scope
             self._loads[node.id].append(node)
-        elif kind is ast.Constant:
+            return
+        if kind is ast.Constant:
             if isinstance(node.value, (str, bytes)):
                 self._add_string_span(node)
+            return
+        self.nodes_by_type[kind].append(node)
+        visit = _VISITS.get(kind)
+        if visit is not None:
+            visit(self, node, scope, fallback)
         else:
-            self.nodes_by_type[kind].append(node)
-            _VISITS.get(kind, _Walk._visit_children)(self, node, scope, fallback)
+            self._visit_children(node, scope, fallback)
+
+    def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        for field in _CHILD_FIELDS[type(node)]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if type(item) in _WALKED_TYPES:
+                        self._visit(item, node, scope, fallback)
+            elif type(value) in _WALKED_TYPES:
+                self._visit(value, node, scope, fallback)
 
     # Visits of the node types that bind names or need more than their children walked;
     # every other type's children are walked field by field.
@@ -280,16 +287,16 @@ _LEAF_TYPES = frozenset(
     if isinstance(cls, type) and issubclass(cls, ast.AST) and not cls._fields
     and cls not in (ast.Name, ast.Constant, ast.alias, ast.Global, ast.Nonlocal)
 )
+_NODE_TYPES = frozenset(cls for cls in vars(ast).values() if isinstance(cls, type) and issubclass(cls, ast.AST))
+# What the walk visits: a value of another type (None, an identifier, a leaf) is skipped.
+_WALKED_TYPES = _NODE_TYPES - _LEAF_TYPES
 
 # Fields that hold no node in any Python version (identifiers, flags, contexts,
 # operators): the walk skips them. Others are checked, so a miss here is only slower.
 _NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
                               "simple", "type_comment", "ctx", "op"})
-
-
-@functools.cache
-def _child_fields(kind: type) -> tuple[str, ...]:
-    return tuple(field for field in kind._fields if field not in _NON_NODE_FIELDS)
+# Node type -> the fields `_visit_children` reads, worked out once.
+_CHILD_FIELDS = {cls: tuple(field for field in cls._fields if field not in _NON_NODE_FIELDS) for cls in _NODE_TYPES}
 
 
 _VISITS = {
