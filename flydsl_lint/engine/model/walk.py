@@ -71,11 +71,10 @@ class _Walk:
         visit = _VISITS.get(kind)
         if visit is not None:
             visit(self, node, scope, fallback)
-        else:
-            self._visit_children(node, scope, fallback)
-
-    def _visit_children(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
-        for field in _CHILD_FIELDS[type(node)]:
+            return
+        # Any other node: its children, field by field. Walked here rather than
+        # by a call of its own, as this is most nodes and the walk's time goes per call.
+        for field in _CHILD_FIELDS[kind]:
             value = getattr(node, field, None)
             if type(value) is list:
                 for item in value:
@@ -88,7 +87,7 @@ class _Walk:
     # every other type's children are walked field by field.
     def _visit_joined_str(self, node: ast.JoinedStr, scope: Scope, fallback: bool) -> None:
         self._add_string_span(node)
-        self._visit_children(node, scope, fallback)
+        self._visit_body(node.values, node, scope, fallback)
 
     def _visit_global(self, node: ast.Global, scope: Scope, fallback: bool) -> None:
         scope.declared_global.update(node.names)
@@ -102,7 +101,7 @@ class _Walk:
         position = (node.end_lineno, node.end_col_offset)
         if len(targets) == 1 and type(targets[0]) is ast.Name:  # most assignments: bound here, as `_visit_target` would
             target = targets[0]
-            self._record(target, node)
+            self._parents[target] = node  # a Name: not listed by type
             binding = Binding(target.id, "assign", position, target, scope, None, fallback)
             self._plain_name_assignments.append((node, target, value))
             if type(value) is ast.Name or type(value) is ast.Attribute:
@@ -141,14 +140,17 @@ class _Walk:
 
 
     def _visit_match_capture(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
+        """MatchAs (`case [x]`, `case P() as x`) and MatchStar (`case [*rest]`)."""
         if node.name:
             Binding(node.name, "match", _position(node), node, scope)
-        self._visit_children(node, scope, fallback)
+        if getattr(node, "pattern", None) is not None:
+            self._visit(node.pattern, node, scope, fallback)
 
     def _visit_match_mapping(self, node: ast.AST, scope: Scope, fallback: bool) -> None:
         if node.rest:
             Binding(node.rest, "match", _position(node), node, scope)
-        self._visit_children(node, scope, fallback)
+        self._visit_body(node.keys, node, scope, fallback)
+        self._visit_body(node.patterns, node, scope, fallback)
 
     def _visit_withitem(self, node: ast.withitem, scope: Scope, fallback: bool) -> None:
         self._visit(node.context_expr, node, scope, fallback)
@@ -161,19 +163,21 @@ class _Walk:
     ) -> None:
         """Bind the names `target` assigns (`position`: where the bindings take
         effect; None: at each name, as `del` binds); attribute and subscript
-        targets read their base."""
-        self._record(target, parent)
-        if type(target) is ast.Name:
+        targets are walked as reads of their parts."""
+        kind_of_target = type(target)
+        if kind_of_target is ast.Name:
+            self._parents[target] = parent  # a Name: not listed by type
             at = position if position is not None else (target.lineno, target.col_offset)
             Binding(target.id, kind, at, target, scope, None, fallback)
-            return
-        if isinstance(target, (ast.Tuple, ast.List)):
+        elif kind_of_target is ast.Tuple or kind_of_target is ast.List:
+            self._record(target, parent)
             for element in target.elts:
                 self._visit_target(element, target, scope, position, fallback, kind)
-        elif isinstance(target, ast.Starred):
+        elif kind_of_target is ast.Starred:
+            self._record(target, parent)
             self._visit_target(target.value, target, scope, position, fallback, kind)
         else:
-            self._visit_children(target, scope, fallback)
+            self._visit(target, parent, scope, fallback)
 
     def _visit_delete(self, node: ast.Delete, scope: Scope, fallback: bool) -> None:
         for target in node.targets:
@@ -295,7 +299,7 @@ _WALKED_TYPES = _NODE_TYPES - _LEAF_TYPES
 # operators): the walk skips them. Others are checked, so a miss here is only slower.
 _NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", "kind", "conversion", "is_async",
                               "simple", "type_comment", "ctx", "op"})
-# Node type -> the fields `_visit_children` reads, worked out once.
+# Node type -> the fields `_visit` walks the children of that type in, worked out once.
 _CHILD_FIELDS = {cls: tuple(field for field in cls._fields if field not in _NON_NODE_FIELDS) for cls in _NODE_TYPES}
 
 
