@@ -151,8 +151,7 @@ class Checker:
                 nodes = model.nodes(node_type)
                 for position, method_name in methods:
                     rule = instances[position]
-                    for node in nodes:
-                        self._guard(rule, source, getattr(rule, method_name), node)
+                    self._visit_nodes(rule, source, getattr(rule, method_name), nodes)
             call_handlers = [None] * len(instances)
             for position in plan.call_hooks:
                 call_handlers[position] = instances[position].visit_Call
@@ -202,8 +201,7 @@ class Checker:
                 calls_of_rule[position].append(node)
         for handler, calls in zip(handlers, calls_of_rule):
             if handler is not None:
-                for node in calls:
-                    self._guard(handler.__self__, source, handler, node)
+                self._visit_nodes(handler.__self__, source, handler, calls)
 
     def _withhold_unfixable(self, diagnostics: list[Diagnostic]) -> None:
         """Drop the fixes of codes the settings make unfixable (reported, never fixed)."""
@@ -255,18 +253,28 @@ class Checker:
         return types
 
     @classmethod
-    def _guard(cls, rule, source: SourceFile, function, *args) -> None:
+    def _guard(cls, rule, source: SourceFile, function) -> None:
         try:
-            function(*args)
+            function()
         except Exception as exc:
-            cls._guard_failed(rule, source, exc, args)
+            cls._guard_failed(rule, source, exc, None)
+
+    @classmethod
+    def _visit_nodes(cls, rule, source: SourceFile, visit, nodes: list[ast.AST]) -> None:
+        """`visit` each of `nodes`, under one guard for them all (not one call each)."""
+        node = None
+        try:
+            for node in nodes:
+                visit(node)
+        except Exception as exc:
+            cls._guard_failed(rule, source, exc, node)
 
     @staticmethod
-    def _guard_failed(rule, source: SourceFile, exc: Exception, args: tuple) -> None:
+    def _guard_failed(rule, source: SourceFile, exc: Exception, node: ast.AST | None) -> None:
         if isinstance(exc, RecursionError):
             raise SourceError(source.path, f"{rule.code} gave up: expression nesting too deep") from None
         # a rule bug must name itself, not hide as a clean file
-        where = f" at line {args[0].lineno}" if args and hasattr(args[0], "lineno") else ""
+        where = f" at line {node.lineno}" if hasattr(node, "lineno") else ""
         raise SourceError(source.path, f"internal error in {rule.code}{where}: {type(exc).__name__}: {exc}") from exc
 
     @staticmethod
