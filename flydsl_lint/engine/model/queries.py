@@ -50,10 +50,11 @@ class _Queries:
         return self._parents.get(node)
 
     def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
-        current = self.parent(node)
+        parents = self._parents
+        current = parents.get(node)
         while current is not None:
             yield current
-            current = self.parent(current)
+            current = parents.get(current)
 
     def calls_of(self, function: ast.AST) -> list[ast.Call]:
         """Calls of a def of this module by its plain name (`helper(...)`)."""
