@@ -53,15 +53,17 @@ class _CallIndex:
 
     def rules_for(self, model: SemanticModel, func: ast.expr, name: str | None) -> tuple[int, ...]:
         """The rules, in rule order, that see a call of `func` resolving to `name`."""
-        spelled = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+        kind = type(func)  # parsed trees hold exact node types
+        spelled = func.attr if kind is ast.Attribute else func.id if kind is ast.Name else None
         local_def = False
-        if not name and self.own_code and isinstance(func, ast.Name):
+        if not name and self.own_code and kind is ast.Name:
             binding = model.binding_of(func)
             local_def = binding is not None and binding.kind == "def"
         key = (name, spelled, local_def)
-        if key not in self.picks:
-            self.picks[key] = self._pick(*key)
-        return self.picks[key]
+        picked = self.picks.get(key)
+        if picked is None:
+            picked = self.picks[key] = self._pick(*key)
+        return picked
 
     def _pick(self, name: str | None, spelled: str | None, local_def: bool) -> tuple[int, ...]:
         """The rules, in rule order, that see a call resolving to `name` (None: it
