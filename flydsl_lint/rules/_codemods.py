@@ -152,15 +152,22 @@ def replace_with_edits(rule: "Rule", node: ast.AST, template: str, edits: list[E
     """Replace `node` by `template` formatted with its text, the `edits` that fall inside
     it applied to that text (one fix must not hold overlapping edits); also the edits left."""
     start, end = start_of(rule, node), end_of(rule, node)
-    inside = sorted((e for e in edits if start <= e.start and e.end <= end), reverse=True)
-    lines = rule.text(node).split("\n")
-    for edit in inside:  # from the last: earlier positions stay valid
+    inside = [e for e in edits if start <= e.start and e.end <= end]
+    text = template.format(spliced_text(rule, start, end, inside))
+    return rule.replace(node, text), [e for e in edits if e not in inside]
+
+
+def spliced_text(rule: "Rule", start: Position, end: Position, edits: list[Edit]) -> str:
+    """The source text from `start` to `end` with `edits`, which all fall inside it, applied."""
+    lines = rule.context.source.lines[start.row - 1 : end.row]
+    lines[-1] = lines[-1][: end.col]
+    lines[0] = lines[0][start.col :]
+    for edit in sorted(edits, reverse=True):  # from the last: earlier positions stay valid
         first, last = edit.start.row - start.row, edit.end.row - start.row
         first_col = edit.start.col - (start.col if first == 0 else 0)
         last_col = edit.end.col - (start.col if last == 0 else 0)
         lines[first : last + 1] = (lines[first][:first_col] + edit.content + lines[last][last_col:]).split("\n")
-    text = template.format("\n".join(lines))
-    return rule.replace(node, text), [e for e in edits if e not in inside]
+    return "\n".join(lines)
 
 
 def own_nodes(body: list[ast.stmt]):

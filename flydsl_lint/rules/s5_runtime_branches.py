@@ -7,12 +7,12 @@ from collections import deque
 from collections.abc import Iterator
 from functools import cached_property
 
-from ..engine.diagnostics import Edit
+from ..engine.diagnostics import Edit, Position
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, end_of,
                         fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
-                        reads_of, single_name_assignment, start_of, unconditional_block, within)
+                        reads_of, single_name_assignment, spliced_text, start_of, unconditional_block, within)
 from ._edits import reference
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
@@ -20,6 +20,7 @@ from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 _IF_HELPERS = release_paths("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
 _IF_HELPER_NAMES = frozenset(name.rpartition(".")[2] for name in _IF_HELPERS)
 _DISPATCH = "flydsl.compiler.ast_rewriter.ReplaceIfWithDispatch.scf_if_dispatch"
+_JIT = "flydsl.compiler.jit"
 _CONST_EXPR = release_paths(f"{EXPR}.const_expr", f"{EXPR}.primitive.const_expr")
 
 # Values that only exist at run time: thread/block/lane ids and loads.
@@ -139,6 +140,7 @@ def runtime_condition(rule: Rule, test: ast.expr) -> bool:
 
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
+_CONTEXT_MANAGER = "contextlib.contextmanager"
 _HAS_ELSE = ("hasElse", "has_else")
 _RESULTS = ("results_", "results")
 _TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types")
@@ -196,11 +198,14 @@ class _IfRewrite(Codemod):
     def edits(self) -> list[Edit]:
         rule = self.rule
         statement, target = self.bound_statement()
-        function = kernel_function(rule, self.call)
+        function = self._owner()
+        boundary = rule.model.function_kind(function) is None
         block = unconditional_block(rule, statement)
         results, has_else = self._signature()
         if results and not has_else:
             raise Refusal("the op has results but no else region")
+        if results and boundary:
+            raise Refusal("the op has results, which a local `@flyc.jit` boundary does not carry")
         then = self._region(next_statement(block, statement), target.id, "then", results)
         regions = [then]
         if has_else:
@@ -208,7 +213,9 @@ class _IfRewrite(Codemod):
         self._check_reads(target, regions, results)
         yielded = [self._yielded(region, which, results) for region, which in zip(regions, ("then", "else"))]
         for region, values in zip(regions, yielded):
-            self._check_body(region, values, function)
+            self._check_body(region, values, function, boundary)
+        if boundary:
+            self._check_boundary(regions, function)
         self._name_results(results, block, function)
         header_end = end_of(rule, then.items[0].context_expr)
         if has_comments(rule, start_of(rule, statement), header_end):
@@ -231,7 +238,65 @@ class _IfRewrite(Codemod):
                 edits.append(delete_statement(rule, result.binding))
             else:
                 edits += [rule.replace(read, result.name) for read in result.reads]
+        if boundary:
+            return self._boundary_edits(statement, regions[-1], target.id, edits, first=block[0] is statement)
         return edits
+
+    def _owner(self) -> ast.AST:
+        """The kernel/jit function whose body holds the op, or a plain helper outside traced code."""
+        function = self.rule.model.enclosing_function(self.call)
+        if isinstance(function, ast.FunctionDef) and not self.rule.model.in_traced_code(function):
+            return function
+        return kernel_function(self.rule, self.call)
+
+    def _check_boundary(self, regions: list[ast.With], function: ast.FunctionDef) -> None:
+        """Refuse what moving the regions into a nested function would change: names they
+        bind that the helper reads elsewhere (locals of that function then), and `global` /
+        `nonlocal` statements (the rewriter recompiles that function, closures stubbed)."""
+        for node in (n for region in regions for n in ast.walk(region)):
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                raise Refusal(f"a region has a `{type(node).__name__.lower()}` statement (it would name the "
+                              "`@flyc.jit` function's scope)")
+            if isinstance(node, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(node, "value", ""), str) \
+                    and node.end_lineno != node.lineno:
+                raise Refusal(f"a string on line {node.lineno} spans lines (indenting it would change it)")
+        bound = {name for name, bindings in self._scope_bindings(function).items()
+                 if any(within(region, b.node) for b in bindings for region in regions)}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load) \
+                    and not any(within(region, node) for region in regions):
+                raise Refusal(f"a region binds `{node.id}`, which the helper reads outside the op (it would "
+                              "become a local of the `@flyc.jit` function)")
+
+    def _scope_bindings(self, function: ast.AST) -> dict:
+        for scope in self.rule.model.scopes:
+            if scope.node is function:
+                return scope.bindings
+        return {}
+
+    def _boundary_edits(self, statement: ast.Assign, last: ast.With, op: str, edits: list[Edit],
+                        first: bool) -> list[Edit]:
+        """The rewritten `if` (the `edits`, all inside the op's lines) moved into a local
+        `@flyc.jit` function without parameters, defined and called where the op was: called
+        while a kernel traces, a jit function runs its rewritten body in place (every release)."""
+        rule = self.rule
+        lines = rule.context.source.lines
+        start, end = start_of(rule, statement), end_of(rule, last)
+        rest = lines[end.row - 1][end.col :].strip()
+        if lines[start.row - 1][: start.col].strip() or (rest and not rest.startswith("#")):
+            raise Refusal("the op shares its lines with other code")
+        span_end = Position(end.row, len(lines[end.row - 1]))
+        text = spliced_text(rule, Position(start.row, 0), span_end, [_within_lines(e, lines) for e in edits])
+        found = reference(rule, _JIT, "flyc", _JIT.rpartition(".")[0])
+        if found is None:
+            raise Refusal(f"the file binds `flyc` to something else, so `{_JIT}` has no spelling")
+        jit, imports = found
+        name = fresh_name(rule, f"{op}_dispatch", f"{op}_jit")
+        indent = " " * start.col
+        body = "\n".join(f"    {line}" if line.strip() else line for line in text.split("\n"))
+        spaced = "" if first or not lines[start.row - 2].strip() else "\n"  # a nested def after a blank line
+        function = f"{spaced}{indent}@{jit}\n{indent}def {name}():\n{body}\n\n{indent}{name}()"
+        return [Edit(Position(start.row, 0), span_end, function), *imports]
 
     def _signature(self) -> tuple[list[_Carried], bool]:
         """The op's results and whether it has an else region; refused for other arguments."""
@@ -272,7 +337,7 @@ class _IfRewrite(Codemod):
             raise refusal
         callee = self.rule.model.resolve(entered.func) or ""
         by_point = callee == _INSERTION_POINT and len(entered.args) == 1 and is_attribute_of(entered.args[0], name, f"{which}_block")
-        by_helper = callee.rpartition(".")[2] == f"_if_{which}" and callee in _IF_HELPERS \
+        by_helper = self._is_region_helper(entered.func, which) \
             and isinstance(entered.args[0], ast.Name) and entered.args[0].id == name
         if not (by_point or by_helper):
             raise refusal
@@ -289,9 +354,32 @@ class _IfRewrite(Codemod):
                           f"{_counted(len(results), 'result')}")
         return statement
 
+    def _is_region_helper(self, func: ast.expr, which: str) -> bool:
+        """Whether `func` is kernels_common's `_if_<which>` or a module's own `@contextmanager`
+        def doing the same: entering `ir.InsertionPoint(<its first parameter>.<which>_block)`
+        and appending the empty `scf.YieldOp([])` a region without one needs."""
+        model = self.rule.model
+        binding = model.binding_of(func) if isinstance(func, ast.Name) else None
+        if binding is None or binding.kind != "def":
+            callee = model.resolve(func) or ""
+            return callee in _IF_HELPERS and callee.rpartition(".")[2] == f"_if_{which}"
+        helper = binding.node
+        if not model.is_single_binding(binding) or not isinstance(helper, ast.FunctionDef) or not helper.args.args \
+                or not any(model.resolve(d) == _CONTEXT_MANAGER for d in helper.decorator_list):
+            return False
+        parameter = helper.args.args[0].arg
+        enters = any(isinstance(n, ast.With) and len(n.items) == 1 and isinstance(point := n.items[0].context_expr, ast.Call)
+                     and model.resolve(point.func) == _INSERTION_POINT and len(point.args) == 1
+                     and is_attribute_of(point.args[0], parameter, f"{which}_block") for n in helper.body)
+        closes = any(isinstance(n, ast.Call) and self._yielded_by(n) == [] for n in ast.walk(helper))
+        return enters and closes
+
     def _yield_values(self, statement: ast.stmt) -> list[ast.expr] | None:
         """The values of `scf.YieldOp([v, ...])` as a statement, else None."""
-        value = statement.value if isinstance(statement, ast.Expr) else None
+        return self._yielded_by(statement.value) if isinstance(statement, ast.Expr) else None
+
+    def _yielded_by(self, value: ast.expr) -> list[ast.expr] | None:
+        """The values of a call `scf.YieldOp([v, ...])`, else None."""
         if isinstance(value, ast.Call) and scf_op(self.rule, value) in ("YieldOp", "yield_") and not value.keywords \
                 and len(value.args) == 1 and isinstance(value.args[0], (ast.List, ast.Tuple)) \
                 and not any(isinstance(v, ast.Starred) for v in value.args[0].elts):
@@ -332,13 +420,24 @@ class _IfRewrite(Codemod):
             return subscript.slice.value, subscript
         return None
 
-    def _check_body(self, region: ast.With, values: list[ast.expr], function: ast.AST) -> None:
+    def _check_body(self, region: ast.With, values: list[ast.expr], function: ast.AST, boundary: bool) -> None:
         """Refuse what a Python `if` would treat otherwise: own control flow, carried names. The
-        branch is the region without its yield, then the assignments of the yielded `values`."""
+        branch is the region without its yield, then the assignments of the yielded `values`.
+
+        Behind a local `@flyc.jit` boundary the rewriter carries none of the helper's names (it
+        carries only names the jit function binds before its `if`, and it binds none): an outer
+        name the region rebinds would become a local of that function instead; its items,
+        attributes and methods stay the helper's, through the closure."""
         body = region.body[:-1] if self._yield_values(region.body[-1]) is not None else region.body
         for node in [*own_nodes(body), *(n for v in values for n in ast.walk(v))]:
             if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
                 raise Refusal(f"a region has a `{type(node).__name__.lower()}` of its own")
+            if boundary:
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \
+                        and self._lives_outside(node, region, function):
+                    raise Refusal(f"a region assigns `{node.id}`, which lives outside it (it would become a "
+                                  "local of the `@flyc.jit` function)")
+                continue
             stored = _stored_name(node)
             if stored is not None and self._lives_outside(stored, region, function):
                 if self._none_before(stored, region, function):
@@ -420,6 +519,15 @@ class _IfRewrite(Codemod):
         return self.rule.text(inner if known_scalar_type(self.rule.model, inner) == "Boolean" else condition)
 
 
+def _within_lines(edit: Edit, lines: list[str]) -> Edit:
+    """A deletion of whole lines `[(r, 0), (r + k, 0))` as the same deletion ending on line
+    r + k - 1 (from the end of line r - 1), so that it falls inside the lines it removes."""
+    if edit.content or edit.start.col or edit.end.col or edit.start.row < 2:
+        return edit
+    return Edit(Position(edit.start.row - 1, len(lines[edit.start.row - 2])),
+                Position(edit.end.row - 1, len(lines[edit.end.row - 2])), "")
+
+
 def _typed_inner(rule: Rule, node: ast.expr) -> ast.expr:
     """`v` out of `fx.as_ir_value(v)`, `arith.unwrap(v)`, `v.ir_value()` (nested too) when `v` is a
     typed fx value; else `node` itself."""
@@ -495,7 +603,9 @@ class ManualScfIf(Rule):
     `@flyc.kernel`/`@flyc.jit` body whose then region (and else region, when it
     has one) is entered right after it by `with ir.InsertionPoint(op.then_block):`
     ending in `scf.YieldOp([...])` or, without results, by `with _if_then(op):` /
-    `with _if_else(op):`, as `if cond: ... else: ...`. A typed condition comes out
+    `with _if_else(op):` (kernels_common's, or the module's own `@contextmanager`
+    entering `ir.InsertionPoint(<its parameter>.then_block)` and closing it with
+    `scf.YieldOp([])`), as `if cond: ... else: ...`. A typed condition comes out
     of its `fx.as_ir_value(...)` / `.ir_value()` / `arith.unwrap(...)` (a raw i1
     stays: the rewriter's dispatcher takes an ir.Value condition as it is). Each
     result becomes a name initialised before the `if` with a typed constant of its
@@ -505,10 +615,24 @@ class ManualScfIf(Rule):
     read `v = fx.Int32(op.results[k])`, else `op_result<k>`, which replaces each
     read `fx.Int32(op.results[k])` (or `op.result`).
 
+    In a plain helper outside traced code, an op without results becomes the
+    guide's local boundary: a `@flyc.jit` function without parameters, named
+    `<op>_dispatch`, holding that `if`, defined and called where the op was (the
+    file gains `import flydsl.compiler as flyc` if it has no spelling of
+    `flydsl.compiler.jit`). Called while a kernel traces, a jit function runs its
+    rewritten body in place, and its rewriter carries none of the helper's names
+    (only names the jit function binds before its `if`), so the helper's items,
+    attributes and methods stay reachable through the closure.
+
     It refuses, and the message says why, when:
-    - the op is not in a kernel/jit body (a plain helper keeps it: its local
-      `@flyc.jit` boundary is a choice of the author's), is built under an
-      `if`/`try`, or is not bound to a name of its own;
+    - the op is in traced code but not in a kernel/jit body of its own (a nested
+      def) or at module level, is built under an `if`/`try`, or is not bound to a
+      name of its own;
+    - in a plain helper: the op has results, a region rebinds a name of the
+      helper, binds a name the helper reads outside the op (either would be a
+      local of the jit function), has a `global`/`nonlocal` statement or a string
+      spanning lines, the op shares its lines with other code, or `flyc` is bound
+      to something else;
     - it takes another argument or keyword, its result types are not a literal
       list, a result type is not a scalar type (`T.i1` ... `T.f64`, `T.index`),
       or it has results but no else region;

@@ -50,9 +50,9 @@ def test_names_local_to_a_branch_are_no_refusal(tmp_path):
 
 
 REFUSALS = {
-    "not traced": (
-        "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\ndef helper(low):\n"
-        "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([])\n",
+    "not in a function": (
+        "from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\n"
+        "op = scf.IfOp(low)\nwith ir.InsertionPoint(op.then_block):\n    scf.YieldOp([])\n",
         "it is not in a @flyc.kernel/@flyc.jit body"),
     "built conditionally": (
         HEAD + "    for i in range_constexpr(2):\n        if i:\n            op = scf.IfOp(low)\n"
@@ -262,7 +262,7 @@ def test_an_op_with_results_outside_traced_code_is_refused(tmp_path):
     source = RESULTS_HEAD.replace("@flyc.kernel\n", "") + TWO_RESULTS + "    return fx.Float32(op.results[0])\n"
     found = [d for d in lint_text(source, tmp_path, select=("FLY501",)) if d.code == "FLY501"]
     assert [d.message.partition("; no automatic rewrite: ")[2] for d in found] == [
-        "it is not in a @flyc.kernel/@flyc.jit body"]
+        "the op has results, which a local `@flyc.jit` boundary does not carry"]
 
 
 def test_a_typed_condition_leaves_its_unwrapping_and_a_raw_one_stays(tmp_path):
@@ -272,3 +272,118 @@ def test_a_typed_condition_leaves_its_unwrapping_and_a_raw_one_stays(tmp_path):
     raw = HEAD + THEN_ONLY.replace("scf.IfOp(low)", "scf.IfOp(fx.as_ir_value(pred))")
     assert fix_text(raw, tmp_path, unsafe=True, select=("FLY501",)) == FIXED_HEAD + (
         "    if fx.as_ir_value(pred):\n        fx.printf(x)\n")
+
+
+# --- FLY501 in a plain helper: a local @flyc.jit boundary ------------------------------
+
+PLAIN_HEAD = (
+    "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\n"
+    "from flydsl._mlir.dialects import scf\n\n\n"
+    "def store_low(x, low):\n"
+)
+PLAIN_FIXED_HEAD = PLAIN_HEAD.replace("from flydsl._mlir import ir\nfrom flydsl._mlir.dialects import scf\n", "")
+PLAIN_IF_ELSE = (
+    "    op = scf.IfOp(low, has_else=True)\n    with ir.InsertionPoint(op.then_block):\n        fx.printf(x)\n"
+    "        scf.YieldOp([])\n    with ir.InsertionPoint(op.else_block):\n        y = x + 1\n        fx.printf(y)\n"
+    "        scf.YieldOp([])\n    fx.printf(x + 2)\n"
+)
+PLAIN_BOUNDARY = (
+    "    @flyc.jit\n    def op_dispatch():\n        if low:\n            fx.printf(x)\n        else:\n"
+    "            y = x + 1\n            fx.printf(y)\n\n    op_dispatch()\n    fx.printf(x + 2)\n"
+)
+
+
+def test_an_op_in_a_plain_helper_becomes_a_local_jit_function_with_an_if(tmp_path):
+    source = PLAIN_HEAD + PLAIN_IF_ELSE
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == PLAIN_FIXED_HEAD + PLAIN_BOUNDARY
+    assert _flagged(source, tmp_path).fix.applicability is Applicability.UNSAFE
+
+
+def test_the_boundary_imports_flydsl_compiler_when_the_file_does_not(tmp_path):
+    source = (PLAIN_HEAD + PLAIN_IF_ELSE).replace("import flydsl.compiler as flyc\n", "")
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == (
+        "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n\n\ndef store_low(x, low):\n" + PLAIN_BOUNDARY)
+
+
+def test_the_boundary_uses_the_jit_name_the_file_imports_and_a_free_function_name(tmp_path):
+    source = (PLAIN_HEAD + PLAIN_IF_ELSE).replace("import flydsl.compiler as flyc\n", "from flydsl.compiler import jit\n")
+    source += "\n\ndef op_dispatch():\n    pass\n"
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == (
+        "from flydsl.compiler import jit\nimport flydsl.expr as fx\n\n\ndef store_low(x, low):\n"
+        + PLAIN_BOUNDARY.replace("@flyc.jit", "@jit").replace("op_dispatch()", "op_jit()")
+        + "\n\ndef op_dispatch():\n    pass\n")
+
+
+LOCAL_IF_THEN = (
+    "from contextlib import contextmanager\n\n\n@contextmanager\ndef _if_then(if_op):\n"
+    "    with ir.InsertionPoint(if_op.then_block):\n        try:\n            yield if_op.then_block\n"
+    "        finally:\n            scf.YieldOp([])\n\n\n"
+)
+
+
+def test_a_local_if_then_helper_enters_the_then_region_in_a_plain_helper(tmp_path):
+    source = PLAIN_HEAD.replace("\n\ndef store_low", LOCAL_IF_THEN + "def store_low") + (
+        "    op = scf.IfOp(low)\n    with _if_then(op):\n        fx.printf(x)\n")
+    fixed = fix_text(source, tmp_path, unsafe=True, select=("FLY501",))
+    assert fixed.endswith("def store_low(x, low):\n    @flyc.jit\n    def op_dispatch():\n        if low:\n"
+                          "            fx.printf(x)\n\n    op_dispatch()\n"), fixed
+
+
+def test_a_local_if_then_helper_enters_the_then_region_in_traced_code(tmp_path):
+    source = HEAD.replace("\n\n@flyc.kernel", LOCAL_IF_THEN + "@flyc.kernel") + (
+        "    op = scf.IfOp(low)\n    with _if_then(op):\n        fx.printf(x)\n")
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)).endswith(
+        "    low = fx.as_ir_value(x < 32)\n    if low:\n        fx.printf(x)\n")
+
+
+def test_a_local_context_manager_entering_another_block_is_no_then_region(tmp_path):
+    helper = LOCAL_IF_THEN.replace("if_op.then_block)", "if_op.else_block)")
+    source = HEAD.replace("\n\n@flyc.kernel", helper + "@flyc.kernel") + (
+        "    op = scf.IfOp(low)\n    with _if_then(op):\n        fx.printf(x)\n")
+    assert _flagged(source, tmp_path).message.endswith(
+        "; no automatic rewrite: the then region is not entered by a `with` right after the op")
+
+
+BOUNDARY_REFUSALS = {
+    "read after the op": (
+        PLAIN_IF_ELSE + "    fx.printf(y)\n",
+        "a region binds `y`, which the helper reads outside the op (it would become a local of the "
+        "`@flyc.jit` function)"),
+    "outer name rebound": (
+        "    y = x\n" + PLAIN_IF_ELSE,
+        "a region assigns `y`, which lives outside it (it would become a local of the `@flyc.jit` function)"),
+    "global": (
+        PLAIN_IF_ELSE.replace("        fx.printf(x)\n", "        global seen\n        fx.printf(x)\n", 1),
+        "a region has a `global` statement (it would name the `@flyc.jit` function's scope)"),
+    "yield in the helper": (
+        PLAIN_IF_ELSE.replace("        fx.printf(x)\n", "        yield x\n", 1),
+        "a region has a `yield` of its own"),
+    "results": (
+        "    op = scf.IfOp(low, [T.i32], has_else=True)\n    with ir.InsertionPoint(op.then_block):\n"
+        "        scf.YieldOp([fx.as_ir_value(x)])\n    with ir.InsertionPoint(op.else_block):\n"
+        "        scf.YieldOp([fx.as_ir_value(x)])\n    fx.printf(fx.Int32(op.results[0]))\n",
+        "the op has results, which a local `@flyc.jit` boundary does not carry"),
+}
+
+
+@pytest.mark.parametrize("name", BOUNDARY_REFUSALS)
+def test_a_refused_boundary_says_why(name, tmp_path):
+    body, reason = BOUNDARY_REFUSALS[name]
+    source = PLAIN_HEAD.replace("import scf\n", "import scf\nfrom flydsl.expr.typing import T\n") + body
+    found = _flagged(source, tmp_path)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {reason}"), found.message
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == source
+
+
+def test_behind_the_boundary_items_and_methods_of_outer_names_are_no_refusal(tmp_path):
+    source = PLAIN_HEAD + "    vals = [x]\n" + PLAIN_IF_ELSE.replace(
+        "        fx.printf(x)\n", "        vals[0] = x + 1\n        vals.append(x)\n", 1)
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == PLAIN_FIXED_HEAD + "    vals = [x]\n\n" + (
+        PLAIN_BOUNDARY.replace("            fx.printf(x)\n", "            vals[0] = x + 1\n            vals.append(x)\n", 1))
+
+
+def test_no_boundary_when_flyc_cannot_be_imported_under_its_name(tmp_path):
+    source = (PLAIN_HEAD + PLAIN_IF_ELSE).replace("import flydsl.compiler as flyc\n", "flyc = None\n")
+    assert _flagged(source, tmp_path).message.endswith(
+        "; no automatic rewrite: the file binds `flyc` to something else, so `flydsl.compiler.jit` has no spelling")
