@@ -343,3 +343,77 @@ def build():
     x = torch.randn(BLOCK, device="cuda")
     pick(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
 '''
+
+# Plain helpers (no decorator, outside the rewriter) that the kernel calls: one builds an if/else
+# through insertion points, one a then-only op entered by the module's own `_if_then`; the
+# then branch also updates an item of a list the helper owns (a closure, not carried state).
+RAW_SCF_IF_IN_HELPERS = '''\
+from contextlib import contextmanager
+
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+
+BLOCK = 64
+
+
+@contextmanager
+def _if_then(if_op):
+    with ir.InsertionPoint(if_op.then_block):
+        try:
+            yield if_op.then_block
+        finally:
+            blk = if_op.then_block
+            if (not blk.operations) or not isinstance(blk.operations[-1], scf.YieldOp):
+                scf.YieldOp([])
+
+
+def store_split(x, rx, copy, tO, tid, limit):
+    traced = [0]
+    low = fx.as_ir_value(fx.Int32(tid) < limit)
+    branch = scf.IfOp(low, [], has_else=True)
+    with ir.InsertionPoint(branch.then_block):
+        traced[0] += 1
+        fx.memref_store(x * 2.0, rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+        scf.YieldOp([])
+    with ir.InsertionPoint(branch.else_block):
+        fx.memref_store(x + 1.0, rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+        scf.YieldOp([])
+    return traced[0]
+
+
+def store_last(x, rx, copy, tO, tid):
+    last = scf.IfOp(fx.as_ir_value(fx.Int32(tid) == BLOCK - 1))
+    with _if_then(last):
+        fx.memref_store(x - 3.0, rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+
+@flyc.kernel
+def split_kernel(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+    x = fx.memref_load(rx, 0)
+    store_split(x, rx, copy, tO, tid, limit)
+    store_last(x, rx, copy, tO, tid)
+
+
+@flyc.jit
+def split(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    split_kernel(X, Out, limit).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    split(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
+'''
