@@ -74,6 +74,16 @@ def unconditional_block(rule: "Rule", statement: ast.stmt) -> list[ast.stmt]:
     return parent.body
 
 
+def enclosing_block(rule: "Rule", statement: ast.stmt) -> list[ast.stmt]:
+    """The statement list holding `statement` (a body, an `else`, a handler's body, ...)."""
+    parent = rule.model.parent(statement)
+    for field in ("body", "orelse", "finalbody"):
+        block = getattr(parent, field, None)
+        if isinstance(block, list) and statement in block:
+            return block
+    raise Refusal("it is not in a statement block the codemod knows")
+
+
 def next_statement(block: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
     index = block.index(statement)
     return block[index + 1] if index + 1 < len(block) else None

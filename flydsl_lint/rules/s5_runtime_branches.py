@@ -10,8 +10,8 @@ from functools import cached_property
 from ..engine.diagnostics import Edit, Position
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, end_of,
-                        fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
+from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, enclosing_block,
+                        end_of, fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
                         reads_of, single_name_assignment, spliced_text, start_of, unconditional_block, within)
 from ._edits import reference
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar
@@ -200,7 +200,8 @@ class _IfRewrite(Codemod):
         statement, target = self.bound_statement()
         function = self._owner()
         boundary = rule.model.function_kind(function) is None
-        block = unconditional_block(rule, statement)
+        # outside traced code an enclosing `if` or `try` is plain Python, run once at trace time
+        block = enclosing_block(rule, statement) if boundary else unconditional_block(rule, statement)
         results, has_else = self._signature()
         if results and not has_else:
             raise Refusal("the op has results but no else region")
@@ -626,7 +627,8 @@ class ManualScfIf(Rule):
 
     It refuses, and the message says why, when:
     - the op is in traced code but not in a kernel/jit body of its own (a nested
-      def) or at module level, is built under an `if`/`try`, or is not bound to a
+      def) or at module level, is built under an `if`/`try` in traced code (in a
+      plain helper those are Python run once at trace time), or is not bound to a
       name of its own;
     - in a plain helper: the op has results, a region rebinds a name of the
       helper, binds a name the helper reads outside the op (either would be a

@@ -346,7 +346,8 @@ def build():
 
 # Plain helpers (no decorator, outside the rewriter) that the kernel calls: one builds an if/else
 # through insertion points, one a then-only op entered by the module's own `_if_then`; the
-# then branch also updates an item of a list the helper owns (a closure, not carried state).
+# then branch also updates an item of a list the helper owns (a closure, not carried state),
+# and the second op is built under a plain Python `if` (run once at trace time).
 RAW_SCF_IF_IN_HELPERS = '''\
 from contextlib import contextmanager
 
@@ -387,11 +388,12 @@ def store_split(x, rx, copy, tO, tid, limit):
     return traced[0]
 
 
-def store_last(x, rx, copy, tO, tid):
-    last = scf.IfOp(fx.as_ir_value(fx.Int32(tid) == BLOCK - 1))
-    with _if_then(last):
-        fx.memref_store(x - 3.0, rx, 0)
-        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+def store_last(x, rx, copy, tO, tid, guarded=True):
+    if guarded:
+        last = scf.IfOp(fx.as_ir_value(fx.Int32(tid) == BLOCK - 1))
+        with _if_then(last):
+            fx.memref_store(x - 3.0, rx, 0)
+            fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
 
 
 @flyc.kernel

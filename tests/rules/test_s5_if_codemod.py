@@ -387,3 +387,11 @@ def test_no_boundary_when_flyc_cannot_be_imported_under_its_name(tmp_path):
     source = (PLAIN_HEAD + PLAIN_IF_ELSE).replace("import flydsl.compiler as flyc\n", "flyc = None\n")
     assert _flagged(source, tmp_path).message.endswith(
         "; no automatic rewrite: the file binds `flyc` to something else, so `flydsl.compiler.jit` has no spelling")
+
+
+def test_in_a_plain_helper_an_op_under_a_python_if_gets_its_boundary_there(tmp_path):
+    source = PLAIN_HEAD + "    if low is not None:\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in PLAIN_IF_ELSE.rstrip("\n").split("\n"))
+    expected = PLAIN_FIXED_HEAD + "    if low is not None:\n" + "".join(
+        f"    {line}\n" if line else "\n" for line in PLAIN_BOUNDARY.rstrip("\n").split("\n"))
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == expected
