@@ -240,7 +240,7 @@ class _IfRewrite(Codemod):
             else:
                 edits += [rule.replace(read, result.name) for read in result.reads]
         if boundary:
-            return self._boundary_edits(statement, regions[-1], target.id, edits, first=block[0] is statement)
+            return self._boundary_edits(statement, regions[-1], function, edits, first=block[0] is statement)
         return edits
 
     def _owner(self) -> ast.AST:
@@ -275,7 +275,7 @@ class _IfRewrite(Codemod):
                 return scope.bindings
         return {}
 
-    def _boundary_edits(self, statement: ast.Assign, last: ast.With, op: str, edits: list[Edit],
+    def _boundary_edits(self, statement: ast.Assign, last: ast.With, function: ast.FunctionDef, edits: list[Edit],
                         first: bool) -> list[Edit]:
         """The rewritten `if` (the `edits`, all inside the op's lines) moved into a local
         `@flyc.jit` function without parameters, defined and called where the op was: called
@@ -292,12 +292,13 @@ class _IfRewrite(Codemod):
         if found is None:
             raise Refusal(f"the file binds `flyc` to something else, so `{_JIT}` has no spelling")
         jit, imports = found
-        name = fresh_name(rule, f"{op}_dispatch", f"{op}_jit")
+        op = statement.targets[0].id
+        name = _unused_in(function, f"{op}_dispatch", f"{op}_jit")
         indent = " " * start.col
         body = "\n".join(f"    {line}" if line.strip() else line for line in text.split("\n"))
         spaced = "" if first or not lines[start.row - 2].strip() else "\n"  # a nested def after a blank line
-        function = f"{spaced}{indent}@{jit}\n{indent}def {name}():\n{body}\n\n{indent}{name}()"
-        return [Edit(Position(start.row, 0), span_end, function), *imports]
+        boundary = f"{spaced}{indent}@{jit}\n{indent}def {name}():\n{body}\n\n{indent}{name}()"
+        return [Edit(Position(start.row, 0), span_end, boundary), *imports]
 
     def _signature(self) -> tuple[list[_Carried], bool]:
         """The op's results and whether it has an else region; refused for other arguments."""
@@ -518,6 +519,27 @@ class _IfRewrite(Codemod):
         condition = self.call.args[0]
         inner = _typed_inner(self.rule, condition)
         return self.rule.text(inner if known_scalar_type(self.rule.model, inner) == "Boolean" else condition)
+
+
+def _unused_in(function: ast.FunctionDef, *candidates: str) -> str:
+    """The first candidate `function` never names: a new local of it then hides nothing it
+    (or a function nested in it) reads, and other functions do not see it."""
+    used = {function.name}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Name):
+            used.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            used.add(node.name)
+        elif isinstance(node, ast.arg):
+            used.add(node.arg)
+        elif isinstance(node, ast.alias):
+            used.add((node.asname or node.name).partition(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            used.update(node.names)
+    for name in candidates:
+        if name not in used:
+            return name
+    raise Refusal(f"the names {', '.join(f'`{c}`' for c in candidates)} are all taken")
 
 
 def _within_lines(edit: Edit, lines: list[str]) -> Edit:

@@ -305,13 +305,19 @@ def test_the_boundary_imports_flydsl_compiler_when_the_file_does_not(tmp_path):
         "import flydsl.expr as fx\nimport flydsl.compiler as flyc\n\n\ndef store_low(x, low):\n" + PLAIN_BOUNDARY)
 
 
-def test_the_boundary_uses_the_jit_name_the_file_imports_and_a_free_function_name(tmp_path):
+def test_the_boundary_uses_the_jit_name_the_file_imports_and_a_name_the_helper_does_not(tmp_path):
     source = (PLAIN_HEAD + PLAIN_IF_ELSE).replace("import flydsl.compiler as flyc\n", "from flydsl.compiler import jit\n")
-    source += "\n\ndef op_dispatch():\n    pass\n"
+    source = source.replace("    fx.printf(x + 2)\n", "    fx.printf(op_dispatch)\n")
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == (
         "from flydsl.compiler import jit\nimport flydsl.expr as fx\n\n\ndef store_low(x, low):\n"
         + PLAIN_BOUNDARY.replace("@flyc.jit", "@jit").replace("op_dispatch()", "op_jit()")
-        + "\n\ndef op_dispatch():\n    pass\n")
+        .replace("    fx.printf(x + 2)\n", "    fx.printf(op_dispatch)\n"))
+
+
+def test_two_helpers_each_get_the_first_boundary_name(tmp_path):
+    source = PLAIN_HEAD + PLAIN_IF_ELSE + "\n\ndef store_again(x, low):\n" + PLAIN_IF_ELSE
+    assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == (
+        PLAIN_FIXED_HEAD + PLAIN_BOUNDARY + "\n\ndef store_again(x, low):\n" + PLAIN_BOUNDARY)
 
 
 LOCAL_IF_THEN = (
