@@ -199,7 +199,8 @@ class _IfRewrite(Codemod):
         rule = self.rule
         statement, target = self.bound_statement()
         function = self._owner()
-        boundary = rule.model.function_kind(function) is None
+        nested = rule.model.function_kind(function) is None and rule.model.in_traced_code(function)
+        boundary = rule.model.function_kind(function) is None and not nested
         # outside traced code an enclosing `if` or `try` is plain Python, run once at trace time
         block = enclosing_block(rule, statement) if boundary else unconditional_block(rule, statement)
         results, has_else = self._signature()
@@ -207,6 +208,8 @@ class _IfRewrite(Codemod):
             raise Refusal("the op has results but no else region")
         if results and boundary:
             raise Refusal("the op has results, which a local `@flyc.jit` boundary does not carry")
+        if results and nested:
+            raise Refusal("the op has results in a function nested in traced code (not proven there)")
         then = self._region(next_statement(block, statement), target.id, "then", results)
         regions = [then]
         if has_else:
@@ -244,9 +247,10 @@ class _IfRewrite(Codemod):
         return edits
 
     def _owner(self) -> ast.AST:
-        """The kernel/jit function whose body holds the op, or a plain helper outside traced code."""
+        """The function whose body holds the op: a kernel/jit function, a def nested in one
+        (the kernel's rewriter rewrites its `if`s too), or a plain helper outside traced code."""
         function = self.rule.model.enclosing_function(self.call)
-        if isinstance(function, ast.FunctionDef) and not self.rule.model.in_traced_code(function):
+        if isinstance(function, ast.FunctionDef):
             return function
         return kernel_function(self.rule, self.call)
 
@@ -459,8 +463,23 @@ class _IfRewrite(Codemod):
         return None
 
     def _lives_outside(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
+        """Whether `name` is bound outside the region: in `function` or, for a def nested in
+        traced code, in the functions around it up to the kernel (the rewriter tracks their
+        names too, so it would carry it and make it a local of `function`)."""
         bindings = self._function_bindings(name, function)
-        return bindings is None or any(not within(region, b.node) for b in bindings)
+        if bindings is None or any(not within(region, b.node) for b in bindings):
+            return True
+        return any(name.id in self._scope_bindings(outer) for outer in self._traced_enclosers(function))
+
+    def _traced_enclosers(self, function: ast.AST) -> list[ast.AST]:
+        """The functions around `function` whose names the kernel's rewriter tracks: up to and
+        including the kernel/jit function, none when `function` is that function."""
+        model = self.rule.model
+        traced = model.traced_function(function)
+        if traced is None or traced is function:
+            return []
+        enclosers = [a for a in model.ancestors(function) if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return enclosers[: enclosers.index(traced) + 1]
 
     def _none_before(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
         """Whether a binding of `name` outside the region is `name = None`."""
@@ -623,7 +642,8 @@ class ManualScfIf(Rule):
     here only (not under §3), once per op.
 
     The unsafe fix rewrites `op = scf.IfOp(cond[, [types...]], hasElse=...)` in a
-    `@flyc.kernel`/`@flyc.jit` body whose then region (and else region, when it
+    `@flyc.kernel`/`@flyc.jit` body (or, without results, a def nested in one, whose
+    `if`s the kernel's rewriter rewrites too) whose then region (and else region, when it
     has one) is entered right after it by `with ir.InsertionPoint(op.then_block):`
     ending in `scf.YieldOp([...])` or, without results, by `with _if_then(op):` /
     `with _if_else(op):` (kernels_common's, or the module's own `@contextmanager`
@@ -648,10 +668,12 @@ class ManualScfIf(Rule):
     attributes and methods stay reachable through the closure.
 
     It refuses, and the message says why, when:
-    - the op is in traced code but not in a kernel/jit body of its own (a nested
-      def) or at module level, is built under an `if`/`try` in traced code (in a
-      plain helper those are Python run once at trace time), or is not bound to a
-      name of its own;
+    - the op is at module level, is built under an `if`/`try` in traced code (in
+      a plain helper those are Python run once at trace time), or is not bound to
+      a name of its own;
+    - in a def nested in traced code: the op has results, or a region assigns or
+      calls a method of a name of the functions around it up to the kernel (the
+      rewriter would carry it, a local of the nested def then);
     - in a plain helper: the op has results, a region rebinds a name of the
       helper, binds a name the helper reads outside the op (either would be a
       local of the jit function), has a `global`/`nonlocal` statement or a string

@@ -419,3 +419,52 @@ def build():
     x = torch.randn(BLOCK, device="cuda")
     split(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
 '''
+
+# A raw if/else built in a def nested in the kernel (the kernel's rewriter rewrites a
+# Python `if` there too); the branches only read the kernel's names.
+RAW_SCF_IF_IN_NESTED_DEF = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl._mlir.dialects import scf
+
+BLOCK = 64
+
+
+@flyc.kernel
+def split_kernel(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    rx = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+    x = fx.memref_load(rx, 0)
+
+    def store_split(scale):
+        low = fx.as_ir_value(fx.Int32(tid) < limit)
+        branch = scf.IfOp(low, results_=[], has_else=True)
+        with ir.InsertionPoint(branch.then_block):
+            fx.memref_store(x * scale, rx, 0)
+            fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+            scf.YieldOp([])
+        with ir.InsertionPoint(branch.else_block):
+            fx.memref_store(x + 1.0, rx, 0)
+            fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+            scf.YieldOp([])
+
+    store_split(2.0)
+
+
+@flyc.jit
+def split(X: fx.Tensor, Out: fx.Tensor, limit: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    split_kernel(X, Out, limit).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    split(x, torch.empty_like(x), 20, stream=torch.cuda.current_stream())
+'''

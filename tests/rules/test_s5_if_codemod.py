@@ -404,3 +404,34 @@ def test_in_a_plain_helper_an_op_under_a_python_if_gets_its_boundary_there(tmp_p
     expected = PLAIN_FIXED_HEAD + "    if low is not None:\n" + "".join(
         f"    {line}\n" if line else "\n" for line in PLAIN_BOUNDARY.rstrip("\n").split("\n"))
     assert fix_text(source, tmp_path, unsafe=True, select=("FLY501",)) == expected
+
+
+# --- FLY501 in a def nested in a kernel: the kernel's rewriter rewrites its `if` ---------
+
+NESTED = "    def store():\n" + "".join(f"    {line}\n" for line in THEN_ONLY.rstrip("\n").split("\n")) + "\n    store()\n"
+
+
+def test_an_op_in_a_def_nested_in_a_kernel_becomes_an_if(tmp_path):
+    assert fix_text(HEAD + NESTED, tmp_path, unsafe=True, select=("FLY501",)) == FIXED_HEAD + (
+        "    def store():\n        if low:\n            fx.printf(x)\n\n    store()\n")
+
+
+NESTED_REFUSALS = {
+    "method of a kernel name": (
+        "    acc = make_acc()\n" + NESTED.replace("            fx.printf(x)\n", "            acc.store(x)\n"),
+        "a region calls a method of `acc`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
+    "kernel name rebound": (
+        "    y = x\n" + NESTED.replace("            fx.printf(x)\n", "            y = x + 1\n            fx.printf(y)\n"),
+        "a region assigns `y`, which lives outside it (a Python `if` would carry it as an scf.if result)"),
+    "results": (
+        NESTED.replace("scf.IfOp(low)", "scf.IfOp(low, [T.i32], has_else=True)"),
+        "the op has results in a function nested in traced code (not proven there)"),
+}
+
+
+@pytest.mark.parametrize("name", NESTED_REFUSALS)
+def test_a_refused_op_in_a_nested_def_says_why(name, tmp_path):
+    body, reason = NESTED_REFUSALS[name]
+    found = _flagged(HEAD.replace("import scf\n", "import scf\nfrom flydsl.expr.typing import T\n") + body, tmp_path)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {reason}"), found.message
