@@ -390,7 +390,7 @@ def test_a_target_older_than_the_installed_flydsl_is_named_with_both_releases(re
 
 # refused codemod sites
 REFUSED_HELPER = '''\
-"""A plain helper building its scf.if by hand, outside traced code."""
+"""A plain helper building its scf.if by hand, its branch rebinding a parameter."""
 
 from flydsl._mlir import ir
 from flydsl._mlir.dialects import scf
@@ -399,10 +399,10 @@ from flydsl._mlir.dialects import scf
 def guarded_store(pred, store):
     op = scf.IfOp(pred)
     with ir.InsertionPoint(op.then_block):
-        store()
+        store = store()
         scf.YieldOp([])
 '''
-NOT_TRACED = "it is not in a @flyc.kernel/@flyc.jit body"
+REFUSAL = "a region assigns `store`, which lives outside it (it would become a local of the `@flyc.jit` function)"
 
 
 def refused_repo(tmp_path, with_fix: bool) -> Path:
@@ -421,7 +421,7 @@ def test_a_refused_codemod_site_is_in_the_plan(tmp_path):
     assert result.stdout.splitlines() == [
         "archs: gfx942",
         "kernels/guarded.py: no fixes, 1 refused",
-        f"  refused FLY501 at 8:10: {NOT_TRACED}",
+        f"  refused FLY501 at 8:10: {REFUSAL}",
         "kernels/helpers.py: 1 fixes: FLY1 (1)",
         "  proven by: nothing (not proven: left unchanged unless --unproven)",
         "  verify runs: at most 0",
@@ -436,7 +436,7 @@ def test_refused_sites_are_reported_with_their_reason_and_do_not_fail_migrate(tm
     assert result.returncode == 0, result.stderr  # a refusal is not a failure of migrate
     assert result.stdout.splitlines() == [
         "kernels/guarded.py: refused (1 refused)",
-        f"  refused FLY501 at 8:10: {NOT_TRACED}",
+        f"  refused FLY501 at 8:10: {REFUSAL}",
         "0 kept, 0 reverted, 0 not-proven, 0 applied-unproven fixes; 1 codemod sites refused.",
     ]
     report = json.loads((repo / "r.json").read_text())
@@ -446,8 +446,8 @@ def test_refused_sites_are_reported_with_their_reason_and_do_not_fail_migrate(tm
         ("kernels/guarded.py", "refused", {}, 0)
     (row,) = module["diagnostics"]
     assert (row["code"], row["line"], row["column"], row["status"], row["reason"]) == \
-        ("FLY501", 8, 10, "refused", NOT_TRACED)
-    assert row["message"].endswith(f"; no automatic rewrite: {NOT_TRACED}")
+        ("FLY501", 8, 10, "refused", REFUSAL)
+    assert row["message"].endswith(f"; no automatic rewrite: {REFUSAL}")
     markdown = (repo / "r.md").read_text()
     assert "0 applied-unproven fixes; 1 codemod sites refused." in markdown
     assert "| `kernels/guarded.py` | refused | none | 1 refused |" in markdown
@@ -462,12 +462,12 @@ def test_refused_sites_sit_beside_the_candidates_in_source_order_and_leave_the_e
                     "    return fx.Int32(fx.Int32(tid)) * 2\n")
     data, candidates, refused = candidates_of(path, make_settings(repo, select=("FLY1", "FLY5")))
     assert [(c.code, c.line) for c in candidates] == [("FLY111", 18)]
-    assert [(c.code, c.line, c.refusal) for c in refused] == [("FLY501", 8, NOT_TRACED)]
+    assert [(c.code, c.line, c.refusal) for c in refused] == [("FLY501", 8, REFUSAL)]
     module = ModulePlan(path, "kernels/guarded.py", data, candidates, ["tests/test_guarded.py"], refused=refused)
     outcome = ModuleOutcome(module, kept=("FLY1",), new_text=b"")
     report = migrate_report.MigrateReport([outcome], ["gfx942"])
     assert report.exit_code == 0
     rows = json.loads(migrate_report.render_json(report))["modules"][0]["diagnostics"]
-    assert [(r["code"], r["status"], r.get("reason")) for r in rows] == [("FLY501", "refused", NOT_TRACED),
+    assert [(r["code"], r["status"], r.get("reason")) for r in rows] == [("FLY501", "refused", REFUSAL),
                                                                           ("FLY111", "kept", None)]
     assert migrate_report.module_status(outcome) == "migrated"
