@@ -12,6 +12,8 @@ CHANGED = "changed"
 ONLY_BEFORE = "only-before"
 ONLY_AFTER = "only-after"
 COMPILE_ERROR = "compile-error"
+# Changed, but a side compiled differently from itself when captured again: proves nothing either way.
+NONDETERMINISTIC = "nondeterministic"
 
 PARITY_BREAKING = frozenset({CHANGED, ONLY_BEFORE, ONLY_AFTER, COMPILE_ERROR})
 

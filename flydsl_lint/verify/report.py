@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
-from flydsl_lint.verify.compare import IDENTICAL, KernelComparison, Unverified, first_line
+from flydsl_lint.verify.compare import IDENTICAL, NONDETERMINISTIC, KernelComparison, Unverified, first_line
 from flydsl_lint.verify.plan import Plan
 
 EXIT_PARITY = 0
@@ -71,11 +71,17 @@ class VerifyReport:
         return [c for c in self.comparisons if c.breaks_parity] + [f for f in self.device_findings if f.breaks_parity]
 
     @property
+    def nondeterministic(self) -> list[KernelComparison]:
+        """Specializations that compiled differently from themselves: they prove nothing either way."""
+        return [c for c in self.comparisons if c.verdict == NONDETERMINISTIC]
+
+    @property
     def exit_code(self) -> int:
-        """1 when parity is broken; else 2 when a test could not be run here (a setup problem); else 0."""
+        """1 when parity is broken; else 2 when a test could not be run here (a setup problem) or a
+        kernel compiles differently from itself; else 0."""
         if self.broken:
             return EXIT_BROKEN
-        return EXIT_SETUP if self.unverified else EXIT_PARITY
+        return EXIT_SETUP if self.unverified or self.nondeterministic else EXIT_PARITY
 
     def unverified_tests(self) -> dict[tuple[str, str], list[str]]:
         """(test, reason) -> the archs it could not be run for, in report order."""
@@ -87,10 +93,13 @@ class VerifyReport:
     def verdict(self) -> str:
         if self.broken:
             return "parity broken"
+        reasons = []
         if self.unverified:
             count = len({item.test.split("::")[0] for item in self.unverified})
-            return f"parity not verified: {count} test file{'s' if count != 1 else ''} could not be run here"
-        return "parity holds"
+            reasons.append(f"{_count(count, 'test file')} could not be run here")
+        if self.nondeterministic:
+            reasons.append(f"{_count(len(self.nondeterministic), 'specialization')} compiled differently from itself")
+        return f"parity not verified: {'; '.join(reasons)}" if reasons else "parity holds"
 
 
 NO_KERNEL_REASONS_SHOWN = 10
@@ -244,6 +253,9 @@ def render_github(report: VerifyReport) -> str:
     for f in report.device_findings:
         if f.breaks_parity:
             lines.append(f"::error title=FlyDSL device parity: {f.kind}::{_escape_annotation(f.summary())}")
+    for c in report.nondeterministic:
+        lines.append(f"::warning file={c.test_id.split('::')[0]},title=FlyDSL parity: not verified::"
+                     f"{_escape_annotation(_comparison_line(c))}")
     for (test, reason), archs in report.unverified_tests().items():
         body = f"not verified [{','.join(archs)}]: {reason}"
         file = test.split("::")[0]

@@ -10,13 +10,18 @@ from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND
-from flydsl_lint.verify.compare import COMPILE_ERROR, KernelComparison, Unverified, first_line
-from flydsl_lint.verify.compile import CompileResult, compare, kill_running_captures, run_capture
+from flydsl_lint.verify.compare import (
+    CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, KernelComparison, Unverified, compare_kernels, first_line,
+)
+from flydsl_lint.verify.compile import (
+    CompileResult, SpecializationKey, compare, kill_running_captures, run_capture,
+)
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
 from flydsl_lint.verify.toolchain import Linker
 
 BEFORE, AFTER = "before", "after"
+RECHECK = "recheck"  # evidence of the second captures, apart from each side's first
 
 
 @dataclass
@@ -159,6 +164,52 @@ def _cached_base_results(work: list[CaptureJob], base_cache: BaseCache | None,
     return found
 
 
+def _run_all(work: list[CaptureJob], capture: Callable[[CaptureJob], CompileResult],
+             jobs: int) -> dict[CaptureJob, CompileResult]:
+    """``capture`` for every job, ``jobs`` at a time; on Ctrl-C the running captures are killed."""
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
+    try:
+        futures = {job: pool.submit(capture, job) for job in work}
+        results = {job: future.result() for job, future in futures.items()}
+    except BaseException:
+        # Ctrl-C lands here in the main thread; the workers are blocked on subprocesses.
+        pool.shutdown(wait=False, cancel_futures=True)
+        kill_running_captures()
+        raise
+    pool.shutdown()
+    return results
+
+
+def _merged_sides(arch: str, evidence_root: Path,
+                  results: dict[CaptureJob, CompileResult]) -> tuple[CompileResult, CompileResult]:
+    """(before, after) for ``arch`` from its capture jobs' results."""
+    return tuple(merge(arch, evidence_root / side / arch,
+                       [result for job, result in results.items() if (job.side, job.arch) == (side, arch)])
+                 for side in (BEFORE, AFTER))
+
+
+def _recheck_changed(comparisons: list[KernelComparison], first: tuple[CompileResult, CompileResult],
+                     again: tuple[CompileResult, CompileResult]) -> None:
+    """A changed specialization whose second capture of either side differs from that side's first
+    is not verified (nondeterministic); one whose sides both compile the same again stays changed."""
+    for comparison in comparisons:
+        if comparison.verdict != CHANGED:
+            continue
+        key = SpecializationKey(comparison.test_id, comparison.kernel, comparison.occurrence)
+        differ = sum(_differs(side.specializations[key], side_again.specializations.get(key))
+                     for side, side_again in zip(first, again))
+        if differ:
+            comparison.verdict = NONDETERMINISTIC
+            comparison.message = (f"not verified: the kernel compiles differently from itself (nondeterministic: "
+                                  f"{differ} of {len(first)} recaptures differ)")
+        else:
+            comparison.message = "; ".join(filter(None, [comparison.message, "the same again on a second capture of each side"]))
+
+
+def _differs(first, again) -> bool:
+    return again is None or compare_kernels(first, again).verdict != IDENTICAL
+
+
 def run_compile_mode(
     plan: Plan,
     trees: Mapping[str, Path],
@@ -181,41 +232,43 @@ def run_compile_mode(
     roots = {side: trees[side] for side in {job.side for job in to_run}}
     progress = CaptureProgress(len(to_run), evidence_root, on_progress)
 
-    def capture(job: CaptureJob) -> CompileResult:
+    def capture(job: CaptureJob, root: Path = evidence_root, store: bool = True) -> CompileResult:
         tree = roots[job.side]
         result = run_capture(
             tree,
             arch=job.arch,
-            evidence_dir=_evidence_dir(evidence_root, job),
+            evidence_dir=_evidence_dir(root, job),
             linker=linker,
             tests=[t for t in job.tests if (tree / t.split("::")[0]).exists()],
             probes=list(job.probes),
             timeout=config.timeout_seconds,
         )
-        if base_cache and job.side == BEFORE:
+        if store and base_cache and job.side == BEFORE:
             base_cache.store(base_cache.key(job.arch, job.tests, job.probes), result)
         progress.job_finished()
         return result
 
-    pool = ThreadPoolExecutor(max_workers=max(1, jobs))
-    try:
-        with progress:
-            futures = {job: pool.submit(capture, job) for job in to_run}
-            results.update((job, future.result()) for job, future in futures.items())
-    except BaseException:
-        # Ctrl-C lands here in the main thread; the workers are blocked on subprocesses.
-        pool.shutdown(wait=False, cancel_futures=True)
-        kill_running_captures()
-        raise
-    pool.shutdown()
+    with progress:
+        results.update(_run_all(to_run, capture, jobs))
 
     findings = CompileModeFindings()
+    sides = {arch: _merged_sides(arch, evidence_root, results) for arch in plan.archs}
+    comparisons = {arch: compare(*sides[arch]) for arch in plan.archs}
+    changed = {(c.arch, c.test_id) for arch in plan.archs for c in comparisons[arch] if c.verdict == CHANGED}
+    if changed:
+        # A kernel the backend compiles differently from run to run would otherwise be reported as
+        # broken (or, by luck, as identical): capture the groups that changed once more, both sides.
+        rechecks = [job for job, result in results.items()
+                    if any((job.arch, key.label) in changed for key in result.specializations)]
+        roots.update({job.side: trees[job.side] for job in rechecks})  # a base served from the cache
+        rechecked = _run_all(rechecks, lambda job: capture(job, evidence_root / RECHECK, store=False), jobs)
+        for arch in plan.archs:
+            again = _merged_sides(arch, evidence_root / RECHECK, rechecked)
+            _recheck_changed(comparisons[arch], sides[arch], again)
     for arch in plan.archs:
-        before, after = (merge(arch, evidence_root / side / arch, [r for job, r in results.items()
-                                                                     if (job.side, job.arch) == (side, arch)])
-                         for side in (BEFORE, AFTER))
+        before, after = sides[arch]
         outcome_findings = _outcome_findings(arch, before, after)
-        findings.comparisons += compare(before, after) + outcome_findings.comparisons
+        findings.comparisons += comparisons[arch] + outcome_findings.comparisons
         findings.notes += outcome_findings.notes
         findings.unverified += outcome_findings.unverified
         findings.outcomes[arch] = {**before.outcomes, **after.outcomes}

@@ -234,6 +234,9 @@ def test_verify_sources_are_part_of_the_fingerprint(monkeypatch):
     assert environment_fingerprint(LINKER) != base
 
 
+ISA_FILE = "fake-isa.s"
+
+
 class PlanOfThree:
     tests = ["tests/kernels/test_a.py", "tests/kernels/test_b.py"]
     probes = ["kernels.a:probe"]
@@ -242,14 +245,16 @@ class PlanOfThree:
 
 @pytest.fixture
 def captures(monkeypatch, tmp_path):
-    """run_capture replaced: each call recorded, each result one kernel named after its tree."""
+    """run_capture replaced: each call recorded, each result one kernel whose ISA is its tree's
+    ISA_FILE or else the tree's name."""
     calls = []
 
     def fake_run_capture(tree, *, arch, evidence_dir, tests, probes, **_):
         calls.append((tree.name, tuple(tests), tuple(probes)))
         result = CompileResult(arch, evidence_dir)
+        isa = (tree / ISA_FILE).read_text() if (tree / ISA_FILE).exists() else tree.name
         for label in [*tests, *(f"probe:{p}" for p in probes)]:
-            result.specializations[SpecializationKey(label, "k_0", 0)] = KernelIsa("k_0", arch, [tree.name], Resources())
+            result.specializations[SpecializationKey(label, "k_0", 0)] = KernelIsa("k_0", arch, [isa], Resources())
         return result
 
     monkeypatch.setattr(runner, "run_capture", fake_run_capture)
@@ -265,7 +270,14 @@ def run(tmp_path, trees, cache, jobs=2):
                                    evidence_root=tmp_path / "evidence", jobs=jobs, base_cache=cache)
 
 
+def same_code_on_both_sides(tmp_path):
+    """No specialization changes, so none is captured again (see test_nondeterminism)."""
+    for side in ("base", "head"):
+        (tmp_path / side / ISA_FILE).write_text("s_endpgm")
+
+
 def test_a_cached_base_is_neither_compiled_nor_checked_out(tmp_path, captures):
+    same_code_on_both_sides(tmp_path)
     cache = open_cache(tmp_path)
     trees = {"before": tmp_path / "base", "after": tmp_path / "head"}
     cold = run(tmp_path, trees, cache)
@@ -277,11 +289,12 @@ def test_a_cached_base_is_neither_compiled_nor_checked_out(tmp_path, captures):
     warm = run(tmp_path, {"after": tmp_path / "head"}, open_cache(tmp_path))  # no base tree: KeyError if asked
     assert sorted(captures) == [("head", ("tests/kernels/test_a.py",), ("kernels.a:probe",)),
                                 ("head", ("tests/kernels/test_b.py",), ())]
-    assert [c.verdict for c in warm.comparisons] == [c.verdict for c in cold.comparisons] == ["changed"] * 3
+    assert [c.verdict for c in warm.comparisons] == [c.verdict for c in cold.comparisons] == ["identical"] * 3
     assert warm.notes == ["base side served from the base cache (2 capture group(s), gfx942): not compiled again"]
 
 
 def test_other_jobs_make_other_groups_and_miss(tmp_path, captures):
+    same_code_on_both_sides(tmp_path)
     trees = {"before": tmp_path / "base", "after": tmp_path / "head"}
     run(tmp_path, trees, open_cache(tmp_path), jobs=2)
     captures.clear()
