@@ -98,7 +98,8 @@ class VerifyReport:
             count = len({item.test.split("::")[0] for item in self.unverified})
             reasons.append(f"{_count(count, 'test file')} could not be run here")
         if self.nondeterministic:
-            reasons.append(f"{_count(len(self.nondeterministic), 'specialization')} compiled differently from itself")
+            count = _count(len(self.nondeterministic), "specialization")
+            reasons.append(f"{count} compiled differently when captured again")
         return f"parity not verified: {'; '.join(reasons)}" if reasons else "parity holds"
 
 

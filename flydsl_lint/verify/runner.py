@@ -203,7 +203,8 @@ def _recheck_changed(comparisons: list[KernelComparison], first: tuple[CompileRe
             comparison.message = (f"not verified: the kernel compiles differently from itself (nondeterministic: "
                                   f"{differ} of {len(first)} recaptures differ)")
         else:
-            comparison.message = "; ".join(filter(None, [comparison.message, "the same again on a second capture of each side"]))
+            confirmed = "the same again on a second capture of each side"
+            comparison.message = "; ".join(filter(None, [comparison.message, confirmed]))
 
 
 def _differs(first, again) -> bool:

@@ -17,7 +17,7 @@ from flydsl_lint.verify.compile import CompileResult, SpecializationKey
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.plan import Plan
-from flydsl_lint.verify.report import EXIT_BROKEN, EXIT_PARITY, EXIT_SETUP, VerifyReport, render_terminal
+from flydsl_lint.verify.report import EXIT_BROKEN, EXIT_PARITY, EXIT_SETUP, VerifyReport, render_github, render_terminal
 from flydsl_lint.verify.toolchain import Linker
 
 TEST = "tests/kernels/test_moe.py"
@@ -41,7 +41,8 @@ class FakeCompile:
         stable = ORDER + (["s_nop 0"] if self.head_changes_stable and tree.name == "head" else [])
         result = CompileResult(arch, evidence_dir)
         for kernel, instructions in (("flaky", flaky), ("stable", stable)):
-            result.specializations[SpecializationKey(LABEL, kernel, 0)] = KernelIsa(kernel, arch, instructions, Resources())
+            isa = KernelIsa(kernel, arch, instructions, Resources())
+            result.specializations[SpecializationKey(LABEL, kernel, 0)] = isa
         result.outcomes[LABEL] = ("passed", "")
         return result
 
@@ -74,7 +75,10 @@ def test_a_kernel_that_compiles_differently_from_itself_is_not_verified(tmp_path
     assert report.exit_code == EXIT_SETUP and not report.broken
     text = render_terminal(report)
     assert f"nondeterministic {LABEL} [gfx942] flaky" in text
-    assert text.splitlines()[-1].startswith("parity not verified: 1 specialization compiled differently from itself")
+    assert text.splitlines()[-1].startswith(
+        "parity not verified: 1 specialization compiled differently when captured again")
+    assert f"::warning file={TEST},title=FlyDSL parity: not verified::nondeterministic {LABEL}" in render_github(report)
+    assert "::error" not in render_github(report)
     # Each side was captured again, in a fresh capture, its evidence apart from the first.
     assert [tree for tree, _ in fake.calls] == ["base", "head", "base", "head"]
     assert [d.relative_to(tmp_path / "evidence").parts[0] for _, d in fake.calls[2:]] == ["recheck", "recheck"]
