@@ -207,6 +207,22 @@ def _recheck_changed(comparisons: list[KernelComparison], first: tuple[CompileRe
             comparison.message = "; ".join(filter(None, [comparison.message, confirmed]))
 
 
+def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, CompileResult],
+                    again: tuple[CompileResult, CompileResult]) -> None:
+    """A test that erred outside FlyDSL on the changed side only, and whose outcome on either side
+    is not the same on a second capture, is not verified: its error does not follow the change."""
+    for comparison in list(findings.comparisons):
+        label = comparison.test_id
+        if all(side.outcomes.get(label, ("absent",))[0] == side_again.outcomes.get(label, ("absent",))[0]
+               for side, side_again in zip(first, again)):
+            continue  # the same on both sides again: the change's error
+        findings.comparisons.remove(comparison)
+        error = comparison.message.removeprefix("errored before reaching FlyDSL: ")
+        findings.unverified.append(Unverified(label.removeprefix("collect:"), comparison.arch,
+                                              f"errored on the changed side only, and not on a second capture "
+                                              f"(compile mode computes no outputs): {error}"))
+
+
 def _differs(first, again) -> bool:
     return again is None or compare_kernels(first, again).verdict != IDENTICAL
 
@@ -255,20 +271,25 @@ def run_compile_mode(
     findings = CompileModeFindings()
     sides = {arch: _merged_sides(arch, evidence_root, results) for arch in plan.archs}
     comparisons = {arch: compare(*sides[arch]) for arch in plan.archs}
+    outcomes = {arch: _outcome_findings(arch, *sides[arch]) for arch in plan.archs}
     changed = {(c.arch, c.test_id) for arch in plan.archs for c in comparisons[arch] if c.verdict == CHANGED}
-    if changed:
+    erred = {(c.arch, c.test_id) for arch in plan.archs for c in outcomes[arch].comparisons}
+    if changed or erred:
         # A kernel the backend compiles differently from run to run would otherwise be reported as
-        # broken (or, by luck, as identical): capture the groups that changed once more, both sides.
+        # broken (or, by luck, as identical), and so would host code that errs on COMPILE_ONLY's
+        # garbage outputs on one side only: capture those groups once more, both sides.
         rechecks = [job for job, result in results.items()
-                    if any((job.arch, key.label) in changed for key in result.specializations)]
+                    if any((job.arch, key.label) in changed for key in result.specializations)
+                    or any((job.arch, label) in erred for label in result.outcomes)]
         roots.update({job.side: trees[job.side] for job in rechecks})  # a base served from the cache
         rechecked = _run_all(rechecks, lambda job: capture(job, evidence_root / RECHECK, store=False), jobs)
         for arch in plan.archs:
             again = _merged_sides(arch, evidence_root / RECHECK, rechecked)
             _recheck_changed(comparisons[arch], sides[arch], again)
+            _recheck_errors(outcomes[arch], sides[arch], again)
     for arch in plan.archs:
+        outcome_findings = outcomes[arch]
         before, after = sides[arch]
-        outcome_findings = _outcome_findings(arch, before, after)
         findings.comparisons += comparisons[arch] + outcome_findings.comparisons
         findings.notes += outcome_findings.notes
         findings.unverified += outcome_findings.unverified

@@ -122,3 +122,47 @@ def test_a_cached_base_is_rechecked_but_the_recapture_is_not_cached(tmp_path, mo
     third = run(tmp_path / "third", again, _cache(tmp_path))
     assert [tree for tree, _ in again.calls] == ["head"]
     assert third.exit_code == EXIT_PARITY
+
+
+HOST_LABEL = f"{TEST}::test_sort_host"
+GARBAGE = "IndexError: index -128 is out of bounds for dimension 1 with size 8"
+
+
+class FakeHostError(FakeCompile):
+    """A second test, ``test_sort_host``, compiles nothing itself (its kernel was built by an earlier
+    test of the process) and indexes with COMPILE_ONLY's garbage outputs: it errs on the captures
+    numbered in ``erring_runs``; with ``head_always_errs`` the head side errs every time."""
+
+    def __init__(self, erring_runs=(), head_always_errs=False):
+        super().__init__()
+        self.erring_runs, self.head_always_errs = set(erring_runs), head_always_errs
+
+    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, **kwargs):
+        run = len(self.calls)
+        result = super().__call__(tree, arch=arch, evidence_dir=evidence_dir, **kwargs)
+        errs = run in self.erring_runs or (self.head_always_errs and tree.name == "head")
+        result.outcomes[HOST_LABEL] = ("error", GARBAGE) if errs else ("passed", "")
+        return result
+
+
+def test_a_host_error_on_one_side_that_does_not_recur_is_not_verified(tmp_path, monkeypatch):
+    """FlyDSL HEAD's moe_sorting under COMPILE_ONLY: a different test erred on the head side only in
+    each of two runs of the same change, which read as a compile error of the change (exit 1)."""
+    fake = FakeHostError(erring_runs={1})  # the head's first capture; its second passes
+    monkeypatch.setattr(runner, "run_capture", fake)
+    report = run(tmp_path, fake)
+    assert len(fake.calls) == 4 and not report.broken
+    assert [(u.test, u.reason) for u in report.unverified] == [(
+        HOST_LABEL, f"errored on the changed side only, and not on a second capture (compile mode computes "
+                    f"no outputs): {GARBAGE}")]
+    assert report.exit_code == EXIT_SETUP
+
+
+def test_a_host_error_the_change_brings_each_time_still_breaks_parity(tmp_path, monkeypatch):
+    fake = FakeHostError(head_always_errs=True)
+    monkeypatch.setattr(runner, "run_capture", fake)
+    report = run(tmp_path, fake)
+    assert len(fake.calls) == 4 and report.unverified == []
+    [broken] = report.broken
+    assert (broken.test_id, broken.side, broken.message) == (HOST_LABEL, "after", f"errored before reaching FlyDSL: {GARBAGE}")
+    assert report.exit_code == EXIT_BROKEN
