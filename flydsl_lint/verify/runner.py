@@ -22,6 +22,7 @@ from flydsl_lint.verify.toolchain import Linker
 
 BEFORE, AFTER = "before", "after"
 RECHECK = "recheck"  # evidence of the second captures, apart from each side's first
+HOST_ERROR = "errored before reaching FlyDSL: "  # a test that erred outside FlyDSL, before compiling
 
 
 @dataclass
@@ -94,7 +95,7 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
             # e.g. a kernel module that no longer imports: its kernels can no longer be built.
             findings.comparisons.append(KernelComparison(
                 "?", arch, COMPILE_ERROR, test_id=label, side=AFTER,
-                message=f"errored before reaching FlyDSL: {first_line(new_message)}"))
+                message=HOST_ERROR + first_line(new_message)))
         elif new == "error":
             findings.notes.append(f"[{arch}] {label}: errored on both sides (outside FlyDSL, not counted): "
                                   f"{first_line(new_message)}")
@@ -217,7 +218,7 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                for side, side_again in zip(first, again)):
             continue  # the same on both sides again: the change's error
         findings.comparisons.remove(comparison)
-        error = comparison.message.removeprefix("errored before reaching FlyDSL: ")
+        error = comparison.message.removeprefix(HOST_ERROR)
         findings.unverified.append(Unverified(label.removeprefix("collect:"), comparison.arch,
                                               f"errored on the changed side only, and not on a second capture "
                                               f"(compile mode computes no outputs): {error}"))
