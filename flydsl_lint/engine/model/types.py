@@ -122,7 +122,11 @@ class TypeTable:
         self.scalars: dict[str, dict] = facts.get("scalars", {})
         self.literals: dict[str, str] = facts.get("literals", {})
         self.promotion = facts.get("operators", {}).get("promotion")
-        self.methods: dict[str, str] = facts.get("methods", {})  # Numeric methods of every scalar class
+        # `maximumf` -> `receiver-class`, ...: the `Numeric` methods every scalar class has.
+        prefix = "flydsl.expr.numeric.Numeric."
+        self.scalar_methods: dict[str, str] = {
+            name[len(prefix):]: result for name, result in facts.get("methods", {}).items() if name.startswith(prefix)
+        }
         self.returns: dict[str, str] = facts.get("returns", {})
         self.loops: dict[str, str] = facts.get("loops", {})
         self.values: dict[str, str] = facts.get("values", {})
@@ -535,7 +539,7 @@ class _ValueTypes:
                 target = self._constructed_type(self.resolve(node.args[0]))
                 if target.kind == SCALAR:
                     return target, "`.to(T)`"
-            if receiver.kind == SCALAR and func.attr in self._scalar_methods:
+            if receiver.kind == SCALAR and func.attr in self.type_table.scalar_methods:
                 return self._scalar_method_type(node, receiver, depth)
             return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
         if isinstance(func, ast.Name):
@@ -544,17 +548,11 @@ class _ValueTypes:
                 return self._return_type(binding.node, depth)
         return UNKNOWN_TYPE, "unknown: callee not resolved"
 
-    @property
-    def _scalar_methods(self) -> dict[str, str]:
-        """`maximumf` -> `receiver-class`, ...: the target release's `Numeric` methods."""
-        prefix = "flydsl.expr.numeric.Numeric."
-        return {name[len(prefix):]: result for name, result in self.type_table.methods.items() if name.startswith(prefix)}
-
     def _scalar_method_type(self, node: ast.Call, receiver: ValueType, depth: int) -> tuple[ValueType, str]:
         """`v.maximumf(w)` is `type(v)(...)`; `v.bitcast(fx.Int32)` an Int32; `cond.select(a, b)`
         the common type (`_resolve_numeric_type`) of two fx scalars or number literals."""
         method = node.func.attr
-        result = self._scalar_methods[method]
+        result = self.type_table.scalar_methods[method]
         source = f"`{receiver}.{method}` ({self.type_table.source})"
         if result == "receiver-class":
             return receiver, source
