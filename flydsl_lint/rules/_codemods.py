@@ -98,11 +98,13 @@ def single_name_assignment(rule: "Rule", value: ast.expr) -> tuple[ast.Assign, a
     return None
 
 
-def reads_of(rule: "Rule", target: ast.Name) -> list[ast.Name]:
-    """The reads of the name `target` binds that see this binding, in source order."""
+def reads_of(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name]:
+    """The reads of the name `target` (a bound Name or a parameter) binds that see this binding,
+    in source order."""
     model = rule.model
-    return [name for name in model.loads_of(target.id)
-            if (binding := model.binding_of(name)) is not None and binding.node is target]
+    name = target.id if isinstance(target, ast.Name) else target.arg
+    return [read for read in model.loads_of(name)
+            if (binding := model.binding_of(read)) is not None and binding.node is target]
 
 
 def bound_once(rule: "Rule", target: ast.Name, owner: ast.AST) -> bool:

@@ -6,6 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
+from ._codemods import reads_of
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
@@ -700,10 +701,8 @@ class RawArithConstant(Rule):
         if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
                 and isinstance(statement.targets[0], ast.Name)):
             return False
-        target = statement.targets[0]
-        bindings = {read: self.model.binding_of(read) for read in self.model.loads_of(target.id)}
-        reads = [read for read, binding in bindings.items() if binding is not None and binding.node is target]
-        return (bool(reads) and self.model.is_single_binding(bindings[reads[0]])
+        reads = reads_of(self, statement.targets[0])
+        return (bool(reads) and self.model.is_single_binding(self.model.binding_of(reads[0]))
                 and all(self._raw_operand(read) for read in reads))
 
     def _buffer_offset_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
