@@ -109,11 +109,8 @@ def reads_of(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name]:
 
 def bound_once(rule: "Rule", target: ast.Name, owner: ast.AST) -> bool:
     """Whether `target` is the only binding of its name in the scope of `owner` (a function or the module)."""
-    for scope in rule.model.scopes:
-        if scope.node is owner:
-            bindings = scope.bindings.get(target.id, [])
-            return len(bindings) == 1 and bindings[0].node is target
-    return False
+    bindings = (rule.model.bindings_opened_by(owner) or {}).get(target.id, [])
+    return len(bindings) == 1 and bindings[0].node is target
 
 
 def fresh_name(rule: "Rule", *candidates: str) -> str:

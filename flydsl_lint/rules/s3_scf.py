@@ -427,10 +427,8 @@ class _WhileRewrite(Codemod):
         return last
 
     def _lives_outside(self, name: ast.Name, region: ast.With) -> bool:
-        for scope in self.rule.model.scopes:
-            if scope.node is self.function:
-                return any(not within(region, b.node) for b in scope.bindings.get(name.id, []))
-        return True
+        bindings = self.rule.model.bindings_opened_by(self.function)
+        return bindings is None or any(not within(region, b.node) for b in bindings.get(name.id, []))
 
     def _results(self, after: ast.With) -> list[ast.expr]:
         reads = []

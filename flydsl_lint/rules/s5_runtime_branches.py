@@ -265,19 +265,13 @@ class _IfRewrite(Codemod):
             if isinstance(node, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(node, "value", ""), str) \
                     and node.end_lineno != node.lineno:
                 raise Refusal(f"a string on line {node.lineno} spans lines (indenting it would change it)")
-        bound = {name for name, bindings in self._scope_bindings(function).items()
+        bound = {name for name, bindings in (self.rule.model.bindings_opened_by(function) or {}).items()
                  if any(within(region, b.node) for b in bindings for region in regions)}
         for node in ast.walk(function):
             if isinstance(node, ast.Name) and node.id in bound and isinstance(node.ctx, ast.Load) \
                     and not any(within(region, node) for region in regions):
                 raise Refusal(f"a region binds `{node.id}`, which the helper reads outside the op (it would "
                               "become a local of the `@flyc.jit` function)")
-
-    def _scope_bindings(self, function: ast.AST) -> dict:
-        for scope in self.rule.model.scopes:
-            if scope.node is function:
-                return scope.bindings
-        return {}
 
     def _boundary_edits(self, statement: ast.Assign, last: ast.With, function: ast.FunctionDef, edits: list[Edit],
                         first: bool) -> list[Edit]:
@@ -457,10 +451,8 @@ class _IfRewrite(Codemod):
                               "(a Python `if` would carry it as an scf.if result)")
 
     def _function_bindings(self, name: ast.Name, function: ast.AST) -> list | None:
-        for scope in self.rule.model.scopes:
-            if scope.node is function:
-                return scope.bindings.get(name.id, [])
-        return None
+        bindings = self.rule.model.bindings_opened_by(function)
+        return None if bindings is None else bindings.get(name.id, [])
 
     def _lives_outside(self, name: ast.Name, region: ast.With, function: ast.AST) -> bool:
         """Whether `name` is bound outside the region: in `function` or, for a def nested in
@@ -469,7 +461,7 @@ class _IfRewrite(Codemod):
         bindings = self._function_bindings(name, function)
         if bindings is None or any(not within(region, b.node) for b in bindings):
             return True
-        return any(name.id in self._scope_bindings(outer) for outer in self._traced_enclosers(function))
+        return any(name.id in (self.rule.model.bindings_opened_by(outer) or {}) for outer in self._traced_enclosers(function))
 
     def _traced_enclosers(self, function: ast.AST) -> list[ast.AST]:
         """The functions around `function` whose names the kernel's rewriter tracks: up to and

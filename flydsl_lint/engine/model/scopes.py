@@ -109,6 +109,12 @@ class _Scopes:
         """Whether `binding` is the only binding of its name in its scope."""
         return binding.scope is not None and len(binding.scope.bindings[binding.name]) == 1
 
+    def bindings_opened_by(self, node: ast.AST) -> dict[str, list[Binding]] | None:
+        """The bindings of the scope a def, class, lambda or comprehension (or the module's
+        tree) opens; None for any other node."""
+        scope = next((scope for scope in self.scopes if scope.node is node), None)
+        return None if scope is None else scope.bindings
+
     def is_bound_anywhere(self, name: str) -> bool:
         return any(name in scope.bindings for scope in self.scopes)
 
