@@ -114,8 +114,7 @@ def render_markdown(report: MigrateReport) -> str:
     for outcome in report.outcomes:
         plan = outcome.plan
         covering = ", ".join(f"`{t}`" for t in plan.tests + plan.probes) or "none"
-        families = ", ".join([f"{f}: {outcome.status_of(f)}" for f in plan.families]
-                             + ([f"{len(plan.refused)} refused"] if plan.refused else []))
+        families = _family_statuses(outcome, ": ")
         lines.append(f"| `{plan.relative}` | {module_status(outcome)} | {covering} | {families} |")
     lines.append("")
     for outcome in report.outcomes:
@@ -141,8 +140,7 @@ def render_markdown(report: MigrateReport) -> str:
 def render_terminal(report: MigrateReport) -> str:
     lines = []
     for outcome in report.outcomes:
-        families = ", ".join([f"{f} {outcome.status_of(f)}" for f in outcome.plan.families]
-                             + ([f"{len(outcome.plan.refused)} refused"] if outcome.plan.refused else []))
+        families = _family_statuses(outcome, " ")
         lines.append(f"{outcome.plan.relative}: {module_status(outcome)} ({families})")
         for family in outcome.plan.families:
             reason = _family_reason(outcome, family) if outcome.status_of(family) != KEPT else ""
@@ -154,6 +152,13 @@ def render_terminal(report: MigrateReport) -> str:
         lines += _refused_lines(outcome.plan)
     lines.append(_counts_sentence(report.counts()))
     return "\n".join(lines)
+
+
+def _family_statuses(outcome: ModuleOutcome, separator: str) -> str:
+    """`FLY1: kept, FLY5: reverted, 2 refused` (the separator between family and status)."""
+    plan = outcome.plan
+    return ", ".join([f"{f}{separator}{outcome.status_of(f)}" for f in plan.families]
+                     + ([f"{len(plan.refused)} refused"] if plan.refused else []))
 
 
 def _refused_lines(plan: ModulePlan) -> list[str]:
