@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import ast
+from typing import Callable
 
 from ..engine.diagnostics import Edit
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, fresh_name,
-                        is_attribute_of, reads_of, single_name_assignment, start_of, unconditional_block)
+                        is_attribute_of, reads_of, single_name_assignment, start_of, unconditional_block,
+                        within)
 from ._edits import reference
-from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
+from ._memory import SMEM_ALLOCATOR, assigned_values, local_function, names, resolve, returned_values
 
 ALLOCATOR = release_paths(*names(SMEM_ALLOCATOR, "SmemAllocator"))
 SMEM_PTR = release_paths(*names(SMEM_ALLOCATOR, "SmemPtr"))
@@ -86,15 +88,33 @@ _FX_TYPES = {fx_type: size for fx_type, size in _ELEMENT_TYPES.values()}
 
 
 class _Region:
-    """One `off = a._align(a.ptr, K)` + `a.ptr = off + N * B` reservation and its view."""
+    """One `off = a._align(a.ptr, K)` + `a.ptr = off + N * B` reservation."""
 
     def __init__(self, align: ast.Assign, offset: ast.Name, alignment: int) -> None:
         self.align, self.offset, self.alignment = align, offset, alignment
         self.bump: ast.Assign | None = None
         self.count: ast.expr | None = None  # N
         self.size = 0  # B
-        self.view: ast.Assign | None = None  # `p = SmemPtr(base, off, dtype, shape=(N,))`
-        self.element = ""  # the fx type of the view
+        self.width_name: ast.Name | None = None  # B spelled by a name (`f32_bytes`)
+
+
+class _Site:
+    """Where the regions are used: the allocator's and the offsets' names there, and what
+    the migration rewrites (the kernel's base, views and accesses, the launcher's finalize).
+    The allocator's own function is the one site, or each call of its factory is one."""
+
+    def __init__(self, allocator: ast.Name, offsets: list[ast.Name], owner: ast.AST) -> None:
+        self.allocator, self.offsets, self.owner = allocator, offsets, owner
+        self.views: list[ast.Assign] = []  # `p = SmemPtr(base, off, dtype, shape=(N,))`, per region
+        self.elements: list[str] = []  # the fx type of each view
+        self.bases: list[ast.Assign] = []
+        self.accesses: list[tuple[ast.Call, str, ast.Name, ast.expr | None, ast.expr]] = []
+        self.warm_ups: list[ast.Expr] = []
+        self.finalize_flags: list[ast.Assign] = []
+        self.finalize_blocks: list[ast.With] = []
+        self.helper_parameters: dict[tuple[ast.FunctionDef, int], ast.arg] = {}  # views passed on, by position
+        self.kernel: ast.AST | None = None
+        self.call: ast.Call | None = None  # the factory call, for a factory's site
 
 
 class _LdsMigration(Codemod):
@@ -108,16 +128,17 @@ class _LdsMigration(Codemod):
     launcher inside `with ir.InsertionPoint(ctx.gpu_module_body)`. Each region
     becomes a field `p: fx.Array[dtype, N, K]`; the static SharedAllocator gives
     every field its own LDS symbol, so regions that never alias keep their meaning.
+
+    The allocator may also be built by a private factory that ends in
+    `return a, off_1, ..., off_n`, every call of which unpacks that tuple in
+    the function that defines the kernel: the factory then returns the struct,
+    and each call site is migrated as its own site.
     """
 
     def __init__(self, rule: Rule, call: ast.Call) -> None:
         super().__init__(rule, call)
         self.regions: list[_Region] = []
-        self.bases: list[ast.Assign] = []
-        self.accesses: list[tuple[ast.Call, str, ast.Name, ast.expr | None, ast.expr]] = []
-        self.warm_ups: list[ast.Expr] = []
-        self.finalize_flags: list[ast.Assign] = []
-        self.finalize_blocks: list[ast.With] = []
+        self.factory_return: ast.Return | None = None  # `return a, off_1, ...` of a factory
 
     def edits(self) -> list[Edit]:
         rule = self.rule
@@ -129,54 +150,68 @@ class _LdsMigration(Codemod):
         self.owner = rule.model.parent(self.statement)
         if not bound_once(rule, self.target, self.owner):
             raise Refusal(f"`{self.target.id}` is bound more than once")
-        self._classify_reads()
+        own_site = _Site(self.target, [], self.owner)
+        self._classify_reads(own_site)
         if not self.regions:
             raise Refusal("it reserves no region")
         for region in self.regions:
-            self._check_region(region)
-        self.kernel = self._one_kernel()
-        self._check_views()
+            if region.bump is None:
+                raise Refusal(f"the region at `{region.offset.id}` is never sized")
+            if not bound_once(rule, region.offset, self.owner):
+                raise Refusal(f"the offset `{region.offset.id}` is bound more than once")
+        if self.factory_return is None:
+            own_site.offsets = [region.offset for region in self.regions]
+            self.sites = [own_site]
+        else:
+            self._check_factory(own_site)
+            self.sites = self._factory_sites()
+        for site in self.sites:
+            self._check_site(site)
+            if site.elements != self.sites[0].elements:
+                raise Refusal(f"the calls of `{self.owner.name}` view its regions with different element types")
         return self._rewrite()
 
-    # ------------------------------------------------------------ analysis
-    def _classify_reads(self) -> None:
-        """Every use of the allocator is bookkeeping the migration removes, or a refusal."""
-        name = self.target.id
-        for read in reads_of(self.rule, self.target):
+    # ------------------------------------------------------------ the regions
+    def _classify_reads(self, site: _Site) -> None:
+        """Every use of the site's allocator is bookkeeping the migration removes, or a refusal."""
+        name = site.allocator.id
+        for read in reads_of(self.rule, site.allocator):
             attribute = self.rule.model.parent(read)
             statement = _statement_of(self.rule, read)
+            if site.allocator is self.target and self._factory_return(read):
+                continue
             if not isinstance(attribute, ast.Attribute):
                 raise Refusal(f"the allocator escapes (`{name}` is used whole on line {read.lineno})")
             if attribute.attr == "ptr" and isinstance(statement, ast.AugAssign):
                 raise Refusal(f"`{name}.ptr +=` moves the allocator by hand (line {read.lineno})")
-            if not self._bookkeeping(attribute, statement):
+            if not self._bookkeeping(site, attribute, statement):
                 raise Refusal(f"the allocator escapes or is used outside the migrated pattern "
                               f"(`{name}.{attribute.attr}` on line {read.lineno})")
 
-    def _bookkeeping(self, attribute: ast.Attribute, statement: ast.stmt | None) -> bool:
+    def _bookkeeping(self, site: _Site, attribute: ast.Attribute, statement: ast.stmt | None) -> bool:
         rule = self.rule
         parent = rule.model.parent(attribute)
-        in_builder = statement is not None and statement in self.block
+        in_builder = site.allocator is self.target and statement is not None and statement in self.block
         if attribute.attr == "_align" and in_builder and isinstance(parent, ast.Call):
             return self._region_start(parent, statement)
         if attribute.attr == "ptr" and isinstance(parent, ast.Call) and is_attribute_of(parent.func, self.target.id, "_align") \
-                and parent.args and parent.args[0] is attribute:
+                and parent.args and parent.args[0] is attribute and in_builder:
             return True  # the `a.ptr` inside `a._align(a.ptr, K)`
         if attribute.attr == "ptr" and isinstance(attribute.ctx, ast.Store) and in_builder:
             return self._region_end(statement)
         if attribute.attr == "get_base" and isinstance(parent, ast.Call) and not parent.args:
             base = single_name_assignment(rule, parent)
             if base is not None:
-                self.bases.append(base[0])
+                site.bases.append(base[0])
             return base is not None
         if attribute.attr == "finalized" and isinstance(attribute.ctx, ast.Store) and isinstance(statement, ast.Assign):
-            self.finalize_flags.append(statement)
+            site.finalize_flags.append(statement)
             return True
         if attribute.attr == "finalize" and isinstance(parent, ast.Call) and isinstance(statement, ast.Expr):
             block = rule.model.parent(statement)
-            if isinstance(block, ast.With) and self._finalize_block(block):
-                if block not in self.finalize_blocks:
-                    self.finalize_blocks.append(block)
+            if isinstance(block, ast.With) and self._finalize_block(site, block):
+                if block not in site.finalize_blocks:
+                    site.finalize_blocks.append(block)
                 return True
         return False
 
@@ -204,61 +239,151 @@ class _LdsMigration(Codemod):
         size = value.right
         if not (isinstance(size, ast.BinOp) and isinstance(size.op, ast.Mult)):
             raise Refusal(f"the size of `{region.offset.id}` is not `count * bytes`")
-        count, width = (size.left, size.right) if _int_literal(size.right) else (size.right, size.left)
-        if not _int_literal(width) or not _static(count):
+        count, width = (size.left, size.right) if self._byte_width(size.right) else (size.right, size.left)
+        if not self._byte_width(width) or not _static(count):
             raise Refusal(f"the size of `{region.offset.id}` is not `count * bytes` with static values")
-        region.bump, region.count, region.size = statement, count, width.value
+        region.bump, region.count, region.size = statement, count, self._byte_width(width)
+        if isinstance(width, ast.Name):
+            region.width_name = width
         return True
 
-    def _finalize_block(self, block: ast.With) -> bool:
-        """`with ir.InsertionPoint(<ctx>.gpu_module_body):` holding only `a.finalize()` calls."""
-        if len(block.items) != 1 or block.items[0].optional_vars is not None:
-            return False
-        entered = block.items[0].context_expr
-        return isinstance(entered, ast.Call) and self.rule.model.resolve(entered.func) == _INSERTION_POINT \
-            and len(entered.args) == 1 and isinstance(entered.args[0], ast.Attribute) \
-            and entered.args[0].attr == "gpu_module_body" \
-            and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.args
-                    and is_attribute_of(s.value.func, self.target.id, "finalize") for s in block.body)
+    def _byte_width(self, node: ast.expr) -> int | None:
+        """An element's byte count: an int literal, or a name bound once to one (`f32_bytes = 4`)."""
+        values = assigned_values(self.rule.model, node) if isinstance(node, ast.Name) else [node]
+        if values is None or len(values) != 1 or not _int_literal(values[0]):
+            return None
+        return values[0].value
 
-    def _check_region(self, region: _Region) -> None:
-        rule, offset = self.rule, region.offset.id
-        if region.bump is None:
-            raise Refusal(f"the region at `{offset}` is never sized")
-        if not bound_once(rule, region.offset, self.owner):
-            raise Refusal(f"the offset `{offset}` is bound more than once")
+    # ------------------------------------------------------------ a factory
+    def _factory_return(self, read: ast.Name) -> bool:
+        """`return a, off_1, ..., off_n` ending the allocator's plain function: it is a factory."""
+        rule = self.rule
+        returned = rule.model.parent(read)
+        statement = rule.model.parent(returned)
+        if not (isinstance(returned, ast.Tuple) and returned.elts[0] is read and isinstance(statement, ast.Return)
+                and statement is self.block[-1] and isinstance(self.owner, ast.FunctionDef)):
+            return False
+        if not all(isinstance(e, ast.Name) for e in returned.elts[1:]) or self.factory_return is not None:
+            return False
+        self.factory_return = statement
+        return True
+
+    def _check_factory(self, site: _Site) -> None:
+        """The factory does nothing but reserve the regions and return them, privately."""
+        rule, factory = self.rule, self.owner
+        if site.bases or site.finalize_flags or site.finalize_blocks:
+            raise Refusal(f"the factory `{factory.name}` also uses the allocator it returns")
+        if rule.model.function_kind(factory) is not None or factory.decorator_list:
+            raise Refusal(f"the factory `{factory.name}` is decorated")
+        if isinstance(rule.model.parent(factory), ast.Module) and not factory.name.startswith("_"):
+            raise Refusal(f"the factory `{factory.name}` is public: another module may call it")
+        returned = [e.id for e in self.factory_return.value.elts[1:]]
+        if sorted(returned) != sorted(region.offset.id for region in self.regions):
+            raise Refusal(f"the factory `{factory.name}` does not return exactly its regions' offsets")
+        kept = {id(self.statement), id(self.factory_return)} | {id(s) for r in self.regions for s in (r.align, r.bump)} \
+            | {id(s) for s in self._width_bindings()}
+        for statement in self.block:
+            if id(statement) not in kept and not _docstring(statement):
+                raise Refusal(f"the factory `{factory.name}` does more than reserve the regions (line {statement.lineno})")
+
+    def _factory_sites(self) -> list[_Site]:
+        """Each call of the factory, `a, off_1, ... = factory(...)`, as a site."""
+        rule, factory = self.rule, self.owner
+        order = [e.id for e in self.factory_return.value.elts[1:]]
+        sites = []
+        for read in rule.model.loads_of(factory.name):
+            binding = rule.model.binding_of(read)
+            if binding is None or binding.node is not factory:
+                continue
+            call = rule.model.parent(read)
+            statement = rule.model.parent(call) if isinstance(call, ast.Call) and call.func is read else None
+            targets = statement.targets[0] if isinstance(statement, ast.Assign) and len(statement.targets) == 1 else None
+            if not (isinstance(targets, ast.Tuple) and len(targets.elts) == len(order) + 1
+                    and all(isinstance(t, ast.Name) for t in targets.elts)):
+                raise Refusal(f"the factory `{factory.name}` is called without unpacking its regions (line {read.lineno})")
+            unconditional_block(rule, statement)
+            owner = rule.model.parent(statement)
+            offsets = [targets.elts[1 + order.index(region.offset.id)] for region in self.regions]
+            site = _Site(targets.elts[0], offsets, owner)
+            site.call = call
+            sites.append(site)
+        if not sites:
+            raise Refusal(f"the factory `{factory.name}` is never called here")
+        return sites
+
+    def _count_at(self, site: _Site, region: _Region) -> ast.expr | None:
+        """The region's count as the site spells it: the factory's parameter replaced by the argument."""
+        count = region.count
+        if site.call is None or _int_literal(count):
+            return count
+        parameters = [a.arg for a in self.owner.args.posonlyargs + self.owner.args.args]
+        if not isinstance(count, ast.Name) or count.id not in parameters or site.call.keywords \
+                or any(isinstance(a, ast.Starred) for a in site.call.args):
+            return None
+        index = parameters.index(count.id)
+        argument = site.call.args[index] if index < len(site.call.args) else None
+        return argument if isinstance(argument, ast.Name) or (argument is not None and _int_literal(argument)) else None
+
+    def _same_count(self, site: _Site, region: _Region, shape: ast.expr) -> bool:
+        count = self._count_at(site, region)
+        if count is None:
+            return False
+        if site.call is None or not isinstance(count, ast.Name):
+            return self.rule.text(shape) == self.rule.text(count)
+        # the argument and the view's shape are the one binding of one name
+        model = self.rule.model
+        bound = model.binding_of(count)
+        return isinstance(shape, ast.Name) and shape.id == count.id and bound is not None \
+            and model.is_single_binding(bound) and model.binding_of(shape) is bound
+
+    # ------------------------------------------------------------ a site
+    def _check_site(self, site: _Site) -> None:
+        rule = self.rule
+        if site.call is not None:
+            for name in [site.allocator] + site.offsets:
+                if not bound_once(rule, name, site.owner):
+                    raise Refusal(f"`{name.id}` is bound more than once")
+            self._classify_reads(site)
+        for region, offset in zip(self.regions, site.offsets):
+            self._find_view(site, region, offset)
+        site.kernel = self._one_kernel(site)
+        self._check_views(site)
+
+    def _find_view(self, site: _Site, region: _Region, offset: ast.Name) -> None:
+        rule = self.rule
         views = []
-        for read in reads_of(rule, region.offset):
+        for read in reads_of(rule, offset):
             parent = rule.model.parent(read)
-            if parent is region.bump.value:
+            if site.call is None and parent is region.bump.value:
                 continue
             if isinstance(parent, ast.Call) and resolve(rule.model, parent.func) in SMEM_PTR and len(parent.args) > 1 \
                     and parent.args[1] is read:
                 views.append(parent)
             else:
-                raise Refusal(f"the offset `{offset}` is used outside a view (line {read.lineno})")
+                raise Refusal(f"the offset `{offset.id}` is used outside a view (line {read.lineno})")
         if not views:
-            raise Refusal(f"the region at `{offset}` is a raw byte reservation without a view")
+            raise Refusal(f"the region at `{offset.id}` is a raw byte reservation without a view")
         if len(views) > 1:
-            raise Refusal(f"the region at `{offset}` has aliasing views")
-        self._match_view(region, views[0])
+            raise Refusal(f"the region at `{offset.id}` has aliasing views")
+        self._match_view(site, region, offset, views[0])
 
-    def _match_view(self, region: _Region, view: ast.Call) -> None:
-        rule, offset = self.rule, region.offset.id
+    def _match_view(self, site: _Site, region: _Region, offset: ast.Name, view: ast.Call) -> None:
+        rule = self.rule
         assignment = single_name_assignment(rule, view)
         if assignment is None:
-            raise Refusal(f"the view of `{offset}` is not bound to a name of its own")
+            raise Refusal(f"the view of `{offset.id}` is not bound to a name of its own")
         shape = view.args[3] if len(view.args) == 4 else next((k.value for k in view.keywords if k.arg == "shape"), None)
         if len(view.args) + len(view.keywords) != 4 or not isinstance(shape, ast.Tuple) or len(shape.elts) != 1:
-            raise Refusal(f"the view of `{offset}` is not `SmemPtr(base, {offset}, dtype, shape=(n,))`")
+            raise Refusal(f"the view of `{offset.id}` is not `SmemPtr(base, {offset.id}, dtype, shape=(n,))`")
         element = self._element_type(view.args[2])
         if element is None:
-            raise Refusal(f"the view of `{offset}` has an element type the fix does not know")
-        if _FX_TYPES[element] != region.size or rule.text(shape.elts[0]) != rule.text(region.count):
-            raise Refusal(f"the view of `{offset}` does not cover its reservation exactly (dtype or size differ)")
-        if not self._is_base(view.args[0]):
-            raise Refusal(f"the view of `{offset}` is not taken from this allocator's `get_base()`")
-        region.view, region.element = assignment[0], element
+            raise Refusal(f"the view of `{offset.id}` has an element type the fix does not know")
+        if _FX_TYPES[element] != region.size or not self._same_count(site, region, shape.elts[0]):
+            raise Refusal(f"the view of `{offset.id}` does not cover its reservation exactly (dtype or size differ)")
+        if not self._is_base(site, view.args[0]):
+            raise Refusal(f"the view of `{offset.id}` is not taken from this allocator's `get_base()`")
+        site.views.append(assignment[0])
+        site.elements.append(element)
 
     def _element_type(self, node: ast.expr) -> str | None:
         name = self.rule.model.resolve(node.func if isinstance(node, ast.Call) and not node.args else node) or ""
@@ -270,53 +395,108 @@ class _LdsMigration(Codemod):
             return owner.rpartition(".")[2]
         return None
 
-    def _is_base(self, node: ast.expr) -> bool:
+    def _is_base(self, site: _Site, node: ast.expr) -> bool:
         if not isinstance(node, ast.Name):
             return False
         binding = self.rule.model.binding_of(node)
-        return binding is not None and any(binding.node is base.targets[0] for base in self.bases)
+        return binding is not None and any(binding.node is base.targets[0] for base in site.bases)
 
-    def _one_kernel(self) -> ast.AST:
+    def _finalize_block(self, site: _Site, block: ast.With) -> bool:
+        """`with ir.InsertionPoint(<ctx>.gpu_module_body):` holding only `a.finalize()` calls."""
+        if len(block.items) != 1 or block.items[0].optional_vars is not None:
+            return False
+        entered = block.items[0].context_expr
+        return isinstance(entered, ast.Call) and self.rule.model.resolve(entered.func) == _INSERTION_POINT \
+            and len(entered.args) == 1 and isinstance(entered.args[0], ast.Attribute) \
+            and entered.args[0].attr == "gpu_module_body" \
+            and all(isinstance(s, ast.Expr) and isinstance(s.value, ast.Call) and not s.value.args
+                    and is_attribute_of(s.value.func, site.allocator.id, "finalize") for s in block.body)
+
+    def _one_kernel(self, site: _Site) -> ast.AST:
         rule = self.rule
-        kernels = {id(rule.model.enclosing_function(region.view)): region.view for region in self.regions}
+        kernels = {id(rule.model.enclosing_function(view)) for view in site.views}
         if len(kernels) != 1:
             raise Refusal("its views are taken in more than one function")
-        kernel = rule.model.enclosing_function(self.regions[0].view)
+        kernel = rule.model.enclosing_function(site.views[0])
         if kernel is None or rule.model.function_kind(kernel) != "kernel":
             raise Refusal("its views are not taken in a @flyc.kernel body")
-        if kernel.lineno < self.regions[-1].bump.end_lineno:
+        reserved = self.regions[-1].bump if site.call is None else rule.model.parent(site.call)
+        if kernel.lineno < reserved.end_lineno:
             raise Refusal("the kernel is defined before the regions are reserved")
-        for statement in [r.view for r in self.regions] + self.bases:
+        for statement in site.views + site.bases:
             unconditional_block(rule, statement)
             if rule.model.enclosing_function(statement) is not kernel:
                 raise Refusal("its views are taken in more than one function")
-        ours = {id(region.view.value) for region in self.regions}
+        ours = {id(view.value) for view in site.views}
         for node in ast.walk(kernel):
             if isinstance(node, ast.Call) and resolve(rule.model, node.func) in SMEM_PTR and id(node) not in ours:
                 raise Refusal("the kernel has LDS of another allocator: migrate a kernel's whole LDS at once")
         return kernel
 
-    def _check_views(self) -> None:
+    def _check_views(self, site: _Site) -> None:
         """Each view is reached only by `p.load([i])`, `p.store(v, [i])` (or their unbound
-        `SmemPtr.` spellings) and bare `p.get()` statements; the base only by the views."""
+        `SmemPtr.` spellings) and bare `p.get()` statements, directly or through a parameter
+        of a function defined in the kernel; the base only by the views."""
         rule = self.rule
-        for base in self.bases:
+        for base in site.bases:
             for read in reads_of(rule, base.targets[0]):
-                if not any(region.view.value.args[0] is read for region in self.regions):
+                if not any(view.value.args[0] is read for view in site.views):
                     raise Refusal(f"the base pointer `{read.id}` escapes (line {read.lineno})")
-        for region in self.regions:
-            target = region.view.targets[0]
-            if not bound_once(rule, target, self.kernel):
+        for view in site.views:
+            target = view.targets[0]
+            if not bound_once(rule, target, site.kernel):
                 raise Refusal(f"the view `{target.id}` is bound more than once")
             for read in reads_of(rule, target):
-                if not self._access(read):
+                if not (self._access(site, read) or self._passed_to_helper(site, read)):
                     raise Refusal(f"the view `{target.id}` escapes (line {read.lineno})")
-        calls = [access[0] for access in self.accesses]
+        self._check_helper_parameters(site)
+        calls = [access[0] for access in site.accesses]
         for call in calls:
             if any(other is not call and _inside(call, other) for other in calls):
                 raise Refusal("an LDS access is nested in another")
 
-    def _access(self, read: ast.Name) -> bool:
+    def _passed_to_helper(self, site: _Site, read: ast.Name) -> bool:
+        """A view passed positionally to a function defined in the kernel (`block_reduce(x, s_red)`):
+        the parameter is checked like a view once every view is known."""
+        rule = self.rule
+        call = rule.model.parent(read)
+        if not (isinstance(call, ast.Call) and read in call.args) or call.keywords:
+            return False
+        helper = local_function(rule.model, call.func)
+        if helper is None or rule.model.enclosing_function(helper) is not site.kernel:
+            return False
+        index = call.args.index(read)
+        parameters = helper.args.posonlyargs + helper.args.args
+        if any(isinstance(a, ast.Starred) for a in call.args) or index >= len(parameters):
+            return False
+        site.helper_parameters.setdefault((helper, index), parameters[index])
+        return True
+
+    def _check_helper_parameters(self, site: _Site) -> None:
+        """Each helper parameter a view is passed to gets a view at every call and is itself
+        reached only by accesses."""
+        rule = self.rule
+        views = {id(view.targets[0]) for view in site.views}
+        for (helper, index), parameter in site.helper_parameters.items():
+            name = parameter.arg
+            for read in rule.model.loads_of(helper.name):
+                if (binding := rule.model.binding_of(read)) is None or binding.node is not helper:
+                    continue
+                call = rule.model.parent(read)
+                if not (isinstance(call, ast.Call) and call.func is read):
+                    raise Refusal(f"`{helper.name}`, which takes a view, is used as a value (line {read.lineno})")
+                starred = any(isinstance(a, ast.Starred) for a in call.args)
+                passed = call.args[index] if len(call.args) > index and not starred else None
+                binding = rule.model.binding_of(passed) if isinstance(passed, ast.Name) else None
+                if binding is None or id(binding.node) not in views:
+                    raise Refusal(f"`{helper.name}` is called without a view for `{name}` (line {call.lineno})")
+            if len((rule.model.bindings_opened_by(helper) or {}).get(name, [])) != 1:
+                raise Refusal(f"the parameter `{name}` of `{helper.name}` is rebound")
+            for read in reads_of(rule, parameter):
+                if not self._access(site, read):
+                    raise Refusal(f"the view `{name}` escapes (line {read.lineno})")
+
+    def _access(self, site: _Site, read: ast.Name) -> bool:
         rule = self.rule
         parent = rule.model.parent(read)
         if isinstance(parent, ast.Attribute) and parent.attr in _PTR_METHODS:
@@ -327,16 +507,16 @@ class _LdsMigration(Codemod):
                 statement = rule.model.parent(call)
                 if call.args or not isinstance(statement, ast.Expr):
                     return False
-                self.warm_ups.append(statement)
+                site.warm_ups.append(statement)
                 return True
-            return self._record(call, parent.attr, read, call.args)
+            return self._record(site, call, parent.attr, read, call.args)
         if isinstance(parent, ast.Call) and parent.args and parent.args[0] is read:
             method = (resolve(rule.model, parent.func) or "").rpartition(".")
             if method[0] in SMEM_PTR and method[2] in ("load", "store"):
-                return self._record(parent, method[2], read, parent.args[1:])
+                return self._record(site, parent, method[2], read, parent.args[1:])
         return False
 
-    def _record(self, call: ast.Call, method: str, view: ast.Name, arguments: list[ast.expr]) -> bool:
+    def _record(self, site: _Site, call: ast.Call, method: str, view: ast.Name, arguments: list[ast.expr]) -> bool:
         expected = 1 if method == "load" else 2
         if call.keywords or len(arguments) != expected:
             return False
@@ -344,7 +524,7 @@ class _LdsMigration(Codemod):
         if not isinstance(indices, (ast.List, ast.Tuple)) or len(indices.elts) != 1 or isinstance(indices.elts[0], ast.Starred):
             return False
         value = arguments[0] if method == "store" else None
-        self.accesses.append((call, method, view, value, indices.elts[0]))
+        site.accesses.append((call, method, view, value, indices.elts[0]))
         return True
 
     # ------------------------------------------------------------ rewrite
@@ -366,24 +546,41 @@ class _LdsMigration(Codemod):
             edits += [self._delete(region.align), self._delete(region.bump)]
         edits.append(self._delete(self.regions[-1].align))
         indent = " " * start_of(rule, self.regions[-1].bump).col
-        fields = "".join(
-            f"{indent}    {region.view.targets[0].id}: {spell('Array')}[{spell(region.element)}, "
-            f"{rule.text(region.count)}, {region.alignment}]\n" for region in self.regions)
-        struct = f"@{spell('struct')}\n{indent}class {storage}:\n{fields.rstrip()}"
+        # A field is named after its region's view (the first site's, for a factory).
+        fields = [view.targets[0].id for view in self.sites[0].views]
+        declared = "".join(
+            f"{indent}    {field}: {spell('Array')}[{spell(element)}, {rule.text(region.count)}, {region.alignment}]\n"
+            for region, field, element in zip(self.regions, fields, self.sites[0].elements))
+        struct = f"@{spell('struct')}\n{indent}class {storage}:\n{declared.rstrip()}"
+        if self.factory_return is not None:
+            struct += "\n"  # a blank line before the factory's `return`
         edits.append(rule.replace(self.regions[-1].bump, struct))
+        edits += [self._delete(statement) for statement in self._width_bindings()]
+        if self.factory_return is not None:
+            edits.append(rule.replace(self.factory_return, f"return {storage}"))
+        for site in self.sites:
+            edits += self._rewrite_site(site, storage, lds, fields, spell)
+        return edits + imports
+
+    def _rewrite_site(self, site: _Site, storage: str, lds: str, fields: list[str],
+                      spell: Callable[[str], str]) -> list[Edit]:
+        rule = self.rule
+        edits = []
+        if site.call is not None:
+            edits.append(rule.replace(rule.model.parent(site.call).targets[0], storage))
         allocate = f"{lds} = {spell('SharedAllocator')}().allocate({storage}).peek()"
-        edits += [rule.replace(base, allocate) for base in self.bases]
-        for region in self.regions:
-            name = region.view.targets[0].id
-            edits.append(rule.replace(region.view.value, f"{lds}.{name}.view({spell('make_layout')}({rule.text(region.count)}, 1))"))
-        for call, method, view, value, index in self.accesses:
+        edits += [rule.replace(base, allocate) for base in site.bases]
+        for region, view, field in zip(self.regions, site.views, fields):
+            count = rule.text(self._count_at(site, region))
+            edits.append(rule.replace(view.value, f"{lds}.{field}.view({spell('make_layout')}({count}, 1))"))
+        for call, method, view, value, index in site.accesses:
             if method == "load":
                 edits.append(rule.replace(call, f"{spell('memref_load')}({view.id}, {rule.text(index)})"))
             else:
                 edits.append(rule.replace(call, f"{spell('memref_store')}({rule.text(value)}, {view.id}, {rule.text(index)})"))
-        removed = self.warm_ups + self.finalize_flags + self.finalize_blocks + self._contexts()
+        removed = site.warm_ups + site.finalize_flags + site.finalize_blocks + self._contexts(site)
         edits += [self._remove(statement, removed) for statement in removed]
-        return edits + imports
+        return edits
 
     def _delete(self, statement: ast.stmt) -> Edit:
         edit = delete_statement(self.rule, statement, keep_comment=True)
@@ -398,10 +595,22 @@ class _LdsMigration(Codemod):
             return delete_or_pass(self.rule, statement, block_left_empty=True)
         return self._delete(statement)
 
-    def _contexts(self) -> list[ast.Assign]:
+    def _width_bindings(self) -> list[ast.Assign]:
+        """`f32_bytes = 4` in the builder, read only by the reservations the migration deletes."""
+        found = []
+        bumps = [region.bump for region in self.regions]
+        for region in self.regions:
+            binding = self.rule.model.binding_of(region.width_name) if region.width_name is not None else None
+            statement = self.rule.model.parent(binding.node) if binding is not None else None
+            if statement in self.block and statement not in found and \
+                    all(any(within(bump, read) for bump in bumps) for read in reads_of(self.rule, binding.node)):
+                found.append(statement)
+        return found
+
+    def _contexts(self, site: _Site) -> list[ast.Assign]:
         """`ctx = CompilationContext.get_current()` read only by the removed finalize blocks."""
         found = []
-        for block in self.finalize_blocks:
+        for block in site.finalize_blocks:
             module = block.items[0].context_expr.args[0].value
             if not isinstance(module, ast.Name):
                 continue
@@ -409,9 +618,14 @@ class _LdsMigration(Codemod):
             statement = self.rule.model.parent(binding.node) if binding is not None and binding.kind == "assign" else None
             reads = reads_of(self.rule, binding.node) if statement is not None else []
             if isinstance(statement, ast.Assign) and len(statement.targets) == 1 and isinstance(statement.value, ast.Call) \
-                    and all(any(_inside(b, r) for b in self.finalize_blocks) for r in reads) and statement not in found:
+                    and all(any(_inside(b, r) for b in site.finalize_blocks) for r in reads) and statement not in found:
                 found.append(statement)
         return found
+
+
+def _docstring(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant) \
+        and isinstance(statement.value.value, str)
 
 
 def _statement_of(rule: Rule, node: ast.AST) -> ast.stmt | None:
@@ -478,19 +692,30 @@ class SmemAllocatorUse(Rule):
     once in one `@flyc.kernel` by `p = SmemPtr(a.get_base(), off, dtype,
     shape=(N,))` with `B` = sizeof(dtype), become the fields
     `p: fx.Array[dtype, N, K]` of an `@fx.struct` defined where the last
-    region was reserved; the base becomes
+    region was reserved (`B` may be a name bound once to the literal, as in
+    `f32_bytes = 4`, deleted with the reservations when nothing else reads it);
+    the base becomes
     `lds = fx.SharedAllocator().allocate(SharedStorage).peek()`, each view
     `lds.p.view(fx.make_layout(N, 1))`, `p.load([i])`/`p.store(v, [i])`
     `fx.memref_load(p, i)`/`fx.memref_store(v, p, i)`, and the bare `p.get()`
     warm-ups, `a.finalized = False`, the `with ir.InsertionPoint(
-    ctx.gpu_module_body): a.finalize()` block and its `ctx` are deleted. It
+    ctx.gpu_module_body): a.finalize()` block and its `ctx` are deleted. A
+    view passed positionally to a function defined in the kernel is rewritten
+    inside it, when every call of that function passes a view there. A private
+    factory that only reserves the regions and ends in
+    `return a, off_1, ..., off_n` returns the struct instead, and each of its
+    calls, `a, off_1, ... = _factory(..., N)`, becomes `SharedStorage =
+    _factory(..., N)` and is migrated like the allocator's own function (a
+    count passed as a parameter must reach the view as the same name). It
     refuses, and the message says why, when the allocator is built
     conditionally or escapes; offsets are computed otherwise or used outside
     their view; `ptr +=` moves it; a region has no view (a raw byte
     reservation), two views (aliasing, of the same or different dtypes) or a
     view that does not cover it exactly; a view is built conditionally, in
     another function, or escapes (passed on, its `get()` memref used); or the
-    kernel also has LDS of another allocator. The result needs FlyDSL 0.4.2:
+    kernel also has LDS of another allocator; a factory is public, does more
+    than reserve, is called without unpacking, or its callers view a region
+    as different types. The result needs FlyDSL 0.4.2:
     before it an index-typed coordinate of `fx.memref_load`/`fx.memref_store`
     crashes the tracer (0.3.0-0.4.1)."""
 

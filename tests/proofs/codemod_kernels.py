@@ -170,6 +170,120 @@ def build():
     build_exchange(BLOCK)(x, torch.empty_like(x), 3, stream=torch.cuda.current_stream())
 '''
 
+# A private factory reserves the regions (the byte width named once) for two
+# builders; one kernel reaches its scratch through a helper defined in its body.
+SMEM_ALLOCATOR_FACTORY = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl.compiler.kernel_function import CompilationContext
+from flydsl.expr import gpu
+from flydsl.utils.smem_allocator import SmemAllocator, SmemPtr
+
+BLOCK = 64
+
+
+def _make_scratch(arch: str, slots: int):
+    allocator = SmemAllocator(None, arch=arch)
+    word_bytes = 4
+    partial_offset = allocator._align(allocator.ptr, 16)
+    allocator.ptr = partial_offset + slots * word_bytes
+    count_offset = allocator._align(allocator.ptr, 16)
+    allocator.ptr = count_offset + slots * word_bytes
+    return allocator, partial_offset, count_offset
+
+
+def _tensors(X, Out):
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    return tX, tO
+
+
+def build_pair_sum(block: int):
+    slots = block
+    allocator, partial_offset, count_offset = _make_scratch("gfx942", slots)
+
+    @flyc.kernel
+    def pair_sum_kernel(X: fx.Tensor, Out: fx.Tensor):
+        tid = fx.thread_idx.x
+        base = allocator.get_base()
+        s_partial = SmemPtr(base, partial_offset, fx.Float32.ir_type, shape=(slots,))
+        s_count = SmemPtr(base, count_offset, fx.Int32.ir_type, shape=(slots,))
+        s_partial.get()
+        s_count.get()
+
+        def publish(value, buffer, lane):
+            SmemPtr.store(buffer, value, [lane])
+
+        copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+        tX, tO = _tensors(X, Out)
+        rx = fx.make_rmem_tensor(1, fx.Float32)
+        fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+        lane = fx.Index(tid)
+        publish(fx.memref_load(rx, 0), s_partial, lane)
+        SmemPtr.store(s_count, fx.Int32(tid), [lane])
+        gpu.barrier()
+        peer = fx.Index((fx.Int32(tid) + 1) % slots)
+        total = fx.Float32(SmemPtr.load(s_partial, [lane])) + fx.Float32(SmemPtr.load(s_partial, [peer]))
+        fx.memref_store(total + fx.Float32(fx.Int32(SmemPtr.load(s_count, [peer]))), rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+    @flyc.jit
+    def pair_sum(X: fx.Tensor, Out: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+        allocator.finalized = False
+        ctx = CompilationContext.get_current()
+        with ir.InsertionPoint(ctx.gpu_module_body):
+            allocator.finalize()
+        pair_sum_kernel(X, Out).launch(grid=(1, 1, 1), block=(block, 1, 1), stream=stream)
+
+    return pair_sum
+
+
+def build_rotate(block: int):
+    slots = block // 2
+    allocator, partial_offset, count_offset = _make_scratch("gfx942", slots)
+
+    @flyc.kernel
+    def rotate_kernel(X: fx.Tensor, Out: fx.Tensor):
+        tid = fx.thread_idx.x
+        base = allocator.get_base()
+        s_partial = SmemPtr(base, partial_offset, fx.Float32.ir_type, shape=(slots,))
+        s_count = SmemPtr(base, count_offset, fx.Int32.ir_type, shape=(slots,))
+
+        copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+        tX, tO = _tensors(X, Out)
+        rx = fx.make_rmem_tensor(1, fx.Float32)
+        fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+        lane = fx.Index(fx.Int32(tid) % slots)
+        s_partial.store(fx.memref_load(rx, 0), [lane])
+        s_count.store(fx.Int32(tid), [lane])
+        gpu.barrier()
+        peer = fx.Index((fx.Int32(tid) + 3) % slots)
+        rotated = fx.Float32(s_partial.load([peer])) + fx.Float32(fx.Int32(s_count.load([lane])))
+        fx.memref_store(rotated, rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+    @flyc.jit
+    def rotate(X: fx.Tensor, Out: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+        allocator.finalized = False
+        ctx = CompilationContext.get_current()
+        with ir.InsertionPoint(ctx.gpu_module_body):
+            allocator.finalize()
+        rotate_kernel(X, Out).launch(grid=(1, 1, 1), block=(block, 1, 1), stream=stream)
+
+    return rotate
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    stream = torch.cuda.current_stream()
+    build_pair_sum(BLOCK)(x, torch.empty_like(x), stream=stream)
+    build_rotate(BLOCK)(x, torch.empty_like(x), stream=stream)
+'''
+
 RAW_SCF_IF = '''\
 import torch
 

@@ -137,3 +137,104 @@ def test_ptr_passed_to_another_call_is_a_refusal_not_a_crash(tmp_path):
     source = HEAD + RESERVE + KERNEL + LAUNCH + "    log(allocator.ptr)\n"
     found = _flagged(source, tmp_path, target_version=NEW)
     assert found.fix is None and "(`allocator.ptr` on line 34)" in found.message, found.message
+
+
+def test_a_byte_width_named_once_is_read_through_and_deleted_with_the_reservations(tmp_path):
+    reserve = RESERVE.replace("    vals_off", "    f32_bytes = 4\n    vals_off", 1).replace("slots * 4", "slots * f32_bytes")
+    fixed = fix_text(HEAD + reserve + KERNEL + LAUNCH, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW)
+    assert "f32_bytes" not in fixed and "s_vals: fx.Array[fx.Float32, slots, 16]" in fixed, fixed
+    kept = reserve + KERNEL + "        log(f32_bytes)\n" + LAUNCH
+    fixed = fix_text(HEAD + kept, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW)
+    assert "    f32_bytes = 4\n" in fixed and "SmemAllocator" not in fixed, fixed
+
+
+# A kernel-local helper the view is passed to.
+HELPER_KERNEL = KERNEL.replace(
+    "        s_vals.store(x, [i])\n",
+    "        def publish(value, buffer, lane):\n            SmemPtr.store(buffer, value, [lane])\n\n"
+    "        publish(x, s_vals, i)\n")
+
+
+def test_a_view_passed_to_a_helper_of_the_kernel_is_rewritten_inside_it(tmp_path):
+    fixed = fix_text(HEAD + RESERVE + HELPER_KERNEL + LAUNCH, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW)
+    assert "        def publish(value, buffer, lane):\n            fx.memref_store(value, buffer, lane)\n\n" \
+           "        publish(x, s_vals, i)\n" in fixed, fixed
+    ast.parse(fixed)
+
+
+FACTORY = (
+    "def _make_scratch(arch, slots):\n    allocator = SmemAllocator(None, arch=arch)\n"
+    "    vals_off = allocator._align(allocator.ptr, 16)\n    allocator.ptr = vals_off + slots * 4\n"
+    "    flags_off = allocator._align(allocator.ptr, 8)\n    allocator.ptr = flags_off + slots * 2\n"
+    "    return allocator, vals_off, flags_off\n\n\n"
+)
+FACTORY_CALLER = "def build(n):\n    slots = n\n    allocator, vals_off, flags_off = _make_scratch(\"gfx942\", slots)\n\n"
+
+
+def test_a_private_factory_returns_the_struct_and_each_caller_allocates_it(tmp_path):
+    second = (FACTORY_CALLER + KERNEL + LAUNCH).replace("def build(n)", "def build_twice(n)")
+    fixed = fix_text(HEAD + FACTORY + FACTORY_CALLER + KERNEL + LAUNCH + "\n\n" + second, tmp_path,
+                     unsafe=True, select=("FLY401",), target_version=NEW)
+    assert fixed.startswith(
+        "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import gpu\n\n\n"
+        "def _make_scratch(arch, slots):\n    @fx.struct\n    class SharedStorage:\n"
+        "        s_vals: fx.Array[fx.Float32, slots, 16]\n        s_flags: fx.Array[fx.Int16, slots, 8]\n\n"
+        "    return SharedStorage\n\n\n"
+        "def build(n):\n    slots = n\n    SharedStorage = _make_scratch(\"gfx942\", slots)\n\n"
+        "    @flyc.kernel\n    def k(x: fx.Float32, i: fx.Int32):\n"
+        "        lds = fx.SharedAllocator().allocate(SharedStorage).peek()\n"
+        "        s_vals = lds.s_vals.view(fx.make_layout(slots, 1))\n"), fixed
+    assert fixed.count("SharedStorage = _make_scratch(\"gfx942\", slots)") == 2
+    assert fixed.count("lds = fx.SharedAllocator().allocate(SharedStorage).peek()") == 2
+    assert "allocator" not in fixed
+    ast.parse(fixed)
+
+
+FACTORY_REFUSALS = {
+    "public factory": (FACTORY.replace("_make_scratch", "make_scratch") + FACTORY_CALLER.replace("_make_scratch", "make_scratch"),
+                       "the factory `make_scratch` is public: another module may call it"),
+    "factory does more": (FACTORY.replace("    return allocator", "    log(arch)\n    return allocator") + FACTORY_CALLER,
+                          "the factory `_make_scratch` does more than reserve the regions (line 16)"),
+    "call not unpacked": (FACTORY + FACTORY_CALLER.replace("allocator, vals_off, flags_off = ", "scratch = ")
+                          + "    allocator, vals_off, flags_off = scratch\n",
+                          "the factory `_make_scratch` is called without unpacking its regions (line 21)"),
+    "count not the argument": (FACTORY + FACTORY_CALLER.replace("(\"gfx942\", slots)", "(\"gfx942\", 2 * slots)"),
+                               "the view of `vals_off` does not cover its reservation exactly (dtype or size differ)"),
+}
+
+
+@pytest.mark.parametrize("name", FACTORY_REFUSALS)
+def test_factory_refusal_names_its_reason(name, tmp_path):
+    source = HEAD + FACTORY_REFUSALS[name][0] + KERNEL + LAUNCH
+    found = _flagged(source, tmp_path, target_version=NEW)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {FACTORY_REFUSALS[name][1]}"), found.message
+
+
+def test_factory_callers_that_view_a_region_as_different_types_are_refused(tmp_path):
+    second = (FACTORY_CALLER + KERNEL.replace("T.f32", "T.i32") + LAUNCH).replace("def build(n)", "def build_int(n)")
+    found = _flagged(HEAD + FACTORY + FACTORY_CALLER + KERNEL + LAUNCH + "\n\n" + second, tmp_path, target_version=NEW)
+    assert found.fix is None and found.message.endswith(
+        "the calls of `_make_scratch` view its regions with different element types"), found.message
+
+
+HELPER_REFUSALS = {
+    "helper also called without a view": (HELPER_KERNEL + "        publish(x, other, i)\n",
+                                          "`publish` is called without a view for `buffer` (line 29)"),
+    "helper used as a value": (HELPER_KERNEL + "        hooks = [publish]\n",
+                               "`publish`, which takes a view, is used as a value (line 29)"),
+    "parameter rebound": (HELPER_KERNEL.replace("            SmemPtr.store(buffer", "            buffer = buffer\n"
+                                                "            SmemPtr.store(buffer"),
+                          "the parameter `buffer` of `publish` is rebound"),
+    "parameter escapes": (HELPER_KERNEL.replace("            SmemPtr.store(buffer, value, [lane])\n",
+                                                "            SmemPtr.store(buffer, value, [lane])\n            log(buffer)\n"),
+                          "the view `buffer` escapes (line 24)"),
+}
+
+
+@pytest.mark.parametrize("name", HELPER_REFUSALS)
+def test_helper_refusal_names_its_reason(name, tmp_path):
+    source = HEAD + RESERVE + HELPER_REFUSALS[name][0] + LAUNCH
+    found = _flagged(source, tmp_path, target_version=NEW)
+    assert found.fix is None
+    assert found.message.endswith(f"; no automatic rewrite: {HELPER_REFUSALS[name][1]}"), found.message
