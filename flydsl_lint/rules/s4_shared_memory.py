@@ -153,7 +153,7 @@ class _LdsMigration(Codemod):
         own_site = _Site(self.target, [], self.owner)
         self._classify_reads(own_site)
         if not self.regions:
-            raise Refusal("it reserves no region")
+            return self._unused(own_site)
         for region in self.regions:
             if region.bump is None:
                 raise Refusal(f"the region at `{region.offset.id}` is never sized")
@@ -170,6 +170,15 @@ class _LdsMigration(Codemod):
             if site.elements != self.sites[0].elements:
                 raise Refusal(f"the calls of `{self.owner.name}` view its regions with different element types")
         return self._rewrite()
+
+    def _unused(self, site: _Site) -> list[Edit]:
+        """An allocator that reserves nothing and is never read from only emits an LDS global no
+        kernel uses: it goes, with its finalize bookkeeping. At module level another module may
+        import it, so it stays."""
+        if site.bases or isinstance(self.owner, ast.Module):
+            raise Refusal("it reserves no region")
+        removed = site.finalize_flags + site.finalize_blocks + self._contexts(site)
+        return [self._delete(self.statement)] + [self._remove(statement, removed) for statement in removed]
 
     # ------------------------------------------------------------ the regions
     def _classify_reads(self, site: _Site) -> None:
@@ -715,7 +724,9 @@ class SmemAllocatorUse(Rule):
     another function, or escapes (passed on, its `get()` memref used); or the
     kernel also has LDS of another allocator; a factory is public, does more
     than reserve, is called without unpacking, or its callers view a region
-    as different types. The result needs FlyDSL 0.4.2:
+    as different types. An allocator in a function that reserves nothing
+    and whose base is never taken is dead code: it is deleted with its
+    finalize bookkeeping. The result needs FlyDSL 0.4.2:
     before it an index-typed coordinate of `fx.memref_load`/`fx.memref_store`
     crashes the tracer (0.3.0-0.4.1)."""
 

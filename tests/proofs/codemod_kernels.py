@@ -284,6 +284,50 @@ def build():
     build_rotate(BLOCK)(x, torch.empty_like(x), stream=stream)
 '''
 
+# An allocator left over from an earlier version: nothing reserved, finalized anyway.
+SMEM_ALLOCATOR_UNUSED = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir import ir
+from flydsl.compiler.kernel_function import CompilationContext
+from flydsl.utils.smem_allocator import SmemAllocator
+
+BLOCK = 64
+
+
+def build_scale(block: int):
+    allocator = SmemAllocator(None, arch="gfx942")
+
+    @flyc.kernel
+    def scale_kernel(X: fx.Tensor, Out: fx.Tensor, factor: fx.Float32):
+        tid = fx.thread_idx.x
+        copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+        per_thread = fx.make_layout(1, 1)
+        tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+        tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+        rx = fx.make_rmem_tensor(1, fx.Float32)
+        fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
+        fx.memref_store(fx.memref_load(rx, 0) * factor, rx, 0)
+        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
+
+    @flyc.jit
+    def scale(X: fx.Tensor, Out: fx.Tensor, factor: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+        allocator.finalized = False
+        ctx = CompilationContext.get_current()
+        with ir.InsertionPoint(ctx.gpu_module_body):
+            allocator.finalize()
+        scale_kernel(X, Out, factor).launch(grid=(1, 1, 1), block=(block, 1, 1), stream=stream)
+
+    return scale
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    build_scale(BLOCK)(x, torch.empty_like(x), 2.0, stream=torch.cuda.current_stream())
+'''
+
 RAW_SCF_IF = '''\
 import torch
 

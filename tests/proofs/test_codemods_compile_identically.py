@@ -33,6 +33,7 @@ CODEMODS = {
     "RAW_SCF_FOR_RAW_CONSTANTS": ("FLY311", "scf.ForOp"),
     "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
     "SMEM_ALLOCATOR_FACTORY": ("FLY401", "SmemAllocator"),
+    "SMEM_ALLOCATOR_UNUSED": ("FLY401", "SmemAllocator"),
     "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
     "RAW_SCF_IF_RESULTS": ("FLY501", "scf.IfOp"),
     "RAW_SCF_IF_IN_HELPERS": ("FLY501", "scf.IfOp"),

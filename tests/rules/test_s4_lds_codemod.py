@@ -238,3 +238,20 @@ def test_helper_refusal_names_its_reason(name, tmp_path):
     found = _flagged(source, tmp_path, target_version=NEW)
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {HELPER_REFUSALS[name][1]}"), found.message
+
+
+def test_an_allocator_that_reserves_nothing_is_deleted_with_its_finalize(tmp_path):
+    source = HEAD + "def build(slots):\n    allocator = SmemAllocator(None, arch=\"gfx942\")\n\n" + LAUNCH.replace(
+        "        k(x, i).launch", "        log(x)\n        k(x, i).launch")
+    fixed = fix_text(source, tmp_path, unsafe=True, select=("FLY401",), target_version=NEW)
+    assert fixed == ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+                     "from flydsl.expr.typing import T\nfrom flydsl.utils.smem_allocator import SmemPtr\n\n\n"
+                     "def build(slots):\n\n\n"
+                     "    @flyc.jit\n    def launch(x: fx.Float32, i: fx.Int32):\n        log(x)\n"
+                     "        k(x, i).launch(grid=(1, 1, 1), block=(slots, 1, 1))\n"), fixed
+
+
+def test_an_allocator_that_reserves_nothing_but_is_read_from_is_refused(tmp_path):
+    source = HEAD + "def build(slots):\n    allocator = SmemAllocator(None, arch=\"gfx942\")\n    base = allocator.get_base()\n"
+    found = _flagged(source, tmp_path, target_version=NEW)
+    assert found.fix is None and found.message.endswith("; no automatic rewrite: it reserves no region"), found.message
