@@ -175,7 +175,7 @@ class _LdsMigration(Codemod):
         """An allocator that reserves nothing and is never read from only emits an LDS global no
         kernel uses: it goes, with its finalize bookkeeping. At module level another module may
         import it, so it stays."""
-        if site.bases or isinstance(self.owner, ast.Module):
+        if site.bases or self.factory_return is not None or isinstance(self.owner, ast.Module):
             raise Refusal("it reserves no region")
         removed = site.finalize_flags + site.finalize_blocks + self._contexts(site)
         return [self._delete(self.statement)] + [self._remove(statement, removed) for statement in removed]

@@ -251,7 +251,8 @@ def test_an_allocator_that_reserves_nothing_is_deleted_with_its_finalize(tmp_pat
                      "        k(x, i).launch(grid=(1, 1, 1), block=(slots, 1, 1))\n"), fixed
 
 
-def test_an_allocator_that_reserves_nothing_but_is_read_from_is_refused(tmp_path):
-    source = HEAD + "def build(slots):\n    allocator = SmemAllocator(None, arch=\"gfx942\")\n    base = allocator.get_base()\n"
+@pytest.mark.parametrize("use", ["    base = allocator.get_base()\n", "    return allocator, slots\n"])
+def test_an_allocator_that_reserves_nothing_but_is_read_from_is_refused(use, tmp_path):
+    source = HEAD + "def build(slots):\n    allocator = SmemAllocator(None, arch=\"gfx942\")\n" + use
     found = _flagged(source, tmp_path, target_version=NEW)
     assert found.fix is None and found.message.endswith("; no automatic rewrite: it reserves no region"), found.message
