@@ -313,6 +313,9 @@ class _LdsMigration(Codemod):
             unconditional_block(rule, statement)
             owner = rule.model.parent(statement)
             offsets = [targets.elts[1 + order.index(region.offset.id)] for region in self.regions]
+            if any(other.owner is owner for other in sites):
+                # one name for the struct per scope: a kernel would read the later call's
+                raise Refusal(f"the factory `{factory.name}` is called twice in one function (line {read.lineno})")
             site = _Site(targets.elts[0], offsets, owner)
             site.call = call
             sites.append(site)

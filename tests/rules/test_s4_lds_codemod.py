@@ -198,6 +198,8 @@ FACTORY_REFUSALS = {
     "call not unpacked": (FACTORY + FACTORY_CALLER.replace("allocator, vals_off, flags_off = ", "scratch = ")
                           + "    allocator, vals_off, flags_off = scratch\n",
                           "the factory `_make_scratch` is called without unpacking its regions (line 21)"),
+    "called twice in one function": (FACTORY + FACTORY_CALLER + "    allocator2, vals2, flags2 = _make_scratch(\"gfx942\", slots)\n",
+                                     "the factory `_make_scratch` is called twice in one function (line 23)"),
     "count not the argument": (FACTORY + FACTORY_CALLER.replace("(\"gfx942\", slots)", "(\"gfx942\", 2 * slots)"),
                                "the view of `vals_off` does not cover its reservation exactly (dtype or size differ)"),
 }
