@@ -343,16 +343,36 @@ class _IfRewrite(Codemod):
             raise refusal
         if by_helper and results:
             raise Refusal(f"`_if_{which}` closes the {which} region with an empty yield, but the op has results")
-        yields = [n for s in statement.body for n in ast.walk(s) if isinstance(n, ast.Call) and scf_op(self.rule, n) in ("YieldOp", "yield_")]
+        yields = [n for n in self._outside_nested_regions(statement.body)
+                  if isinstance(n, ast.Call) and scf_op(self.rule, n) in ("YieldOp", "yield_")]
         values = self._yield_values(statement.body[-1])
         if by_point and values is None:
             raise Refusal(f"the {which} region does not end in its `scf.YieldOp`")
         if len(yields) > (0 if values is None else 1):
-            raise Refusal(f"the {which} region yields more than once, or in a nested region")
+            raise Refusal(f"the {which} region yields more than once, or inside a nested block")
         if values is not None and len(values) != len(results):
             raise Refusal(f"the {which} region yields {_counted(len(values), 'value')} for the op's "
                           f"{_counted(len(results), 'result')}")
         return statement
+
+    def _outside_nested_regions(self, body: list[ast.stmt]):
+        """The nodes of a region's body, not descending into the region of another op entered
+        inside it (`with ir.InsertionPoint(inner.then_block):`): its yields are that op's. The
+        Python `if` keeps such an op as it is, built inside the branch."""
+        pending: list[ast.AST] = list(body)
+        while pending:
+            node = pending.pop()
+            yield node
+            if isinstance(node, ast.With) and self._enters_region(node):
+                continue
+            pending += ast.iter_child_nodes(node)
+
+    def _enters_region(self, block: ast.With) -> bool:
+        entered = [item.context_expr for item in block.items]
+        return any(isinstance(e, ast.Call) and e.args and (self.rule.model.resolve(e.func) == _INSERTION_POINT
+                                                          or self._is_region_helper(e.func, "then")
+                                                          or self._is_region_helper(e.func, "else"))
+                   for e in entered)
 
     def _is_region_helper(self, func: ast.expr, which: str) -> bool:
         """Whether `func` is kernels_common's `_if_<which>` or a module's own `@contextmanager`
@@ -675,7 +695,9 @@ class ManualScfIf(Rule):
       list, a result type is not a scalar type (`T.i1` ... `T.f64`, `T.index`),
       or it has results but no else region;
     - a region is not entered right after the previous one, does not end in its
-      `scf.YieldOp`, yields more than once or in a nested region, yields another
+      `scf.YieldOp`, yields more than once or inside a nested block (the region
+      of another op built inside it is that op's: it stays, inside the `if`,
+      for its own fix), yields another
       number of values than the op has results, or is entered by `_if_then` /
       `_if_else` (an empty yield) while the op has results;
     - a result is read before the op ends, read raw (not through an fx class),
@@ -722,7 +744,7 @@ class ManualScfIf(Rule):
                          {"[T.f32, T.i32]": "[T.vec(4, T.f32), T.i32]"}),
         _refused_results("the then region does not end in its `scf.YieldOp`",
                          {"x.ir_value()])\n": "x.ir_value()])\n        fx.printf(y)\n"}),
-        _refused_results("the then region yields more than once, or in a nested region",
+        _refused_results("the then region yields more than once, or inside a nested block",
                          {"    with ir.InsertionPoint(op.then_block):\n": "    with ir.InsertionPoint(op.then_block):\n"
                             "        scf.YieldOp([fx.as_ir_value(y), x.ir_value()])\n"}),
         _refused_results("the then region yields 1 value for the op's 2 results", {", x.ir_value()])": "])"}),

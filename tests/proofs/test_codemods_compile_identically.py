@@ -26,7 +26,8 @@ from tests.release_envs import release_python
 ARCH = "gfx942"
 # Kernels also proven on other targets than ARCH.
 ARCHS = {"RAW_SCF_IF_RESULTS": (ARCH, "gfx950"), "RAW_SCF_IF_IN_HELPERS": (ARCH, "gfx950"),
-         "RAW_SCF_IF_IN_NESTED_DEF": (ARCH, "gfx950")}
+         "RAW_SCF_IF_IN_NESTED_DEF": (ARCH, "gfx950"), "RAW_SCF_IF_NESTED": (ARCH, "gfx950"),
+         "RAW_SCF_IF_AROUND_RAW_OP": (ARCH, "gfx950")}
 # kernel -> (the codemod's code, text the rewrite must have removed)
 CODEMODS = {
     "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
@@ -38,6 +39,8 @@ CODEMODS = {
     "RAW_SCF_IF_RESULTS": ("FLY501", "scf.IfOp"),
     "RAW_SCF_IF_IN_HELPERS": ("FLY501", "scf.IfOp"),
     "RAW_SCF_IF_IN_NESTED_DEF": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_NESTED": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_AROUND_RAW_OP": ("FLY501", "outer.then_block"),
     "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),
     "SCF_IF_DISPATCH": ("FLY503", "scf_if_dispatch"),
 }

@@ -44,6 +44,36 @@ def test_the_if_then_helpers_become_an_if_else(tmp_path):
     )
 
 
+NESTED_OPS = (
+    "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        fx.printf(x)\n"
+    "        inner = scf.IfOp(low)\n        with ir.InsertionPoint(inner.then_block):\n"
+    "            fx.printf(x + 1)\n            scf.YieldOp([])\n        scf.YieldOp([])\n"
+)
+
+
+def test_an_op_built_in_another_ops_region_yields_for_itself(tmp_path):
+    assert fix_text(HEAD + NESTED_OPS, tmp_path, unsafe=True, select=("FLY501",)) == FIXED_HEAD + (
+        "    if low:\n        fx.printf(x)\n        if low:\n            fx.printf(x + 1)\n"
+    )
+
+
+def test_the_outer_op_is_rewritten_around_an_inner_one_that_is_refused(tmp_path):
+    source = HEAD + NESTED_OPS.replace("        with ir.InsertionPoint(inner.then_block):\n",
+                                   "        y = x + 2\n        with ir.InsertionPoint(inner.then_block):\n")
+    fixed = fix_text(source, tmp_path, unsafe=True, select=("FLY501",))
+    assert fixed == HEAD + (
+        "    if low:\n        fx.printf(x)\n        inner = scf.IfOp(low)\n        y = x + 2\n"
+        "        with ir.InsertionPoint(inner.then_block):\n            fx.printf(x + 1)\n            scf.YieldOp([])\n"
+    ), fixed
+
+
+def test_a_yield_inside_a_plain_nested_block_is_still_refused(tmp_path):
+    source = HEAD + THEN_ONLY.replace("        fx.printf(x)\n", "        for i in range_constexpr(2):\n"
+                                      "            scf.YieldOp([])\n")
+    found = _flagged(source, tmp_path)
+    assert found.fix is None and found.message.endswith("yields more than once, or inside a nested block"), found.message
+
+
 def test_names_local_to_a_branch_are_no_refusal(tmp_path):
     source = HEAD + THEN_ONLY.replace("        fx.printf(x)\n", "        y = x + 1\n        fx.printf(y)\n")
     assert _flagged(source, tmp_path).fix is not None
@@ -76,7 +106,7 @@ REFUSALS = {
         "the then region yields 1 value for the op's 0 results"),
     "yield twice": (
         HEAD + "    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n        scf.YieldOp([])\n        scf.YieldOp([])\n",
-        "the then region yields more than once, or in a nested region"),
+        "the then region yields more than once, or inside a nested block"),
     "method of an outer name": (
         HEAD + "    acc = make_acc()\n    op = scf.IfOp(low)\n    with ir.InsertionPoint(op.then_block):\n"
         "        acc.store(x)\n        scf.YieldOp([])\n",
@@ -223,7 +253,7 @@ RESULT_REFUSALS = {
                        "the then region does not end in its `scf.YieldOp`"),
     "yield repeated": (TWO_RESULTS.replace("        doubled = y * 2.0\n",
                                            "        doubled = y * 2.0\n        scf.YieldOp([fx.as_ir_value(y), x.ir_value()])\n"),
-                       "the then region yields more than once, or in a nested region"),
+                       "the then region yields more than once, or inside a nested block"),
     "helper regions": ("    from kernels.common.kernels_common import _if_then\n"
                        + TWO_RESULTS.replace("with ir.InsertionPoint(op.then_block):", "with _if_then(op):"),
                        "`_if_then` closes the then region with an empty yield, but the op has results"),
