@@ -34,7 +34,13 @@ records
   and the builders of `flydsl.expr.arith` / `flydsl.expr.math` under
   `dsl_math_wrap_result`, which return that value when their first operand is
   no fx value, and with `preserve_numeric_type` the first operand's class when
-  it is one (`arith.shrui`).
+  it is one (`arith.shrui`);
+- the vector types `T` spells (`flydsl/expr/typing.py` `Types`): `T.f16x4` is
+  `Float16x4` (`self.vec(4, Float16.ir_type)`), `T.i64` the element `Int64`,
+  `T.vec(n, elem)` a `count-element` vector type; and the `fx.Vector` methods
+  FLY321's fixes write, by what they emit: `from_elements` coercing each element
+  to the dtype before one `vector.from_elements`, `bitcast` one `vector.BitCastOp`
+  to the same bits, and `[i]` one static `vector.ExtractOp` wrapped in the dtype.
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -445,6 +451,58 @@ def math_results(math_module: ast.Module | None, raw: dict[str, str], wraps: boo
     return found
 
 
+def _returned(function: ast.FunctionDef) -> ast.expr | None:
+    statement = function.body[-1] if function.body else None
+    return statement.value if isinstance(statement, ast.Return) else None
+
+
+def _element_class(node: ast.expr) -> str | None:
+    """`Float16.ir_type` -> `Float16`."""
+    if isinstance(node, ast.Attribute) and node.attr == "ir_type" and isinstance(node.value, ast.Name):
+        return node.value.id
+    return None
+
+
+def _spelled_type(function: ast.FunctionDef) -> str | None:
+    """What a `Types` method returns: `Float16` (an element type), `Float16x4` or `count-element` (`vec`)."""
+    value = _returned(function)
+    if ast.unparse(value) == "ir.VectorType.get([int(n)], elem)" if value is not None else False:
+        return "count-element"
+    element = _element_class(value)
+    if element is not None:
+        return element
+    if (isinstance(value, ast.Call) and ast.unparse(value.func) == "self.vec" and len(value.args) == 2
+            and isinstance(value.args[0], ast.Constant) and type(value.args[0].value) is int):
+        element = _element_class(value.args[1])
+        return f"{element}x{value.args[0].value}" if element else None
+    return None
+
+
+# The fx.Vector methods FLY321's fixes write, and the code that shows what each emits.
+_VECTOR_METHOD_SHAPES = {
+    "from_elements": ("coerces-elements", ("_to_raw(cls._coerce_element(element, dtype)) for element in elements",
+                                          "vector.from_elements(vec_ty, raw_elements)")),
+    "bitcast": ("same-bits", ("src_bits = self.numel * self._dtype.width", "vector.BitCastOp(dst_vec_ty, self)")),
+    "__getitem__": ("static-extract", ("vector.ExtractOp(self, static_position=[idx], dynamic_position=[]).result",
+                                       "return self._dtype(res)")),
+}
+
+
+def vector_facts(typing: ast.Module | None) -> dict[str, str]:
+    """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`, ..."""
+    defs = _top_defs(typing)
+    found = {}
+    for function in getattr(defs.get("Types"), "body", ()):
+        spelled = _spelled_type(function) if isinstance(function, ast.FunctionDef) else None
+        if spelled is not None:
+            found[f"flydsl.expr.typing.T.{function.name}"] = spelled
+    for method in getattr(defs.get("Vector"), "body", ()):
+        shape = _VECTOR_METHOD_SHAPES.get(getattr(method, "name", ""))
+        if shape is not None and all(part in ast.unparse(method) for part in shape[1]):
+            found[f"flydsl.expr.typing.Vector.{method.name}"] = shape[0]
+    return found
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -458,6 +516,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": (raw := caster_results(sources)) | wrapper_results(sources, raw),
+        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")),
     }
 
 
@@ -480,7 +539,7 @@ def build_table(derived: dict[str, dict]) -> str:
         "# ArithValue, signed=None). engine/model/types.py reads the lines covering the target release.",
         f"releases {' '.join(releases)}",
     ]
-    for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results"):
+    for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results", "vectors"):
         for fact in sorted({fact for release in releases for fact in derived[release][section]}):
             values = []  # distinct values in release order
             for release in releases:

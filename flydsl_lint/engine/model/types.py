@@ -131,6 +131,8 @@ class TypeTable:
         self.loops: dict[str, str] = facts.get("loops", {})
         self.values: dict[str, str] = facts.get("values", {})
         self.results: dict[str, str] = facts.get("results", {})
+        # `flydsl.expr.typing.T.f16x4` -> `Float16x4`, `...Vector.bitcast` -> `same-bits` (FLY321's fixes).
+        self.vectors: dict[str, str] = facts.get("vectors", {})
 
     @property
     def caster(self) -> bool:
