@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+import re
 
+from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
-from ._raw_dialects import VECTOR_MODULES, call_in, call_operands, at_raw_boundary, in_boundary_module
+from ._codemods import reads_of
+from ._edits import reference
+from ._raw_dialects import (
+    VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call,
+)
 
 
 # Raw vector ops with an fx equivalent (typed `fx.Vector` methods).
@@ -27,6 +33,22 @@ _VECTOR_REPLACEMENTS = {
     "shape_cast": "`vec.reshape(shape)`", "ShapeCastOp": "`vec.reshape(shape)`",
 }
 
+# Where `T` lives (data/flydsl_types.txt `vectors` names it by its defining module).
+_T_PATHS = {"flydsl.expr.typing.T.": "flydsl.expr.typing.T.", "flydsl.expr.T.": "flydsl.expr.typing.T."}
+_AS_IR_VALUE = frozenset({"flydsl.expr.typing.as_ir_value", "flydsl.expr.as_ir_value"})
+_VECTOR_CLASS = frozenset({"flydsl.expr.typing.Vector", "flydsl.expr.Vector"})
+# Raw builders whose first argument is their result type.
+_RAW_VECTOR = "flydsl._mlir.dialects.vector."
+_TYPED_BUILDERS = frozenset({"from_elements", "bitcast", "broadcast", "splat"})
+# The fx.Vector method each fix writes and what the table must say it emits.
+_FIX_METHODS = {"from_elements": ("from_elements", "coerces-elements"), "bitcast": ("bitcast", "same-bits"),
+                "extract": ("__getitem__", "static-extract")}
+_VECTOR_SPELLING = re.compile(r"^([A-Za-z]+[0-9]*?)x([0-9]+)$")
+_DEPTH = 6
+
+
+_RAW_HEADER = "from flydsl._mlir.dialects import arith, vector\nfrom flydsl.expr import as_ir_value\nfrom flydsl.expr.typing import T\n"
+
 
 @register
 class RawVectorOp(Rule):
@@ -38,7 +60,15 @@ class RawVectorOp(Rule):
     `vector.insert*` has no typed equivalent and is not reported, nor are ops
     whose operands are all visibly raw values (a raw SSA boundary). Calls into
     a vendored copy of the legacy `flydsl.expr.vector` wrappers (a project
-    module named `vector` defining the op) are reported like the original."""
+    module named `vector` defining the op) are reported like the original.
+
+    The fix rewrites `vector.from_elements`, `vector.bitcast` and a static
+    `vector.extract` whose vector types are proven: a result type spelled
+    with `T` (`T.f16x4`, `T.vec(4, T.i64)`), a source made by such a builder.
+    From FlyDSL 0.3.0 to 0.5.0 the `fx.Vector` methods emit the same op. Their
+    value is an `fx.Vector` (an fx scalar for `[i]`), not the raw op's signless
+    ArithValue, so the fix is safe only where that value is only ever an
+    operand of raw dialect ops (the scalar through `as_ir_value(...)`)."""
 
     code = "FLY321"
     # Project re-exports of these ops lead to a vendored copy of the legacy
@@ -56,6 +86,40 @@ class RawVectorOp(Rule):
                 at=(2, 6), message='Raw `vector.extract` returns an untyped value: use indexing `vec[i]`'),
         Invalid("from flydsl.expr import vector\nfrom flydsl.expr.typing import T\nw = vector.bitcast(T.vec(4, T.i32), packed)\n"),
         Invalid("from flydsl._mlir.dialects import vector as _v\nfrom flydsl.expr.typing import T\nz = _v.broadcast(T.vec(4, T.f32), zero)\n"),
+        # Both values only reach raw ops: safe.
+        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+                "lo = vector.extract(as_ir_value(pair), static_position=[1], dynamic_position=[])\n"
+                "s = arith.addi(as_ir_value(lo), as_ir_value(lo))\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
+                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
+                "lo = fx.Vector(pair)[1]\ns = arith.addi(as_ir_value(lo), as_ir_value(lo))\n", count=2),
+        # A bitcast to the same bits of a proven source, into a raw op.
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\n"
+                "w = arith.addi(vector.bitcast(T.vec(4, T.i32), as_ir_value(vector.from_elements(T.vec(2, T.i64), "
+                "[as_ir_value(a), as_ir_value(b)]))), c)\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
+                "w = arith.addi(fx.Vector(fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)).bitcast(fx.Int32), c)\n",
+                count=2),
+        # The scalar of `[i]` is no ir.Value: into a raw op it must pass `as_ir_value`; a value used
+        # by an operator would be an fx.Vector there. Unsafe.
+        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+                "lo = vector.extract(as_ir_value(pair), static_position=[0], dynamic_position=[])\n"
+                "s = arith.addi(lo, lo)\nt = pair + pair\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
+                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
+                "lo = fx.Vector(pair)[0]\ns = arith.addi(lo, lo)\nt = pair + pair\n", count=2, unsafe=True),
+        # No fix: bits that differ, an index out of range, a dynamic position, unknown elements.
+        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+                "h = arith.addi(vector.bitcast(T.f16x4, as_ir_value(pair)), c)\n"
+                "e = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[2], dynamic_position=[])), c)\n"
+                "d = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[], dynamic_position=[i])), c)\n"
+                "u = arith.addi(vector.from_elements(T.vec(2, T.i64), [a, b]), c)\n",
+                fixed=_RAW_HEADER + "import flydsl.expr as fx\n"
+                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
+                "h = arith.addi(vector.bitcast(T.f16x4, as_ir_value(pair)), c)\n"
+                "e = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[2], dynamic_position=[])), c)\n"
+                "d = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[], dynamic_position=[i])), c)\n"
+                "u = arith.addi(vector.from_elements(T.vec(2, T.i64), [a, b]), c)\n", count=5),
     ]
     use_instead = "lo = vec[0]\nw = vec.bitcast(fx.Int32)\nz = fx.Vector.filled((4,), 0.0, fx.Float32)"
 
@@ -66,4 +130,181 @@ class RawVectorOp(Rule):
         replacement = _VECTOR_REPLACEMENTS.get(op or "")
         if replacement is None or at_raw_boundary(self, call_operands(node) + [k.value for k in node.keywords if k.arg in ("vector", "source", "value")]):
             return
-        self.report(node, op=op, replacement=replacement)
+        self.report(node, fix=self._typed_fix(node, op), op=op, replacement=replacement)
+
+    def _typed_fix(self, node: ast.Call, op: str):
+        """The `fx.Vector` spelling of a builder whose types are all proven; safe
+        only where its value reaches raw dialect ops alone, which cannot tell an
+        `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result."""
+        method, emits = _FIX_METHODS.get(op, (None, None))
+        if method is None or not self.model.resolve(node.func).startswith(_RAW_VECTOR) or self.model.type_table.vectors.get(f"flydsl.expr.typing.Vector.{method}") != emits:
+            return None
+        built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
+        if built is None:
+            return None
+        template, dtype, description = built
+        vector_spelled = reference(self, "flydsl.expr.Vector", "fx", "flydsl.expr")
+        dtype_spelled = reference(self, f"flydsl.expr.{dtype}", "fx", "flydsl.expr") if dtype else ("", [])
+        if vector_spelled is None or dtype_spelled is None:
+            return None
+        imports = {edit.content: edit for edit in vector_spelled[1] + dtype_spelled[1]}  # both may add `import ... as fx`
+        edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
+        only_raw = self._reaches_only_raw_ops(node, unwrapped=op != "extract")
+        return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
+
+    def _from_elements(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+        """`vector.from_elements(T.vec(2, T.i64), [a, b])` -> `fx.Vector.from_elements([a, b], fx.Int64)`:
+        every element raw or of the dtype, so the coercion to the dtype is the identity."""
+        if len(node.args) != 2 or node.keywords:
+            return None
+        vector_type = self._literal_vector_type(node.args[0])
+        elements = node.args[1]
+        if vector_type is None or not isinstance(elements, (ast.List, ast.Tuple)):
+            return None
+        dtype, count = vector_type
+        if len(elements.elts) != count or not all(self._element_of(e, dtype) for e in elements.elts):
+            return None
+        return f"{{Vector}}.from_elements({self.text(elements)}, {{dtype}})", dtype, \
+            "Use `fx.Vector.from_elements(elements, dtype)`"
+
+    def _bitcast(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+        """`vector.bitcast(T.f16x4, v)` -> `fx.Vector(v).bitcast(fx.Float16)` when `v`'s vector type is proven."""
+        if len(node.args) != 2 or node.keywords:
+            return None
+        target, source = self._literal_vector_type(node.args[0]), self._vector_type_of(node.args[1])
+        if target is None or source is None or self._bits(*target) != self._bits(*source) or self._bits(*target) is None:
+            return None
+        return f"{{Vector}}({self.text(self._unwrapped(node.args[1]))}).bitcast({{dtype}})", target[0], \
+            "Use `vec.bitcast(dtype)`"
+
+    def _extract(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+        """`vector.extract(v, static_position=[i], dynamic_position=[])` -> `fx.Vector(v)[i]` on a proven 1-D vector."""
+        keywords = {k.arg: k.value for k in node.keywords}
+        if len(node.args) != 1 or set(keywords) != {"static_position", "dynamic_position"}:
+            return None
+        static, dynamic = keywords["static_position"], keywords["dynamic_position"]
+        source = self._vector_type_of(node.args[0])
+        if (source is None or not isinstance(static, ast.List) or len(static.elts) != 1
+                or not isinstance(dynamic, ast.List) or dynamic.elts):
+            return None
+        index = static.elts[0]
+        if not (isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value < source[1]):
+            return None
+        # `fx.Vector(v)` infers the dtype (a class the release has, as `_literal_vector_type` checked).
+        return f"{{Vector}}({self.text(self._unwrapped(node.args[0]))})[{index.value}]", None, "Use indexing `vec[i]`"
+
+    def _bits(self, dtype: str, count: int) -> int | None:
+        width = self.model.type_table.scalars.get(dtype, {}).get("width")
+        return width * count if width else None
+
+    def _literal_vector_type(self, node: ast.expr, depth: int = 0) -> tuple[str, int] | None:
+        """(`Float16`, 4) for `T.f16x4`, `T.vec(4, T.f16)` or a name bound once to one of them."""
+        if depth > _DEPTH:
+            return None
+        if isinstance(node, ast.Name) and self._t_fact(node) is None:
+            value = self._single_value(node)
+            return self._literal_vector_type(value, depth + 1) if value is not None else None
+        if isinstance(node, ast.Call):
+            if (self._t_fact(node.func) != "count-element" or len(node.args) != 2 or node.keywords
+                    or not isinstance(node.args[0], ast.Constant) or type(node.args[0].value) is not int):
+                return None
+            element = self._t_fact(node.args[1])
+            return (element, node.args[0].value) if element in self.model.type_table.scalars else None
+        spelled = _VECTOR_SPELLING.match(self._t_fact(node) or "")
+        if spelled is None or spelled.group(1) not in self.model.type_table.scalars:
+            return None
+        return spelled.group(1), int(spelled.group(2))
+
+    def _t_fact(self, node: ast.expr) -> str | None:
+        """What the release's table says a `T.<name>` spells."""
+        name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        for prefix, canonical in _T_PATHS.items():
+            if name and name.startswith(prefix):
+                fact = self.model.type_table.vectors.get(canonical + name[len(prefix):])
+                return fact if isinstance(fact, str) else None
+        return None
+
+    def _vector_type_of(self, node: ast.expr, depth: int = 0) -> tuple[str, int] | None:
+        """The proven vector type of a value: the result type a raw typed builder was given,
+        through `as_ir_value(...)` and names bound once."""
+        if depth > _DEPTH:
+            return None
+        node = self._unwrapped(node)
+        if isinstance(node, ast.Name):
+            value = self._single_value(node)
+            return self._vector_type_of(value, depth + 1) if value is not None else None
+        if isinstance(node, ast.Call) and call_in(self, node, VECTOR_MODULES) in _TYPED_BUILDERS and node.args:
+            return self._literal_vector_type(node.args[0])
+        return self._fixed_vector_type(node, depth)
+
+    def _fixed_vector_type(self, node: ast.expr, depth: int) -> tuple[str, int] | None:
+        """The vector type of what this rule's fixes write (`fx.Vector.from_elements([a, b], fx.Int64)`,
+        `fx.Vector(v).bitcast(fx.Float16)`), so a later pass still knows the source of the next op."""
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) in (1, 2)):
+            return None
+        method, receiver = node.func.attr, node.func.value
+        scalar = self._scalar_class(node.args[-1])
+        if method == "from_elements" and len(node.args) == 2 and self.model.resolve(receiver) in _VECTOR_CLASS \
+                and isinstance(node.args[0], (ast.List, ast.Tuple)) and scalar:
+            return scalar, len(node.args[0].elts)
+        if method == "bitcast" and len(node.args) == 1 and scalar and self._is_vector_wrap(receiver):
+            source = self._vector_type_of(receiver.args[0], depth + 1)
+            bits, width = source and self._bits(*source), self.model.type_table.scalars.get(scalar, {}).get("width")
+            return (scalar, bits // width) if bits and width and bits % width == 0 else None
+        return None
+
+    def _scalar_class(self, node: ast.expr) -> str | None:
+        """`fx.Int64` -> `Int64`: an fx scalar class the release has."""
+        name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
+        leaf = name.rpartition(".")[2] if name and name.startswith("flydsl.expr.") else None
+        return leaf if leaf in self.model.type_table.scalars else None
+
+    def _unwrapped(self, node: ast.expr) -> ast.expr:
+        """`as_ir_value(x)` -> `x`: it returns an ir.Value (an fx.Vector too) unchanged."""
+        while isinstance(node, ast.Call) and self._is_as_ir_value(node):
+            node = node.args[0]
+        return node
+
+    def _is_as_ir_value(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and self.model.resolve(node.func) in _AS_IR_VALUE)
+
+    def _is_vector_wrap(self, node: ast.expr) -> bool:
+        return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
+                and self.model.resolve(node.func) in _VECTOR_CLASS)
+
+    def _single_value(self, name: ast.Name) -> ast.expr | None:
+        """The value of the one plain assignment that binds `name`."""
+        binding = self.model.binding_of(name)
+        if binding is None or binding.kind != "assign" or not self.model.is_single_binding(binding):
+            return None
+        statement = self.model.parent(binding.node)
+        return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
+
+    def _element_of(self, element: ast.expr, dtype: str) -> bool:
+        """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op
+        already required it to be of the element type) or an fx value of the dtype."""
+        found = self.model.value_type(element)
+        return found.kind in ("raw", "arith-value") or (found.kind == "scalar" and found.scalar == dtype)
+
+    def _reaches_only_raw_ops(self, node: ast.expr, unwrapped: bool, depth: int = 0) -> bool:
+        """Whether the value of `node` is only ever an operand of raw dialect ops: directly
+        (`unwrapped`: an ir.Value, as an fx.Vector is), through `as_ir_value(...)`, an operand
+        list, or a name bound once whose every read does so."""
+        if depth > _DEPTH:
+            return False
+        parent = self.model.parent(node)
+        if self._is_as_ir_value(parent):
+            return self._reaches_only_raw_ops(parent, True, depth + 1)
+        if isinstance(parent, (ast.List, ast.Tuple)) and isinstance(parent.ctx, ast.Load):
+            return unwrapped and self._reaches_only_raw_ops(parent, True, depth + 1)
+        if self._is_vector_wrap(parent):
+            return unwrapped  # `fx.Vector(v)` takes any vector ir.Value alike (the fix of the op using it)
+        if isinstance(parent, ast.Call) and is_raw_dialect_call(self, parent):
+            return unwrapped and (node in parent.args or any(k.value is node for k in parent.keywords))
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
+                and parent.value is node:
+            reads = reads_of(self, parent.targets[0])
+            return bool(reads) and self.model.is_single_binding(self.model.binding_of(reads[0])) \
+                and all(self._reaches_only_raw_ops(read, unwrapped, depth + 1) for read in reads)
+        return False

@@ -397,3 +397,50 @@ def build():
 
 # FLY101/FLY102 on caster-made ArithValues (signed=None) and raw ir.Values: its own module.
 from tests.proofs.kernels_arith_value import ARITH_VALUE, ARITH_VALUE_INDEX  # noqa: E402, F401
+
+# FLY321: raw `vector.from_elements` / `bitcast` / `extract` of proven vector
+# types (spelled with `T`, or made by such a builder) whose values only reach
+# raw dialect ops -> `fx.Vector.from_elements(...)`, `fx.Vector(v).bitcast(...)`,
+# `fx.Vector(v)[i]`. The lanes feed the store's index, so none is dead code.
+VECTOR_OPS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith, vector
+from flydsl.expr import as_ir_value
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    wide = fx.Int64(tid) + bias
+    pair = vector.from_elements(T.i64x2, [as_ir_value(wide), as_ir_value(bias)])
+    words = vector.bitcast(T.vec(4, T.i32), as_ir_value(pair))
+    lo = vector.extract(as_ir_value(words), static_position=[0], dynamic_position=[])
+    hi = vector.extract(as_ir_value(words), static_position=[2], dynamic_position=[])
+    scales = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale)])
+    halves = vector.bitcast(T.f16x4, as_ir_value(scales))
+    bits = vector.bitcast(T.i16x4, as_ir_value(halves))
+    top = vector.extract(as_ir_value(bits), static_position=[3], dynamic_position=[])
+    mixed = arith.addi(as_ir_value(lo), as_ir_value(hi))
+    dst = (fx.Int32(mixed) + fx.Int32(arith.extsi(T.i32, as_ir_value(top)))) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = scale
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def lanes(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    lanes_kernel(Out, bias, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    lanes(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
+'''

@@ -36,6 +36,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101",)),
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
     "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
+    "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
 }
 
 

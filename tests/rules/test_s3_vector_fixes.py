@@ -1,0 +1,87 @@
+"""FLY321's `fx.Vector` fixes: which vector types are proven, where the value may go, which releases."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import textwrap
+from pathlib import Path
+
+from flydsl_lint.engine.diagnostics import Applicability
+from flydsl_lint.engine.versions import Version
+from tests.conftest import fix_text, lint_text
+
+HEADER = "from flydsl._mlir.dialects import arith, vector\nfrom flydsl.expr import as_ir_value\nfrom flydsl.expr.typing import T\n"
+
+
+def _fixes(tmp_path, body: str, **settings):
+    found = [d for d in lint_text(HEADER + body, tmp_path, select=("FLY321",), **settings) if d.code == "FLY321"]
+    return [(d.start.row - 3, d.fix and d.fix.applicability) for d in found]
+
+
+def test_a_name_bound_once_spells_the_result_type(tmp_path):
+    body = ("i64 = T.i64\nvec_t = T.vec(2, i64)\nv = vector.from_elements(vec_t, [as_ir_value(a), as_ir_value(b)])\n"
+            "w = arith.addi(v, c)\n")
+    assert _fixes(tmp_path, body) == [(3, Applicability.SAFE)]
+    assert "v = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n" in fix_text(
+        HEADER + body, tmp_path, select=("FLY321",))
+
+
+def test_a_value_that_leaves_the_raw_ops_makes_the_fix_unsafe(tmp_path):
+    # Returned, or read by anything but a raw op, the fx.Vector would meet operators and methods.
+    body = ("def f(a, b):\n    v = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n    return v\n"
+            "def g(a, b):\n    v = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+            "    arith.addi(v, v)\n    return v.bitcast(T.f16x8)\n")
+    assert _fixes(tmp_path, body) == [(2, Applicability.UNSAFE), (5, Applicability.UNSAFE)]
+
+
+def test_a_name_bound_twice_proves_nothing(tmp_path):
+    body = ("v = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+            "v = other(v)\nw = arith.addi(vector.extract(as_ir_value(v), static_position=[0], dynamic_position=[]), c)\n")
+    assert _fixes(tmp_path, body)[1] == (3, None)
+
+
+def test_no_fix_before_the_release_the_vector_facts_start(tmp_path):
+    body = "w = arith.addi(vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)]), c)\n"
+    assert _fixes(tmp_path, body, target_version=Version.parse("0.3.0")) == [(1, Applicability.SAFE)]
+    assert _fixes(tmp_path, body, target_version=Version.parse("0.2.4")) == [(1, None)]
+
+
+def _derive_script():
+    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
+    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_derive_script_records_the_vector_types_and_methods_the_source_shows():
+    typing = ast.parse(textwrap.dedent('''\
+        class Types:
+            @property
+            def i64(self):
+                return Int64.ir_type
+            @property
+            def f16x4(self):
+                return self.vec(4, Float16.ir_type)
+            @property
+            def odd(self):
+                return self.vec(n, Float16.ir_type)
+            def vec(self, n: int, elem: ir.Type) -> ir.Type:
+                return ir.VectorType.get([int(n)], elem)
+        class Vector(ArithValue):
+            def bitcast(self, dtype):
+                src_bits = self.numel * self._dtype.width
+                dst_count = src_bits // dtype.width
+                dst_vec_ty = ir.VectorType.get([dst_count], dtype.ir_type)
+                res = vector.BitCastOp(dst_vec_ty, self).result
+                return Vector(res, (dst_count,), dtype)
+            def __getitem__(self, idx):
+                return vector.extract(self, idx)
+    '''))
+    assert _derive_script().vector_facts(typing) == {
+        "flydsl.expr.typing.T.i64": "Int64",
+        "flydsl.expr.typing.T.f16x4": "Float16x4",
+        "flydsl.expr.typing.T.vec": "count-element",
+        "flydsl.expr.typing.Vector.bitcast": "same-bits",  # `__getitem__` emits another op: not recorded
+    }
