@@ -419,7 +419,10 @@ def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
     tid = fx.thread_idx.x
     wide = fx.Int64(tid) + bias
     pair = vector.from_elements(T.i64x2, [as_ir_value(wide), as_ir_value(bias)])
-    words = vector.bitcast(T.vec(4, T.i32), as_ir_value(pair))
+    second = vector.extract(as_ir_value(pair), static_position=[1], dynamic_position=[])
+    words = vector.bitcast(
+        T.vec(4, T.i32), as_ir_value(vector.from_elements(T.vec(2, T.i64), [as_ir_value(second), as_ir_value(wide)]))
+    )
     lo = vector.extract(as_ir_value(words), static_position=[0], dynamic_position=[])
     hi = vector.extract(as_ir_value(words), static_position=[2], dynamic_position=[])
     scales = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale)])
