@@ -206,8 +206,9 @@ class RawVectorOp(Rule):
             return self._literal_vector_type(value, depth + 1) if value is not None else None
         if isinstance(node, ast.Call):
             if (self._t_fact(node.func) != "count-element" or len(node.args) != 2 or node.keywords
-                    or not isinstance(node.args[0], ast.Constant) or type(node.args[0].value) is not int):
-                return None
+                    or not isinstance(node.args[0], ast.Constant) or type(node.args[0].value) is not int
+                    or node.args[0].value < 1):
+                return None  # `Vector.from_elements` refuses no elements
             element = self._t_fact(node.args[1])
             return (element, node.args[0].value) if element in self.model.type_table.scalars else None
         spelled = _VECTOR_SPELLING.match(self._t_fact(node) or "")

@@ -41,6 +41,11 @@ def test_a_name_bound_twice_proves_nothing(tmp_path):
     assert _fixes(tmp_path, body)[1] == (3, None)
 
 
+def test_an_empty_vector_type_is_not_proven(tmp_path):
+    body = "w = arith.addi(vector.from_elements(T.vec(0, T.i64), []), c)\n"
+    assert _fixes(tmp_path, body) == [(1, None)]
+
+
 def test_no_fix_before_the_release_the_vector_facts_start(tmp_path):
     body = "w = arith.addi(vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)]), c)\n"
     assert _fixes(tmp_path, body, target_version=Version.parse("0.3.0")) == [(1, Applicability.SAFE)]
