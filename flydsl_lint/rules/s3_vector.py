@@ -6,7 +6,9 @@ import ast
 import re
 
 from ..engine.diagnostics import Applicability
+from ..engine.model.types import TypeTable, type_table
 from ..engine.project import release_paths
+from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of
 from ._edits import reference
@@ -108,18 +110,6 @@ class RawVectorOp(Rule):
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
                 "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
                 "lo = fx.Vector(pair)[0]\ns = arith.addi(lo, lo)\nt = pair + pair\n", count=2, unsafe=True),
-        # No fix: bits that differ, an index out of range, a dynamic position, unknown elements.
-        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
-                "h = arith.addi(vector.bitcast(T.f16x4, as_ir_value(pair)), c)\n"
-                "e = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[2], dynamic_position=[])), c)\n"
-                "d = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[], dynamic_position=[i])), c)\n"
-                "u = arith.addi(vector.from_elements(T.vec(2, T.i64), [a, b]), c)\n",
-                fixed=_RAW_HEADER + "import flydsl.expr as fx\n"
-                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
-                "h = arith.addi(vector.bitcast(T.f16x4, as_ir_value(pair)), c)\n"
-                "e = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[2], dynamic_position=[])), c)\n"
-                "d = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[], dynamic_position=[i])), c)\n"
-                "u = arith.addi(vector.from_elements(T.vec(2, T.i64), [a, b]), c)\n", count=5),
     ]
     use_instead = "lo = vec[0]\nw = vec.bitcast(fx.Int32)\nz = fx.Vector.filled((4,), 0.0, fx.Float32)"
 
@@ -137,7 +127,8 @@ class RawVectorOp(Rule):
         only where its value reaches raw dialect ops alone, which cannot tell an
         `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result."""
         method, emits = _FIX_METHODS.get(op, (None, None))
-        if method is None or not self.model.resolve(node.func).startswith(_RAW_VECTOR) or self.model.type_table.vectors.get(f"flydsl.expr.typing.Vector.{method}") != emits:
+        if (method is None or not self.model.resolve(node.func).startswith(_RAW_VECTOR)
+                or self._table().vectors.get(f"flydsl.expr.typing.Vector.{method}") != emits):
             return None
         built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
         if built is None:
@@ -151,6 +142,14 @@ class RawVectorOp(Rule):
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
         only_raw = self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
+
+    def _table(self) -> TypeTable:
+        """The target's facts; below the first release the table covers, that release's: the
+        checker then withholds the fix and says which release it needs (fix-since)."""
+        table = self.model.type_table
+        if table.release is not None and table.release < releases().oldest_supported:
+            return type_table(releases().oldest_supported)
+        return table
 
     def _from_elements(self, node: ast.Call) -> tuple[str, str | None, str] | None:
         """`vector.from_elements(T.vec(2, T.i64), [a, b])` -> `fx.Vector.from_elements([a, b], fx.Int64)`:
@@ -194,7 +193,7 @@ class RawVectorOp(Rule):
         return f"{{Vector}}({self.text(self._unwrapped(node.args[0]))})[{index.value}]", None, "Use indexing `vec[i]`"
 
     def _bits(self, dtype: str, count: int) -> int | None:
-        width = self.model.type_table.scalars.get(dtype, {}).get("width")
+        width = self._table().scalars.get(dtype, {}).get("width")
         return width * count if width else None
 
     def _literal_vector_type(self, node: ast.expr, depth: int = 0) -> tuple[str, int] | None:
@@ -210,9 +209,9 @@ class RawVectorOp(Rule):
                     or node.args[0].value < 1):
                 return None  # `Vector.from_elements` refuses no elements
             element = self._t_fact(node.args[1])
-            return (element, node.args[0].value) if element in self.model.type_table.scalars else None
+            return (element, node.args[0].value) if element in self._table().scalars else None
         spelled = _VECTOR_SPELLING.match(self._t_fact(node) or "")
-        if spelled is None or spelled.group(1) not in self.model.type_table.scalars:
+        if spelled is None or spelled.group(1) not in self._table().scalars:
             return None
         return spelled.group(1), int(spelled.group(2))
 
@@ -221,7 +220,7 @@ class RawVectorOp(Rule):
         name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         for prefix, canonical in _T_PATHS.items():
             if name and name.startswith(prefix):
-                fact = self.model.type_table.vectors.get(canonical + name[len(prefix):])
+                fact = self._table().vectors.get(canonical + name[len(prefix):])
                 return fact if isinstance(fact, str) else None
         return None
 
@@ -250,7 +249,7 @@ class RawVectorOp(Rule):
             return scalar, len(node.args[0].elts)
         if method == "bitcast" and len(node.args) == 1 and scalar and self._is_vector_wrap(receiver):
             source = self._vector_type_of(receiver.args[0], depth + 1)
-            bits, width = source and self._bits(*source), self.model.type_table.scalars.get(scalar, {}).get("width")
+            bits, width = source and self._bits(*source), self._table().scalars.get(scalar, {}).get("width")
             return (scalar, bits // width) if bits and width and bits % width == 0 else None
         return None
 
@@ -258,7 +257,7 @@ class RawVectorOp(Rule):
         """`fx.Int64` -> `Int64`: an fx scalar class the release has."""
         name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
         leaf = name.rpartition(".")[2] if name and name.startswith("flydsl.expr.") else None
-        return leaf if leaf in self.model.type_table.scalars else None
+        return leaf if leaf in self._table().scalars else None
 
     def _unwrapped(self, node: ast.expr) -> ast.expr:
         """`as_ir_value(x)` -> `x`: it returns an ir.Value (an fx.Vector too) unchanged."""

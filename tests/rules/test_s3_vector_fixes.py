@@ -41,6 +41,15 @@ def test_a_name_bound_twice_proves_nothing(tmp_path):
     assert _fixes(tmp_path, body)[1] == (3, None)
 
 
+def test_no_fix_for_other_bits_an_index_out_of_range_a_dynamic_position_or_unknown_elements(tmp_path):
+    body = ("pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
+            "h = arith.addi(vector.bitcast(T.f16x4, as_ir_value(pair)), c)\n"
+            "e = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[2], dynamic_position=[])), c)\n"
+            "d = arith.addi(as_ir_value(vector.extract(as_ir_value(pair), static_position=[], dynamic_position=[i])), c)\n"
+            "u = arith.addi(vector.from_elements(T.vec(2, T.i64), [a, b]), c)\n")
+    assert _fixes(tmp_path, body) == [(1, Applicability.SAFE), (2, None), (3, None), (4, None), (5, None)]
+
+
 def test_an_empty_vector_type_is_not_proven(tmp_path):
     body = "w = arith.addi(vector.from_elements(T.vec(0, T.i64), []), c)\n"
     assert _fixes(tmp_path, body) == [(1, None)]
