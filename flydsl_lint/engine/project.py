@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -18,6 +19,10 @@ from typing import TypeVar
 from .segments import Outline, read_outline
 
 T = TypeVar("T")
+
+# A project with more Python files than this under its source roots is not read to
+# tell whether a name is used outside its module: the name may be.
+MAX_SCANNED_FILES = 5000
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -246,6 +251,8 @@ class ProjectIndex:
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
         self.touched: set[str] = set()
+        self._files: dict[str, tuple[str | None, str | None]] | None = None  # see _project_files
+        self._files_read = False
 
     def start_file(self) -> None:
         """A new file's check begins: its dependencies are counted afresh."""
@@ -267,11 +274,33 @@ class ProjectIndex:
             cache[key] = compute(module)
         return cache[key]  # type: ignore[return-value]
 
+    def mentioned_elsewhere(self, module: str, word: str) -> bool:
+        """Whether a Python file under the source roots, other than `module`'s own,
+        mentions `word` as a word (it may import or call the name). The files are
+        read once a run, on the first question; each becomes a dependency of the
+        file asking, for the result cache. True when there are too many to read."""
+        files = self._project_files()
+        if files is None:
+            return True
+        found = self.find(module)
+        own = os.path.realpath(found[0]) if found is not None else None
+        self.touched.update(name for name, _ in files.values() if name)
+        pattern = re.compile(rf"\b{re.escape(word)}\b")
+        return any(text is None or pattern.search(text) for path, (_, text) in files.items() if path != own)
+
+    def _project_files(self) -> dict[str, tuple[str | None, str | None]] | None:
+        """Real path -> (module name or None, text or None) of every Python file under the source
+        roots (not in hidden folders, caches or virtual environments); None if too many."""
+        if not self._files_read:
+            self._files, self._files_read = _read_python_files(self.roots), True
+        return self._files
+
     def add_root(self, root: Path) -> None:
         root = root.resolve()
         if root not in self.roots:
             self.roots.append(root)
             self._found.clear()
+            self._files_read = False
 
     def find(self, module: str) -> tuple[Path, bool] | None:
         self.touched.add(module)
@@ -396,6 +425,41 @@ class ProjectIndex:
     @staticmethod
     def is_final(module: str) -> bool:
         return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES
+
+
+def _read_python_files(roots: list[Path]) -> dict[str, tuple[str | None, str | None]] | None:
+    """Real path -> (module name under the first root holding it, or None when its path
+    is no importable name, and its text, None when unreadable) of the Python files under `roots`; None if
+    there are more than MAX_SCANNED_FILES."""
+    files: dict[str, tuple[str | None, str | None]] = {}
+    for root in roots:
+        for folder, subfolders, names in os.walk(root):
+            subfolders[:] = [name for name in subfolders if not _skipped_folder(Path(folder) / name)]
+            for name in names:
+                if not name.endswith(".py"):
+                    continue
+                path = os.path.realpath(os.path.join(folder, name))
+                if path in files:
+                    continue
+                if len(files) == MAX_SCANNED_FILES:
+                    return None
+                try:
+                    text = Path(path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = None  # unreadable: it may name anything
+                files[path] = (_module_of(Path(folder, name).relative_to(root)), text)
+    return files
+
+
+def _skipped_folder(folder: Path) -> bool:
+    return folder.name.startswith(".") or folder.name == "__pycache__" or (folder / "pyvenv.cfg").exists()
+
+
+def _module_of(relative: Path) -> str | None:
+    parts = list(relative.with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts) if parts and all(part.isidentifier() for part in parts) else None
 
 
 def _names_flydsl(qualified: str) -> bool:

@@ -414,3 +414,21 @@ def test_keep_freed_memory_asks_glibc_only(monkeypatch):
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(ctypes, "CDLL", lambda *a: pytest.fail("no C library is loaded off Linux"))
     assert runner.keep_freed_memory() is False
+
+
+def test_a_file_naming_a_private_helper_elsewhere_invalidates_its_parameter_types(tmp_path):
+    """A private module helper's parameters have the type its module's calls pass only while no
+    other project file names it: each such file is a dependency of the answer."""
+    project = tmp_path / "proj"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pkg" / "__init__.py").write_text("")
+    kernel = project / "pkg" / "k.py"
+    kernel.write_text("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n\n\ndef _body(v):\n"
+                      "    return fx.Int64(v) + 1\n\n\n@flyc.kernel\ndef k(a: fx.Int64):\n    _body(a)\n")
+    other = project / "pkg" / "other.py"
+    other.write_text("import flydsl.expr as fx\n")
+    settings = _settings(project, select=("FLY112",))
+    found = run([str(kernel)], settings, jobs=1).diagnostics
+    assert [(d.code, d.start.row, d.fix.applicability) for d in found] == [("FLY112", 6, Applicability.SAFE)]
+    other.write_text("from pkg.k import _body\n\n_body(1.5)\n")  # another caller, of another type
+    assert run([str(kernel)], settings, jobs=1).diagnostics == []

@@ -378,6 +378,55 @@ def test_cycles_and_deep_expressions_are_unknown_not_a_crash():
     assert type_of(f"v0 = fx.Int32(a)\n{chain}probe = v3\n") == "fx.Int32"
 
 
+MODULE_HELPER = """
+def _lane(v, w=4):
+    probe = (v, w)
+    return v
+@flyc.kernel
+def k(n: fx.Int32):
+{calls}
+"""
+
+
+def module_helper_types(calls: str, source: str = MODULE_HELPER, project=None, module: str = "") -> list[str]:
+    tree = ast.parse(HEADER + source.format(calls=textwrap.indent(textwrap.dedent(calls), "    ")))
+    model = SemanticModel(tree, module, False, project, Version.parse("0.5.0"))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    return [str(model.value_type(element)) for element in model.parent(probe).value.elts]
+
+
+def test_parameters_of_a_private_module_helper_have_the_type_every_call_passes():
+    # `_lane` is private, not in `__all__`, and no other project file names it: its callers are these.
+    assert module_helper_types("_lane(n)\n_lane(fx.Int32(fx.thread_idx.x) & 15, w=8)\n") == ["fx.Int32", "py-int"]
+
+
+@pytest.mark.parametrize("calls, source", [
+    ("lane(n)\n", MODULE_HELPER.replace("_lane", "lane")),  # public: another module may call it
+    ("_lane(n)\n", "__all__ = ['_lane']\n" + MODULE_HELPER),  # exported
+    ("_lane(n)\n", MODULE_HELPER + "HELPERS = ('_lane',)\n"),  # named in a string (getattr, globals())
+    ("_lane(n)\n", MODULE_HELPER + "run = globals()[name]\n"),  # reads names dynamically
+    ("_lane(n)\n", MODULE_HELPER.replace("def _lane", "@functools.cache\ndef _lane")),  # decorated
+    ("_lane(n)\n_lane(fx.Int64(n))\n", MODULE_HELPER),  # the calls disagree
+    ("_lane(n)\nf = _lane\n", MODULE_HELPER),  # passed as a value
+    ("_lane(n)\n", MODULE_HELPER + "def _lane(v):\n    return v\n"),  # bound twice
+])
+def test_parameters_of_a_module_helper_stay_unknown_unless_every_caller_is_visible(calls, source):
+    assert module_helper_types(calls, source)[0] == "unknown"
+
+
+def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    package = write_package(tmp_path, {"k": "", "other": "import flydsl.expr as fx\n"})
+    project = ProjectIndex([tmp_path])
+    assert module_helper_types("_lane(n)\n", project=project, module="kernels.k")[0] == "fx.Int32"
+    assert "kernels.other" in project.touched  # a dependency of the answer, for the result cache
+    # Another module may import it and pass what it likes.
+    (package / "other.py").write_text("from kernels.k import _lane\n_lane(1.5)\n")
+    assert module_helper_types("_lane(n)\n", project=ProjectIndex([tmp_path]), module="kernels.k")[0] == "unknown"
+
+
 def test_helper_returns_across_project_modules(tmp_path):
     from flydsl_lint.engine.project import ProjectIndex
     from tests.conftest import write_package

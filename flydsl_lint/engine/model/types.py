@@ -51,6 +51,8 @@ CLASSIC_SCALARS = frozenset({
 })
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 _GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
+# Builtins through which code reaches a module's functions by a computed name.
+_DYNAMIC_READS = ("globals", "locals", "vars", "eval", "exec")
 
 
 class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's start-up
@@ -424,10 +426,13 @@ class _ValueTypes:
         return found.pop(), f"every call of `{function.name}` passes `{name}` as one type ({len(calls)} calls)"
 
     def _only_called(self, function: ast.AST) -> bool:
-        """A def nested in a function, undecorated, bound once, whose name is only ever the callee
-        of a call in the module (never passed, returned or stored: no caller we cannot see)."""
+        """A def nested in a function, or a private one of the module, undecorated, bound once,
+        whose name is only ever the callee of a call in the module (never passed, returned or
+        stored: no caller we cannot see)."""
         scope = self._scope_of_node[function].parent
-        if scope.kind != "function" or function.decorator_list or not isinstance(function, ast.FunctionDef):
+        if function.decorator_list or not isinstance(function, ast.FunctionDef):
+            return False
+        if scope.kind != "function" and not (scope.kind == "module" and self._private_to_module(function.name)):
             return False
         bindings = scope.bindings.get(function.name, ())
         if len(bindings) != 1 or self._bound_from_another_scope(bindings[0]):
@@ -435,6 +440,27 @@ class _ValueTypes:
         uses = [load for load in self._loads.get(function.name, ()) if self.binding_of(load) is bindings[0]]
         calls = self.calls_of(function)
         return bool(calls) and len(uses) == len(calls) and all(call.func in uses for call in calls)
+
+    def _private_to_module(self, name: str) -> bool:
+        """A module-level name no other code can reach: `_`-prefixed (so a star import skips
+        it), in no string of the module (`__all__`, `getattr`, `globals()[...]`) and named
+        by no other Python file under the project's source roots (none imports it)."""
+        if not name.startswith("_") or name.startswith("__") or self._reads_names_dynamically():
+            return False
+        return name not in self._module_strings() and not self.project.mentioned_elsewhere(self.module_name, name)
+
+    def _module_strings(self) -> frozenset[str]:
+        """The string constants of the module (f-string parts included), found once."""
+        answers = self._answers["module_strings"]
+        if None not in answers:
+            answers[None] = frozenset(node.value for node in ast.walk(self.tree)
+                                      if isinstance(node, ast.Constant) and isinstance(node.value, str))
+        return answers[None]
+
+    def _reads_names_dynamically(self) -> bool:
+        """Whether the module may reach a function by a computed name (`globals()[...]`, `eval`)."""
+        return "__getattr__" in self.module_scope.bindings or any(
+            self.binding_of(load) is None for name in _DYNAMIC_READS for load in self._loads.get(name, ()))
 
     def _augmented_type(self, statement: ast.AugAssign, binding, depth: int) -> tuple[ValueType, str]:
         """`x += v` is `x = x + v` (fx scalars define no in-place operators): `x` read as the
