@@ -167,6 +167,49 @@ def test_helper_returns_in_the_module():
     # Two returns of different types, or one without a value: unknown.
     assert type_of("def f(v):\n    if v:\n        return fx.Int32(v)\n    return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
     assert type_of("def f(v):\n    if v:\n        return\n    return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
+    # One that may fall off its end returns None there.
+    assert type_of("def f(v):\n    if v:\n        return fx.Int64(v)\nprobe = f(q)\n") == "unknown"
+    assert type_of("def f(v):\n    if v:\n        return fx.Int64(v)\n    else:\n        raise ValueError(v)\nprobe = f(q)\n") \
+        == "fx.Int64"
+
+
+def test_a_generator_returns_no_value_of_its_return_type():
+    assert type_of("def lane(v):\n    yield v\n    return fx.Int32(v)\nprobe = lane(q)\n") == "unknown"
+
+
+UNPACKED = """
+def pair(v, flag):
+    if flag:
+        return fx.Int32(v), fx.Float32(v), 1
+    {other}
+@flyc.jit
+def traced(v):
+    return fx.Int32(v), fx.Float32(v)
+@flyc.kernel
+def k(n: fx.Int32):
+    {unpack}
+    probe = (a, b)
+"""
+
+
+@pytest.mark.parametrize("other, unpack, expected", [
+    ("return fx.Int32(v), fx.Float32(v)", "a, b = pair(n, True)", ["fx.Int32", "fx.Float32"]),
+    # A return of another length cannot bind these names (the unpacking raises): not counted.
+    ("return fx.Int32(v), fx.Float32(v)", "a, b, c = pair(n, True)", ["fx.Int32", "fx.Float32"]),
+    ("return fx.Int32(v), fx.Float32(v)", "r = pair(n, True)\n    a, b = r", ["fx.Int32", "fx.Float32"]),
+    ("if v:\n        return fx.Int64(v), fx.Float32(v)\n    return fx.Int32(v), fx.Float32(v)", "a, b = pair(n, True)",
+     ["unknown", "fx.Float32"]),  # the returns disagree
+    ("return v", "a, b = pair(n, True)", ["unknown", "unknown"]),  # a return of unknown shape
+    ("return fx.Int32(v), fx.Float32(v)", "a, *b = pair(n, True)", ["unknown", "unknown"]),  # starred
+    ("yield 1", "a, b = pair(n, True)", ["unknown", "unknown"]),  # a generator
+    ("pass", "a, b = pair(n, True)", ["unknown", "unknown"]),  # may return None
+    ("return fx.Int32(v), fx.Float32(v)", "a, b = traced(n)", ["unknown", "unknown"]),  # a decorated def
+])
+def test_unpacking_the_tuples_a_helper_returns(other, unpack, expected):
+    tree = ast.parse(HEADER + UNPACKED.format(other=other, unpack=unpack))
+    model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    assert [str(model.value_type(element)) for element in model.parent(probe).value.elts] == expected
 
 
 NESTED_HELPER = """

@@ -383,6 +383,9 @@ class _ValueTypes:
                 annotated = self._annotation_type(statement.annotation)
                 if annotated.known:
                     return annotated, f"annotation at {where}"
+            unpacked = _unpacking_position(statement, target)
+            if value is None and unpacked is not None:
+                return self._unpacked_type(statement.value, *unpacked, depth)
             if value is None:
                 return UNKNOWN_TYPE, f"unknown: `{name}` is not assigned one value"
             found, why = self._typed(value, depth)
@@ -690,13 +693,40 @@ class _ValueTypes:
         return memo[function]
 
     def _returned(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
-        returns = [node for node in _own_nodes(function) if isinstance(node, ast.Return)]
-        if not returns or any(node.value is None for node in returns):
+        returns = _returns(function)
+        if returns is None or not _ends_in_return(function.body) or any(node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a value"
         types = {self._typed(node.value, depth)[0] for node in returns}
         if len(types) != 1 or UNKNOWN_TYPE in types:
             return UNKNOWN_TYPE, f"unknown: returns of `{function.name}` differ or are unknown"
         return types.pop(), f"return of `{function.name}` at {function.lineno}:{function.col_offset + 1}"
+
+    def _unpacked_type(self, value: ast.expr, length: int, index: int, depth: int) -> tuple[ValueType, str]:
+        """Element `index` of `a, b, ... = value` (`length` names, no star): `value` a call of an
+        undecorated def of the module, or a name bound once to one. Only the def's returns of a tuple of
+        `length` items can bind the names (any other tuple, or None, makes the unpacking
+        raise); they must all give that item one known type, and every return be a tuple."""
+        if isinstance(value, ast.Name):
+            binding = self.binding_of(value)
+            if binding is None or binding.kind != "assign" or not self.is_single_binding(binding):
+                return UNKNOWN_TYPE, f"unknown: `{value.id}` is not bound once"
+            value = _assigned_value(self.parent(binding.node), binding.node)
+        callee = self.binding_of(value.func) if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else None
+        if callee is None or callee.kind != "def" or not self.is_single_binding(callee):
+            return UNKNOWN_TYPE, "unknown: unpacking of no call of a def of this module"
+        function = callee.node
+        if function.decorator_list:
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` is decorated"
+        returns = _returns(function)
+        if returns is None or not all(isinstance(node.value, ast.Tuple) or node.value is None for node in returns):
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a tuple"
+        items = [node.value.elts for node in returns if node.value is not None and len(node.value.elts) == length]
+        if not items or any(isinstance(item, ast.Starred) for elements in items for item in elements):
+            return UNKNOWN_TYPE, f"unknown: no return of `{function.name}` has {length} items"
+        types = {self._typed(elements[index], depth)[0] for elements in items}
+        if len(types) != 1 or UNKNOWN_TYPE in types:
+            return UNKNOWN_TYPE, f"unknown: returns of `{function.name}` differ or are unknown at item {index + 1}"
+        return types.pop(), f"item {index + 1} of the returns of `{function.name}` at {function.lineno}:{function.col_offset + 1}"
 
     def _attribute_type(self, node: ast.Attribute, depth: int) -> tuple[ValueType, str]:
         name = self.resolve(node)
@@ -787,6 +817,34 @@ def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
                 if item is target:
                     return value
     return None
+
+
+def _unpacking_position(statement: ast.AST, target: ast.AST) -> tuple[int, int] | None:
+    """(length, index) of `target` in `a, b, ... = v` (a single flat target tuple, no star)."""
+    if not isinstance(statement, ast.Assign) or len(statement.targets) != 1:
+        return None
+    bound = statement.targets[0]
+    if not isinstance(bound, ast.Tuple) or any(isinstance(item, ast.Starred) for item in bound.elts):
+        return None
+    index = next((i for i, item in enumerate(bound.elts) if item is target), None)
+    return (len(bound.elts), index) if index is not None else None
+
+
+def _returns(function: ast.AST) -> list[ast.Return] | None:
+    """The `return` statements of a def; None for a generator (its call returns no such value) or no return."""
+    nodes = list(_own_nodes(function))
+    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
+        return None
+    return [node for node in nodes if isinstance(node, ast.Return)] or None
+
+
+def _ends_in_return(body: list[ast.stmt]) -> bool:
+    """Whether a block cannot fall off its end (so a def ending so never returns None implicitly):
+    it ends in a `return` or `raise`, or an `if` whose branches both do."""
+    last = body[-1] if body else None
+    if isinstance(last, (ast.Return, ast.Raise)):
+        return True
+    return isinstance(last, ast.If) and _ends_in_return(last.body) and _ends_in_return(last.orelse)
 
 
 def _own_nodes(function: ast.AST):
