@@ -34,7 +34,9 @@ records
   and the builders of `flydsl.expr.arith` / `flydsl.expr.math` under
   `dsl_math_wrap_result`, which return that value when their first operand is
   no fx value, and with `preserve_numeric_type` the first operand's class when
-  it is one (`arith.shrui`);
+  it is one (`arith.shrui`); the `flydsl.expr.arith` helpers returning
+  `arith.SelectOp(...).result` (`select`), whose result has the type of the
+  values selected: a caster-made `ArithValue` when they are scalars or vectors;
 - the vector types `T` spells (`flydsl/expr/typing.py` `Types`): `T.f16x4` is
   `Float16x4` (`self.vec(4, Float16.ir_type)`), `T.i64` the element `Int64`,
   `T.vec(n, elem)` a `count-element` vector type; and the `fx.Vector` methods
@@ -67,6 +69,9 @@ FIRST_RELEASE = Version.parse("0.3.0")  # the numeric lattice and the rewriter's
 OUTPUT = ROOT / "flydsl_lint" / "data" / "flydsl_types.txt"
 ARITH_VALUE = "arith-value"
 SELF_OR_ARITH_VALUE = "self-or-arith-value"  # a method returning its receiver or a caster-made ArithValue
+# `arith.SelectOp(c, a, b).result`: of the type of `a` and `b`, so a caster-made ArithValue when that is a
+# scalar or vector type (the op's builder is left out of the raw table: it selects any type).
+ARITH_VALUE_OF_OPERANDS = "arith-value-of-operands"
 
 
 def _parse(sources: dict[str, str], path: str) -> ast.Module | None:
@@ -391,6 +396,18 @@ def _returns_result(function: ast.FunctionDef, aliases, known, local) -> str | N
     return ARITH_VALUE if all(_caster_made(value, aliases, known, local) for value in returned) else None
 
 
+def _selects(function: ast.FunctionDef, aliases: dict[str, str]) -> bool:
+    """Every return is `arith.SelectOp(...).result` (only `dsl_loc_tracing` decorating it)."""
+    if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
+        return False
+    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    return bool(returned) and all(
+        isinstance(value, ast.Attribute) and value.attr == "result" and isinstance(value.value, ast.Call)
+        and isinstance(value.value.func, ast.Attribute) and value.value.func.attr == "SelectOp"
+        and isinstance(value.value.func.value, ast.Name) and aliases.get(value.value.func.value.id) == "arith"
+        for value in returned)
+
+
 def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, str]:
     """`flydsl.expr.arith.constant` / `flydsl.expr.arith.ArithValue.bitcast` -> the caster-made
     ArithValue they return: helpers of flydsl/expr/utils/arith.py (and ArithValue's methods) whose
@@ -401,6 +418,7 @@ def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, s
     aliases = _dialect_aliases(utils)
     helpers: dict[str, str] = {}
     functions = [node for node in utils.body if isinstance(node, ast.FunctionDef)]
+    helpers.update({function.name: ARITH_VALUE_OF_OPERANDS for function in functions if _selects(function, aliases)})
     changed = True
     while changed:  # a helper may return another helper's value (`index` returns `constant(...)`)
         changed = False

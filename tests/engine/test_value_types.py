@@ -315,6 +315,20 @@ def test_arith_value_signedness(expr, expected, why):
     assert explain(f"probe = {expr}\n") == (expected, why)
 
 
+@pytest.mark.parametrize("expr, expected", [
+    ("arith.select(c, fx.Int32(x), fx.Int32(y))", "ArithValue (signed=None)"),
+    ("arith.select(c, fx.Float32(x), 0.0)", "ArithValue (signed=None)"),  # the literal becomes a constant of that type
+    ("arith.select(c, arith.constant(1), y)", "ArithValue (signed=None)"),
+    ("arith.select(c, x, y)", "unknown"),  # may be memrefs or pointers: the caster leaves those raw
+    ("arith.select(c, 1, 2)", "unknown"),  # fails at trace time
+    ("arith.select(c, unwrap(x), y)", "unknown"),  # an ir.Value of no known type
+    ("arith.select(c, fx.Int32(x))", "unknown"),
+])
+def test_select_gives_an_arith_value_of_its_values_type(expr, expected):
+    assert type_of(f"from flydsl.expr import arith\nprobe = {expr}\n") == expected
+    assert type_of(f"from flydsl.expr import arith\nprobe = {expr}\n", release="0.3.0") == expected
+
+
 def test_raw_results_the_caster_leaves_alone():
     header = HEADER + "from flydsl._mlir.dialects import arith, llvm, rocdl, scf, vector\n"
     # Any type: a pointer select, a memref type_cast, an llvm or rocdl op, a multi-result op.
@@ -531,10 +545,15 @@ def test_the_derive_script_records_only_what_the_sources_show():
             return v
         def unwrap(val, *, type=None, index=False):
             return _to_raw(val)
+        @dsl_loc_tracing
+        def select(condition, true_value, false_value):
+            return arith.SelectOp(_to_raw(condition), _to_raw(true_value), _to_raw(false_value)).result
+        def pick(condition, true_value, false_value):
+            return arith.SelectOp(condition, true_value, false_value)
     ''')
     expr_arith = textwrap.dedent('''\
         from .._mlir.dialects.arith import *
-        from .utils.arith import shli, index, andi
+        from .utils.arith import shli, index, andi, select, pick
         def addi(lhs, rhs):
             return lhs + rhs
     ''')
@@ -545,8 +564,11 @@ def test_the_derive_script_records_only_what_the_sources_show():
     assert raw == {"flydsl._mlir.dialects.arith.addi": "arith-value", "flydsl._mlir.dialects.arith.AddIOp": "arith-value"}
     # A helper over a table op (or over such a helper) is; a decorated one, or a name
     # flydsl/expr/arith.py rebinds over its star import (its own addi), is not.
+    # A select's result has its values' type: an ArithValue when they are scalars or vectors
+    # (`pick` returns the op, not its result).
     assert derive.wrapper_results(sources, raw | {"flydsl._mlir.dialects.arith.ShLIOp": "arith-value"}) == {
-        "flydsl.expr.arith.shli": "arith-value", "flydsl.expr.arith.index": "arith-value"}
+        "flydsl.expr.arith.shli": "arith-value", "flydsl.expr.arith.index": "arith-value",
+        "flydsl.expr.arith.select": "arith-value-of-operands"}
     # _to_raw that does not return an ir.Value first is no identity.
     assert "to-raw" not in derive.arith_value_facts(ast.parse(utils), None)
 

@@ -302,7 +302,9 @@ def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.unwrap(lane)))
     total = fx.Int32(arith.addi(fx_arith.unwrap(masked), fx_arith.unwrap(shift)))
     summed = fx.Int32(ArithValue(lane) + shift)
-    dst = fx.Int32(same + uni + total + summed) % BLOCK
+    # `fx_arith.select` of fx scalars gives the value caster's ArithValue: unwrapping it is a no-op.
+    chosen = fx.Int32(arith.addi(fx_arith.unwrap(fx_arith.select(lane < shift, lane, shift)), fx_arith.unwrap(shift)))
+    dst = fx.Int32(same + uni + total + summed + chosen) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))

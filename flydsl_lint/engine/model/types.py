@@ -91,6 +91,7 @@ MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carr
 # What a builder under `dsl_math_wrap_result` returns (data/flydsl_types.txt `results`).
 _NUMERIC_CLASS_OR_ARITH_VALUE = "numeric-class-or-arith-value"  # preserve_numeric_type=True
 _WRAPPED_RESULTS = ("arith-value-unless-numeric", _NUMERIC_CLASS_OR_ARITH_VALUE)
+_OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(...).result`, of the type of a and b
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
@@ -541,6 +542,8 @@ class _ValueTypes:
                 return ValueType(RAW), f"{leaf}(...)"
             if leaf[:1].islower() and self.type_table.caster and self.type_table.results.get(name) == ARITH_VALUE:
                 return SIGNLESS_ARITH_VALUE, f"`{leaf}(...)` gives the value caster's ArithValue ({self.type_table.source})"
+            if self.type_table.caster and self.type_table.results.get(name) == _OF_OPERANDS:
+                return self._selected_type(node, leaf, depth)
             if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
                 return self._wrapped_builder_type(node, leaf, self.type_table.results[name], depth)
             if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
@@ -612,6 +615,17 @@ class _ValueTypes:
         if first.kind == SCALAR and result == _NUMERIC_CLASS_OR_ARITH_VALUE:
             return first, f"`{leaf}` keeps the class of its first operand, {first} ({self.type_table.source})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` of {first} (its result's type is not settled)"
+
+    def _selected_type(self, node: ast.Call, leaf: str, depth: int) -> tuple[ValueType, str]:
+        """`arith.select(c, a, b)`: the op's result has the type of `a` and `b` (a number literal
+        becomes a constant of the other's type), so the value caster's ArithValue when one of
+        them is an fx scalar or an ArithValue, both of a scalar or vector type."""
+        if len(node.args) != 3 or node.keywords or any(isinstance(a, ast.Starred) for a in node.args):
+            return UNKNOWN_TYPE, f"unknown: `{leaf}` not called with a condition and two values"
+        kinds = {self._typed(value, depth)[0].kind for value in node.args[1:]}
+        if kinds & {SCALAR, ARITH_VALUE}:
+            return SIGNLESS_ARITH_VALUE, f"`{leaf}` of scalar values gives the value caster's ArithValue ({self.type_table.source})"
+        return UNKNOWN_TYPE, f"unknown: `{leaf}` of values of no known scalar type"
 
     def _arith_value_call_type(self, node: ast.Call) -> tuple[ValueType, str]:
         """`ArithValue(v)` is signed=None whatever `v` carried; `ArithValue(v, signed)` may not be."""
