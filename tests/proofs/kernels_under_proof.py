@@ -27,6 +27,11 @@ def _s_waitcnt(val):
     rocdl.s_waitcnt(val)
 
 
+def _wrap_lane(lane, peer):
+    # `lane` is the fx.Int32 the kernel's only call passes: the wrap is noise (FLY112).
+    return (fx.Int32(lane) + peer) % 64
+
+
 @flyc.kernel
 def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, shift: fx.Int32):
     tid = fx.thread_idx.x
@@ -43,7 +48,7 @@ def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, 
     rx = fx.make_rmem_tensor(1, fx.Float32)
     ry = fx.make_rmem_tensor(1, fx.Float32)
     fx.copy_atom_call(copy, fx.slice(tX, (None, row)), rx)
-    fx.copy_atom_call(copy, fx.slice(tY, (None, peer)), ry)
+    fx.copy_atom_call(copy, fx.slice(tY, (None, _wrap_lane(lane, peer))), ry)
     rocdl.s_waitcnt(0)
 
     x = fx.memref_load_vec(rx)
