@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import TypeTable, type_table
@@ -35,18 +34,12 @@ _VECTOR_REPLACEMENTS = {
     "shape_cast": "`vec.reshape(shape)`", "ShapeCastOp": "`vec.reshape(shape)`",
 }
 
-# Where `T` lives (data/flydsl_types.txt `vectors` names it by its defining module).
-_T_PATHS = {"flydsl.expr.typing.T.": "flydsl.expr.typing.T.", "flydsl.expr.T.": "flydsl.expr.typing.T."}
-_AS_IR_VALUE = frozenset({"flydsl.expr.typing.as_ir_value", "flydsl.expr.as_ir_value"})
-_VECTOR_CLASS = frozenset({"flydsl.expr.typing.Vector", "flydsl.expr.Vector"})
-# Raw builders whose first argument is their result type.
+# Raw builders the fix rewrites live here.
 _RAW_VECTOR = "flydsl._mlir.dialects.vector."
-_TYPED_BUILDERS = frozenset({"from_elements", "bitcast", "broadcast", "splat"})
 # The fx.Vector method each fix writes and what the table must say it emits.
 _FIX_METHODS = {"from_elements": ("from_elements", "coerces-elements"), "bitcast": ("bitcast", "same-bits"),
                 "extract": ("__getitem__", "static-extract")}
-_VECTOR_SPELLING = re.compile(r"^([A-Za-z]+[0-9]*?)x([0-9]+)$")
-_DEPTH = 6
+_DEPTH = 6  # names followed from a value to the raw ops reading it
 
 
 _RAW_HEADER = "from flydsl._mlir.dialects import arith, vector\nfrom flydsl.expr import as_ir_value\nfrom flydsl.expr.typing import T\n"
@@ -156,7 +149,7 @@ class RawVectorOp(Rule):
         every element raw or of the dtype, so the coercion to the dtype is the identity."""
         if len(node.args) != 2 or node.keywords:
             return None
-        vector_type = self._literal_vector_type(node.args[0])
+        vector_type = self.model.spelled_vector_type(node.args[0], self._table())
         elements = node.args[1]
         if vector_type is None or not isinstance(elements, (ast.List, ast.Tuple)):
             return None
@@ -170,10 +163,12 @@ class RawVectorOp(Rule):
         """`vector.bitcast(T.f16x4, v)` -> `fx.Vector(v).bitcast(fx.Float16)` when `v`'s vector type is proven."""
         if len(node.args) != 2 or node.keywords:
             return None
-        target, source = self._literal_vector_type(node.args[0]), self._vector_type_of(node.args[1])
-        if target is None or source is None or self._bits(*target) != self._bits(*source) or self._bits(*target) is None:
+        table = self._table()
+        target, source = self.model.spelled_vector_type(node.args[0], table), self.model.vector_type(node.args[1], table)
+        bits = self.model.vector_bits(target, table) if target is not None else None
+        if bits is None or source is None or self.model.vector_bits(source, table) != bits:
             return None
-        return f"{{Vector}}({self.text(self._unwrapped(node.args[1]))}).bitcast({{dtype}})", target[0], \
+        return f"{{Vector}}({self.text(self.model.without_as_ir_value(node.args[1]))}).bitcast({{dtype}})", target[0], \
             "Use `vec.bitcast(dtype)`"
 
     def _extract(self, node: ast.Call) -> tuple[str, str | None, str] | None:
@@ -182,104 +177,15 @@ class RawVectorOp(Rule):
         if len(node.args) != 1 or set(keywords) != {"static_position", "dynamic_position"}:
             return None
         static, dynamic = keywords["static_position"], keywords["dynamic_position"]
-        source = self._vector_type_of(node.args[0])
+        source = self.model.vector_type(node.args[0], self._table())
         if (source is None or not isinstance(static, ast.List) or len(static.elts) != 1
                 or not isinstance(dynamic, ast.List) or dynamic.elts):
             return None
         index = static.elts[0]
         if not (isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value < source[1]):
             return None
-        # `fx.Vector(v)` infers the dtype (a class the release has, as `_literal_vector_type` checked).
-        return f"{{Vector}}({self.text(self._unwrapped(node.args[0]))})[{index.value}]", None, "Use indexing `vec[i]`"
-
-    def _bits(self, dtype: str, count: int) -> int | None:
-        width = self._table().scalars.get(dtype, {}).get("width")
-        return width * count if width else None
-
-    def _literal_vector_type(self, node: ast.expr, depth: int = 0) -> tuple[str, int] | None:
-        """(`Float16`, 4) for `T.f16x4`, `T.vec(4, T.f16)` or a name bound once to one of them."""
-        if depth > _DEPTH:
-            return None
-        if isinstance(node, ast.Name) and self._t_fact(node) is None:
-            value = self._single_value(node)
-            return self._literal_vector_type(value, depth + 1) if value is not None else None
-        if isinstance(node, ast.Call):
-            if (self._t_fact(node.func) != "count-element" or len(node.args) != 2 or node.keywords
-                    or not isinstance(node.args[0], ast.Constant) or type(node.args[0].value) is not int
-                    or node.args[0].value < 1):
-                return None  # `Vector.from_elements` refuses no elements
-            element = self._t_fact(node.args[1])
-            return (element, node.args[0].value) if element in self._table().scalars else None
-        spelled = _VECTOR_SPELLING.match(self._t_fact(node) or "")
-        if spelled is None or spelled.group(1) not in self._table().scalars:
-            return None
-        return spelled.group(1), int(spelled.group(2))
-
-    def _t_fact(self, node: ast.expr) -> str | None:
-        """What the release's table says a `T.<name>` spells."""
-        name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-        for prefix, canonical in _T_PATHS.items():
-            if name and name.startswith(prefix):
-                fact = self._table().vectors.get(canonical + name[len(prefix):])
-                return fact if isinstance(fact, str) else None
-        return None
-
-    def _vector_type_of(self, node: ast.expr, depth: int = 0) -> tuple[str, int] | None:
-        """The proven vector type of a value: the result type a raw typed builder was given,
-        through `as_ir_value(...)` and names bound once."""
-        if depth > _DEPTH:
-            return None
-        node = self._unwrapped(node)
-        if isinstance(node, ast.Name):
-            value = self._single_value(node)
-            return self._vector_type_of(value, depth + 1) if value is not None else None
-        if isinstance(node, ast.Call) and call_in(self, node, VECTOR_MODULES) in _TYPED_BUILDERS and node.args:
-            return self._literal_vector_type(node.args[0])
-        return self._fixed_vector_type(node, depth)
-
-    def _fixed_vector_type(self, node: ast.expr, depth: int) -> tuple[str, int] | None:
-        """The vector type of what this rule's fixes write (`fx.Vector.from_elements([a, b], fx.Int64)`,
-        `fx.Vector(v).bitcast(fx.Float16)`), so a later pass still knows the source of the next op."""
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and len(node.args) in (1, 2)):
-            return None
-        method, receiver = node.func.attr, node.func.value
-        scalar = self._scalar_class(node.args[-1])
-        if method == "from_elements" and len(node.args) == 2 and self.model.resolve(receiver) in _VECTOR_CLASS \
-                and isinstance(node.args[0], (ast.List, ast.Tuple)) and scalar:
-            return scalar, len(node.args[0].elts)
-        if method == "bitcast" and len(node.args) == 1 and scalar and self._is_vector_wrap(receiver):
-            source = self._vector_type_of(receiver.args[0], depth + 1)
-            bits, width = source and self._bits(*source), self._table().scalars.get(scalar, {}).get("width")
-            return (scalar, bits // width) if bits and width and bits % width == 0 else None
-        return None
-
-    def _scalar_class(self, node: ast.expr) -> str | None:
-        """`fx.Int64` -> `Int64`: an fx scalar class the release has."""
-        name = self.model.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
-        leaf = name.rpartition(".")[2] if name and name.startswith("flydsl.expr.") else None
-        return leaf if leaf in self._table().scalars else None
-
-    def _unwrapped(self, node: ast.expr) -> ast.expr:
-        """`as_ir_value(x)` -> `x`: it returns an ir.Value (an fx.Vector too) unchanged."""
-        while isinstance(node, ast.Call) and self._is_as_ir_value(node):
-            node = node.args[0]
-        return node
-
-    def _is_as_ir_value(self, node: ast.expr) -> bool:
-        return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
-                and self.model.resolve(node.func) in _AS_IR_VALUE)
-
-    def _is_vector_wrap(self, node: ast.expr) -> bool:
-        return (isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords
-                and self.model.resolve(node.func) in _VECTOR_CLASS)
-
-    def _single_value(self, name: ast.Name) -> ast.expr | None:
-        """The value of the one plain assignment that binds `name`."""
-        binding = self.model.binding_of(name)
-        if binding is None or binding.kind != "assign" or not self.model.is_single_binding(binding):
-            return None
-        statement = self.model.parent(binding.node)
-        return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
+        # `fx.Vector(v)` infers the dtype (a class the release has, as `spelled_vector_type` checked).
+        return f"{{Vector}}({self.text(self.model.without_as_ir_value(node.args[0]))})[{index.value}]", None, "Use indexing `vec[i]`"
 
     def _element_of(self, element: ast.expr, dtype: str) -> bool:
         """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op
@@ -294,11 +200,11 @@ class RawVectorOp(Rule):
         if depth > _DEPTH:
             return False
         parent = self.model.parent(node)
-        if self._is_as_ir_value(parent):
+        if self.model.is_as_ir_value(parent):
             return self._reaches_only_raw_ops(parent, True, depth + 1)
         if isinstance(parent, (ast.List, ast.Tuple)) and isinstance(parent.ctx, ast.Load):
             return unwrapped and self._reaches_only_raw_ops(parent, True, depth + 1)
-        if self._is_vector_wrap(parent):
+        if self.model.is_vector_wrap(parent):
             return unwrapped  # `fx.Vector(v)` takes any vector ir.Value alike (the fix of the op using it)
         if isinstance(parent, ast.Call) and is_raw_dialect_call(self, parent):
             return unwrapped and (node in parent.args or any(k.value is node for k in parent.keywords))

@@ -6,7 +6,8 @@ code?"; they never look at import statements or raw text themselves.
 
 The model is one class assembled from one module per concern: `walk` builds
 it, `scopes` holds its scopes and bindings, `resolution` answers what a name
-refers to, `queries` the rest, `types` the value type of an expression.
+refers to, `queries` the rest, `types` the value type of an expression,
+`vectors` the element and lanes of a vector value.
 """
 
 from __future__ import annotations
@@ -20,10 +21,11 @@ from .queries import _Queries
 from .resolution import _Resolution
 from .scopes import Binding, Scope, _Scopes
 from .types import ValueType, _ValueTypes
+from .vectors import _VectorTypes
 from .walk import _Walk
 
 
-class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes):
+class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes, _VectorTypes):
     """Scopes and bindings of one module, with name resolution on demand."""
 
     def __init__(
