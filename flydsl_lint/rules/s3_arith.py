@@ -244,8 +244,10 @@ _RAW_VIEWS = frozenset(
 )
 
 
-# Run-time values by construction: thread and block ids.
-_HARDWARE_IDS = tuple(f"{EXPR}.{name}." for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
+# Run-time values by construction: thread and block ids, as `fx.thread_idx.x` or
+# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects).
+_HARDWARE_IDS = tuple(f"{module}.{name}." for module in (EXPR, f"{EXPR}.gpu")
+                      for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
 
 
 def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
@@ -274,10 +276,8 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
             return False
         if binding.kind == "param":
             return binding.scope is not None and model.function_kind(binding.scope.node) is not None
-        statement = model.parent(binding.node)
-        if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
-            return provably_dynamic(rule, statement.value, depth + 1)
-        return False
+        value = single_assigned_value(model, node)
+        return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):
         return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
     if isinstance(node, ast.Compare):
@@ -288,6 +288,15 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         argument = single_positional(node)
         return argument is not None and provably_dynamic(rule, argument, depth + 1)
     return visibly_raw(rule, node)
+
+
+def single_assigned_value(model, name: ast.Name) -> ast.expr | None:
+    """`v` of `name = v` when that is the name's only binding, else None."""
+    binding = model.binding_of(name)
+    if binding is None or binding.kind != "assign" or not model.is_single_binding(binding):
+        return None
+    statement = model.parent(binding.node)
+    return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
 
 
 _PRECEDENCE_SAFE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
@@ -614,8 +623,9 @@ class RawArithConstant(Rule):
     As the right operand of an operator whose left operand is a run-time fx
     value of the constant's type, though, the plain literal (`x + 4` for
     `x + arith.constant(4, type=T.i32)`) is turned into the same
-    `arith.constant` by the operator: the result and its type are the same.
-    So is a literal offset of the legacy `buffer_ops.buffer_load` / `buffer_store`,
+    `arith.constant` by the operator: the result and its type are the same,
+    so such an operation (`(x >> c4) & c3`) is in turn an fx operand of x's
+    type when the constant is of x's own class. So is a literal offset of the legacy `buffer_ops.buffer_load` / `buffer_store`,
     which build an int offset as that i32 constant."""
 
     code = "FLY343"
@@ -682,7 +692,7 @@ class RawArithConstant(Rule):
         if any(k.arg == "index" for k in node.keywords):
             leaf = "index"
         fix = None
-        literal = _constant_literal(node) if op == "constant" and leaf else None
+        literal = _constant_literal(self.model, node) if op == "constant" and leaf else None
         if literal is not None and (self._operator_takes_literal(node, leaf, literal)
                                     or self._buffer_offset_takes_literal(node, leaf, literal)):
             text = self.text(literal)
@@ -711,7 +721,7 @@ class RawArithConstant(Rule):
         of every FlyDSL checkout 0.3.0 to 0.5.0), then treats it as it treats the raw constant."""
         parent = self.model.parent(node)
         call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
-        value = _literal_value(literal)
+        value = _literal_value(self.model, literal)
         if not (isinstance(call, ast.Call) and leaf == "i32" and type(value) is int and _fits(value, "Int32")):
             return False
         position = _BUFFER_OFFSET_POSITIONS.get(self.model.resolve(call.func) or "")
@@ -732,10 +742,30 @@ class RawArithConstant(Rule):
             left = parent.left
         else:
             return False
-        left_type = known_scalar_type(self.model, left)
-        value = _literal_value(literal)
+        left_type = self._operand_type(left)
+        value = _literal_value(self.model, literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
         return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
+
+    def _operand_type(self, node: ast.expr, depth: int = 0) -> str | None:
+        """The fx type of an operator's left operand: the model's, or for `x <op> arith.constant(v,
+        type=T)` that this fix turns into `x <op> v` (or a name bound once to one), the type of `x`
+        when the constant is of that very class (Int32 and `T.i32`, ...): the operator makes the
+        same constant of it, so no promotion, and the result is of x's class either way."""
+        found = known_scalar_type(self.model, node)
+        if found is not None or depth > 6:
+            return found
+        if isinstance(node, ast.Name):
+            value = single_assigned_value(self.model, node)
+            return None if value is None else self._operand_type(value, depth + 1)
+        if not (isinstance(node, ast.BinOp) and isinstance(node.op, _LITERAL_OPERATORS)
+                and isinstance(node.right, ast.Call) and call_in(self, node.right, ARITH_OP_MODULES) == "constant"):
+            return None
+        literal = _constant_literal(self.model, node.right)
+        leaf = _constant_type_leaf(self, node.right)
+        left_type = self._operand_type(node.left, depth + 1)
+        carried = literal is not None and _SAME_CLASS_CONSTANTS.get(left_type) == leaf
+        return left_type if carried and self._operator_takes_literal(node.right, leaf, literal) else None
 
 
 # The legacy buffer helpers -> the position of their element `offset` argument.
@@ -747,23 +777,39 @@ _LITERAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Bit
                       ast.LShift, ast.RShift)
 
 
+# Left operand types whose constant of the same class leaves the operator's result in that class.
+_SAME_CLASS_CONSTANTS = {"Int32": "i32", "Int64": "i64", "Float32": "f32"}
+
+
 # Left operand type -> the constant type and literal kind that keep it (an int literal is
 # an Int32, a float literal a Float32 to the operator; proven in tests/proofs).
 _LITERAL_OPERAND_TYPES = {"Int32": ("i32", int), "Uint32": ("i32", int), "Int64": ("i64", int),
                           "Float32": ("f32", float)}
 
 
-def _constant_literal(node: ast.Call) -> ast.expr | None:
-    """`v` of FlyDSL's `arith.constant(v, type=T)` when it is a number literal (maybe negated)."""
+def _constant_literal(model, node: ast.Call) -> ast.expr | None:
+    """`v` of FlyDSL's `arith.constant(v, type=T)` when it is a number literal (maybe negated),
+    or a name bound once to one (`MFMA_N = 16`): the operator reads the same Python number."""
     if len(node.args) != 1 or [k.arg for k in node.keywords] != ["type"]:
         return None
     value = node.args[0]
-    return value if _literal_value(value) is not None else None
+    return value if _literal_value(model, value) is not None else None
 
 
-def _literal_value(node: ast.expr) -> int | float | None:
+def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
+    """`i32` of `arith.constant(v, type=T.i32)` (or of a local alias of `T.i32`)."""
+    spelled = next((k.value for k in node.keywords if k.arg == "type"), None)
+    name = rule.model.resolve(spelled) if isinstance(spelled, (ast.Name, ast.Attribute)) else None
+    leaf = (name or "").rpartition(".")[2]
+    return leaf if leaf in _FX_CONSTANT_TYPES else None
+
+
+def _literal_value(model, node: ast.expr) -> int | float | None:
+    if isinstance(node, ast.Name):
+        bound = single_assigned_value(model, node)
+        return None if bound is None or isinstance(bound, ast.Name) else _literal_value(model, bound)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal_value(node.operand)
+        inner = _literal_value(model, node.operand)
         return None if inner is None else -inner
     if isinstance(node, ast.Constant) and type(node.value) in (int, float):
         return node.value

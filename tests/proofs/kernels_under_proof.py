@@ -215,7 +215,9 @@ def build():
 # `fx.as_ir_value(x)`) or on fx values given to FlyDSL's own helpers (`xori`,
 # `cmpi`, `select`), whose result goes into a wrap of its type or into a raw
 # dialect op (readfirstlane, select here). FLY343's: `arith.constant(v, type=T)`
-# as the right operand of an operator on a run-time fx value of type T.
+# as the right operand of an operator on a run-time fx value of type T (a thread id
+# spelled `gpu.thread_idx.x` too, or an operator on such a constant: `(x >> c4) & c3`;
+# `v` a number literal or a name bound once to one, BLOCK).
 RAW_ARITH_VIEWS = '''\
 import torch
 
@@ -224,6 +226,7 @@ import flydsl.expr as fx
 from flydsl._mlir.dialects import arith
 from flydsl._mlir.dialects import rocdl as raw_rocdl
 from flydsl.expr import arith as fx_arith
+from flydsl.expr import gpu
 from flydsl.expr.typing import T
 
 BLOCK = 64
@@ -259,13 +262,19 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     back = fx.Int32(wide - fx_arith.constant(-3, type=T.i64))
     low = fx.Int32(lane < fx_arith.constant(9, type=T.i32))
     half = scaled * fx_arith.constant(0.5, type=T.f32)
+    low16 = gpu.thread_idx.x & fx_arith.constant(15, type=T.i32)
+    row = (lane >> fx_arith.constant(4, type=T.i32)) & fx_arith.constant(3, type=T.i32)
+    warp = lane >> fx_arith.constant(6, type=T.i32)
+    head = warp * fx_arith.constant(4, type=T.i32) + row
+    far = (wide + fx_arith.constant(8, type=T.i64)) * fx_arith.constant(2, type=T.i64)
+    block = lane * fx_arith.constant(BLOCK, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
-                   + quad + odd + back + low) % BLOCK
+                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = half
+    rv[0] = (half - fx_arith.constant(1.5, type=T.f32)) * fx_arith.constant(3.0, type=T.f32)
     fx.copy(copy, rv, fx.slice(tO, (None, dst)))
 
 
