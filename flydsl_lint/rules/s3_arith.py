@@ -742,7 +742,10 @@ class RawArithConstant(Rule):
             left = parent.left
         else:
             return False
-        left_type = self._operand_type(left)
+        return self._keeps_literal(left, self._operand_type(left), leaf, literal)
+
+    def _keeps_literal(self, left: ast.expr, left_type: str | None, leaf: str, literal: ast.expr) -> bool:
+        """Whether an operator on the run-time `left` of `left_type` builds the constant from the literal."""
         value = _literal_value(self.model, literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
         return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
@@ -765,7 +768,7 @@ class RawArithConstant(Rule):
         leaf = _constant_type_leaf(self, node.right)
         left_type = self._operand_type(node.left, depth + 1)
         carried = literal is not None and _SAME_CLASS_CONSTANTS.get(left_type) == leaf
-        return left_type if carried and self._operator_takes_literal(node.right, leaf, literal) else None
+        return left_type if carried and self._keeps_literal(node.left, left_type, leaf, literal) else None
 
 
 # The legacy buffer helpers -> the position of their element `offset` argument.

@@ -53,3 +53,25 @@ def test_a_name_bound_once_to_a_number_literal_is_that_literal(tmp_path):
     # BIG does not fit an Int32 literal; TILE is bound twice: both keep the raw constant.
     assert fixed.endswith("    a = n * MFMA_N\n    b = n & arith.constant(BIG, type=T.i32)\n"
                           "    c = n * arith.constant(TILE, type=T.i32)\n")
+
+
+def test_a_long_chain_of_constants_costs_linear_work(tmp_path, monkeypatch):
+    # Each constant's left operand is the chain before it: its type must not be worked out
+    # again for every way of reaching it (that is exponential in the chain's length).
+    from flydsl_lint.rules.s3_arith import RawArithConstant
+
+    calls = []
+    original = RawArithConstant._operand_type
+
+    def counted(self, node, depth=0):
+        calls.append(node)
+        if len(calls) > 100_000:
+            raise RuntimeError("too many operand-type queries")
+        return original(self, node, depth)
+
+    monkeypatch.setattr(RawArithConstant, "_operand_type", counted)
+    chain = " + ".join(["tid"] + ["arith.constant(1, type=T.i32)"] * 40)
+    body = f"@flyc.kernel\ndef k(n: fx.Int32):\n    tid = fx.Int32(fx.thread_idx.x)\n    s = {chain}\n"
+    found = lint_text(HEADER + body, tmp_path, select=("FLY343",))
+    assert len(found) == 40 and found[0].fix is not None and found[1].fix is not None
+    assert len(calls) <= 40 * 10, len(calls)
