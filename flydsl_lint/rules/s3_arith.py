@@ -276,7 +276,7 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
             return False
         if binding.kind == "param":
             return binding.scope is not None and model.function_kind(binding.scope.node) is not None
-        value = single_assigned_value(model, node)
+        value = model.single_assigned_value(node)
         return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):
         return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
@@ -288,15 +288,6 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         argument = single_positional(node)
         return argument is not None and provably_dynamic(rule, argument, depth + 1)
     return visibly_raw(rule, node)
-
-
-def single_assigned_value(model, name: ast.Name) -> ast.expr | None:
-    """`v` of `name = v` when that is the name's only binding, else None."""
-    binding = model.binding_of(name)
-    if binding is None or binding.kind != "assign" or not model.is_single_binding(binding):
-        return None
-    statement = model.parent(binding.node)
-    return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
 
 
 _PRECEDENCE_SAFE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)
@@ -759,7 +750,7 @@ class RawArithConstant(Rule):
         if found is not None or depth > 6:
             return found
         if isinstance(node, ast.Name):
-            value = single_assigned_value(self.model, node)
+            value = self.model.single_assigned_value(node)
             return None if value is None else self._operand_type(value, depth + 1)
         if not (isinstance(node, ast.BinOp) and isinstance(node.op, _LITERAL_OPERATORS)
                 and isinstance(node.right, ast.Call) and call_in(self, node.right, ARITH_OP_MODULES) == "constant"):
@@ -809,7 +800,7 @@ def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
 
 def _literal_value(model, node: ast.expr) -> int | float | None:
     if isinstance(node, ast.Name):
-        bound = single_assigned_value(model, node)
+        bound = model.single_assigned_value(node)
         return None if bound is None or isinstance(bound, ast.Name) else _literal_value(model, bound)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
         inner = _literal_value(model, node.operand)

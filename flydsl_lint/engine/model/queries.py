@@ -27,6 +27,14 @@ class _Queries:
             raise ValueError(f"the model does not list {kind.__name__} nodes; use loads_of() or bindings")
         return self.nodes_by_type.get(kind, [])
 
+    def single_assigned_value(self, name: ast.Name) -> ast.expr | None:
+        """The value of the one plain assignment that binds `name`."""
+        binding = self.binding_of(name)
+        if binding is None or binding.kind != "assign" or not self.is_single_binding(binding):
+            return None
+        statement = self.parent(binding.node)
+        return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
+
     def attributes_by_name(self) -> dict[str, list[ast.Attribute]]:
         """Attribute nodes grouped by `.attr`, each group in source order: rules
         that look for a few attribute names skip the rest. Grouped on first request."""

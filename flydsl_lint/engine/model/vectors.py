@@ -85,14 +85,6 @@ class _VectorTypes:
         return isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
             and self.resolve(node.func) in VECTOR_CLASS
 
-    def single_assigned_value(self, name: ast.Name) -> ast.expr | None:
-        """The value of the one plain assignment that binds `name`."""
-        binding = self.binding_of(name)
-        if binding is None or binding.kind != "assign" or not self.is_single_binding(binding):
-            return None
-        statement = self.parent(binding.node)
-        return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
-
     def _t_fact(self, node: ast.expr, table: TypeTable) -> str | None:
         """What the release's table says a `T.<name>` spells."""
         name = self.resolve(node) if isinstance(node, (ast.Name, ast.Attribute)) else None
