@@ -42,7 +42,10 @@ records
   `T.vec(n, elem)` a `count-element` vector type; and the `fx.Vector` methods
   FLY321's fixes write, by what they emit: `from_elements` coercing each element
   to the dtype before one `vector.from_elements`, `bitcast` one `vector.BitCastOp`
-  to the same bits, and `[i]` one static `vector.ExtractOp` wrapped in the dtype.
+  to the same bits (a vector of the class passed), `[i]` one static `vector.ExtractOp`
+  wrapped in the dtype; `to(T)` and `filled(shape, x, T)` a vector of T, `reduce(op)`
+  one `vector.reduction` wrapped in the element class, and the operators `+ - * & | ^`
+  (`apply_op`) the element classes' promotion by the scalar lattice.
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -496,14 +499,27 @@ def _spelled_type(function: ast.FunctionDef) -> str | None:
     return None
 
 
-# The fx.Vector methods FLY321's fixes write, and the code that shows what each emits.
+# The fx.Vector methods FLY321's fixes write and the value-type layer follows, and the code
+# that shows what each emits and returns.
 _VECTOR_METHOD_SHAPES = {
     "from_elements": ("coerces-elements", ("_to_raw(cls._coerce_element(element, dtype)) for element in elements",
                                           "vector.from_elements(vec_ty, raw_elements)")),
-    "bitcast": ("same-bits", ("src_bits = self.numel * self._dtype.width", "vector.BitCastOp(dst_vec_ty, self)")),
+    "bitcast": ("same-bits", ("src_bits = self.numel * self._dtype.width", "vector.BitCastOp(dst_vec_ty, self)",
+                              "return Vector(res, (dst_count,), dtype)")),
     "__getitem__": ("static-extract", ("vector.ExtractOp(self, static_position=[idx], dynamic_position=[]).result",
                                        "return self._dtype(res)")),
+    # `v.to(T)`: a vector of T (itself when it already is one).
+    "to": ("dtype-vector", ("if src_dtype is dtype:\n        return self", "return Vector(res, self._shape, dtype)")),
+    # `Vector.filled(shape, x, T)`: a vector of T.
+    "filled": ("dtype-vector", ("return cls(val, shape, dtype)",)),
+    # `v.reduce(op)`: one `vector.reduction` wrapped in the element class.
+    "reduce": ("element-scalar", ("res = vector.reduction(et, kind, self, **kwargs)", "return self._dtype(res)")),
 }
+# `v + w`: the operators that promote the element classes by the scalar lattice (`_apply_op`).
+_VECTOR_OPERATORS = ("add", "sub", "mul", "and_", "or_", "xor")
+_VECTOR_LATTICE = ("common_dtype = _common_numeric_type_for_op(self_dtype, other_dtype, op) if other_dtype is not None "
+                   "else self_dtype", "result_dtype = _result_numeric_type_for_op(common_dtype, op)",
+                   "return self._wrap_op_result(result, shape, result_dtype)")
 
 
 def vector_facts(typing: ast.Module | None) -> dict[str, str]:
@@ -518,6 +534,13 @@ def vector_facts(typing: ast.Module | None) -> dict[str, str]:
         shape = _VECTOR_METHOD_SHAPES.get(getattr(method, "name", ""))
         if shape is not None and all(part in ast.unparse(method) for part in shape[1]):
             found[f"flydsl.expr.typing.Vector.{method.name}"] = shape[0]
+    methods = {method.name: ast.unparse(method) for method in getattr(defs.get("Vector"), "body", ())
+               if isinstance(method, ast.FunctionDef)}
+    if all(part in methods.get("_apply_op", "") for part in _VECTOR_LATTICE):
+        for operator in _VECTOR_OPERATORS:
+            dunder = f"__{operator.rstrip('_')}__"
+            if f"return self.apply_op(operator.{operator}, other)" in methods.get(dunder, ""):
+                found[f"flydsl.expr.typing.Vector.{dunder}"] = "element-lattice"
     return found
 
 
