@@ -50,6 +50,8 @@ CLASSIC_SCALARS = frozenset({
     "Float32", "Float64", "Boolean", "Index",
 })
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
+# Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
+_VECTOR_CLASSES = ("flydsl.expr.Vector", "flydsl.expr.typing.Vector")
 _GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
 # Builtins through which code reaches a module's functions by a computed name.
 _DYNAMIC_READS = ("globals", "locals", "vars", "eval", "exec")
@@ -77,6 +79,8 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
     def __str__(self) -> str:
         if self.kind == SCALAR:
             return f"fx.{self.scalar}"
+        if self.kind == VECTOR:
+            return f"fx.Vector of fx.{self.scalar}"
         if self.kind == RAW:
             return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
         if self.kind == ARITH_VALUE:
@@ -154,6 +158,16 @@ class TypeTable:
             return ValueType(SCALAR, name) if not self.scalars and name in CLASSIC_SCALARS else UNKNOWN_TYPE
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
+    def vector(self, element: str) -> ValueType:
+        """An fx.Vector of the scalar class `element`."""
+        found = self.scalar(element)
+        return found._replace(kind=VECTOR) if found.known else UNKNOWN_TYPE
+
+    def vector_fact(self, method: str) -> str | None:
+        """What the release's `fx.Vector.<method>` gives (`dtype-vector`, `element-scalar`, ...)."""
+        fact = self.vectors.get(f"flydsl.expr.typing.Vector.{method}")
+        return fact if isinstance(fact, str) else None
+
     def parse(self, spelled: str) -> ValueType:
         """A table value (`Int32`, `raw`, `raw:index`, `arith-value`) as a ValueType; a raw
         scalar the release's value caster turns into an ArithValue is that signless ArithValue."""
@@ -198,6 +212,9 @@ def _literal_type(node: ast.expr) -> ValueType:
     return UNKNOWN_TYPE
 
 
+# The vector operators whose element class the table may settle (data/flydsl_types.txt `vectors`).
+_VECTOR_DUNDERS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.BitAnd: "__and__",
+                   ast.BitOr: "__or__", ast.BitXor: "__xor__"}
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.Div)
 _INT_ONLY = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
@@ -534,6 +551,8 @@ class _ValueTypes:
             constructed = self._constructed_type(name)
             if constructed.known:
                 return constructed, "constructor"
+            if module in _VECTOR_CLASSES and leaf == "filled":
+                return self._filled_type(node)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
                 return self._arith_value_call_type(node)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
@@ -563,8 +582,12 @@ class _ValueTypes:
             receiver, why = self._typed(func.value, depth)
             if func.attr == "ir_value" and not node.args and receiver.kind == SCALAR:
                 return self._ir_value_type(receiver)
-            if func.attr == "ir_value" and not node.args and receiver.kind in (ARITH_VALUE, VECTOR):
+            if func.attr == "ir_value" and not node.args and receiver.kind == ARITH_VALUE:
                 return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+            if func.attr == "ir_value" and not node.args and receiver.kind == VECTOR:
+                return receiver, "`Vector.ir_value()` returns the vector itself"
+            if receiver.kind == VECTOR or self.is_vector_wrap(func.value):
+                return self._vector_method_type(node, receiver)
             if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
                 return MAYBE_SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
             if receiver.kind == ARITH_VALUE:
@@ -602,6 +625,31 @@ class _ValueTypes:
             common = _common_type(self.type_table, *operands)
             return (common, source) if common.known else (UNKNOWN_TYPE, "unknown: promotion not settled")
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver} called so"
+
+    def _filled_type(self, node: ast.Call) -> tuple[ValueType, str]:
+        """`fx.Vector.filled(shape, x, fx.Int32)`: a vector of the class passed."""
+        dtype = node.args[2] if len(node.args) == 3 else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+        element = self._constructed_type(self.resolve(dtype)) if dtype is not None else UNKNOWN_TYPE
+        if element.kind != SCALAR or self.type_table.vector_fact("filled") != "dtype-vector":
+            return UNKNOWN_TYPE, "unknown: `Vector.filled` of no known fx scalar class"
+        return self.type_table.vector(element.scalar), f"`Vector.filled` ({self.type_table.source})"
+
+    def _vector_method_type(self, node: ast.Call, receiver: ValueType) -> tuple[ValueType, str]:
+        """A method of an fx.Vector (`receiver`, or `fx.Vector(v)` of an element class not known):
+        `.to(T)` and `.bitcast(T)` give a vector of T, `.reduce(op)` a scalar of the element class."""
+        method, table = node.func.attr, self.type_table
+        fact = table.vector_fact(method)
+        source = f"`Vector.{method}` ({table.source})"
+        if method in ("to", "bitcast") and fact in ("dtype-vector", "same-bits") and len(node.args) == 1 \
+                and all(k.arg == "rounding_mode" for k in node.keywords if method == "to") \
+                and (method == "to" or not node.keywords):
+            target = self._constructed_type(self.resolve(node.args[0]))
+            if target.kind == SCALAR:
+                return table.vector(target.scalar), source
+            return UNKNOWN_TYPE, f"unknown: `Vector.{method}` to a class that is not a known fx scalar"
+        if method == "reduce" and fact == "element-scalar" and receiver.kind == VECTOR:
+            return table.scalar(receiver.scalar), source
+        return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver if receiver.known else 'an fx.Vector'}"
 
     def _wrapped_builder_type(self, node: ast.Call, leaf: str, result: str, depth: int) -> tuple[ValueType, str]:
         """A builder under `dsl_math_wrap_result` (`fx.math.exp2(x)`, `arith.shrui(v, 2)`): the
@@ -769,7 +817,17 @@ class _ValueTypes:
         value = node.value
         if isinstance(value, ast.Attribute) and value.attr == "results" and self._is_raw_op(value.value):
             return self._raw_op_type(self.resolve(value.value.func), "`.results[k]` of a raw dialect op")
-        return UNKNOWN_TYPE, "unknown: subscript"
+        container, why = self._typed(value, depth)
+        if container.kind == VECTOR:
+            return self._vector_element_type(node, container, depth)
+        return UNKNOWN_TYPE, f"unknown: subscript of {container}" if container.known else f"unknown: subscript ({why})"
+
+    def _vector_element_type(self, node: ast.Subscript, vector: ValueType, depth: int) -> tuple[ValueType, str]:
+        """`v[i]` with a Python int `i`: one static `vector.ExtractOp` wrapped in the element class."""
+        index = self._typed(node.slice, depth)[0]
+        if index.kind != PY_INT or self.type_table.vector_fact("__getitem__") != "static-extract":
+            return UNKNOWN_TYPE, f"unknown: `{vector}` indexed by no Python int"
+        return self.type_table.scalar(vector.scalar), f"element of {vector} ({self.type_table.source})"
 
     def _is_raw_op(self, node: ast.expr) -> bool:
         """A call of a raw dialect op class (`arith.AddIOp(...)`)."""
@@ -796,6 +854,8 @@ class _ValueTypes:
         table = self.type_table
         if table.promotion != "numeric-lattice":
             return UNKNOWN_TYPE, f"unknown: no operator promotion known for {table.release}"
+        if VECTOR in (left_type.kind, right_type.kind):
+            return _vector_operator_type(table, op, left_type, right_type)
         left_scalar = self._as_operand(left, left_type)
         right_scalar = self._as_operand(right, right_type)
         if left_scalar is None or right_scalar is None:
@@ -900,6 +960,20 @@ def _promote(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -
     if isinstance(op, ast.Div) and not common.is_float:
         return table.scalar("Float64" if common.width > 32 else "Float32")
     return common
+
+
+def _vector_operator_type(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -> tuple[ValueType, str]:
+    """Two fx.Vectors of one element class under an operator `Vector._apply_op` promotes
+    by the scalar lattice (`+ - * & | ^`): a vector of the element's result."""
+    dunder = _VECTOR_DUNDERS.get(type(op))
+    if left.kind != VECTOR or right.kind != VECTOR or left.scalar != right.scalar:
+        return UNKNOWN_TYPE, "unknown: an operator of a vector and no vector of its element class"
+    if dunder is None or table.vector_fact(dunder) != "element-lattice":
+        return UNKNOWN_TYPE, f"unknown: the vector operator `{type(op).__name__}` is not followed"
+    element = _promote(table, op, table.scalar(left.scalar), table.scalar(right.scalar))
+    if not element.known:
+        return UNKNOWN_TYPE, "unknown: promotion not settled"
+    return table.vector(element.scalar), f"vector operator ({table.source})"
 
 
 def _common_type(table: TypeTable, left: ValueType, right: ValueType) -> ValueType:

@@ -1,0 +1,150 @@
+"""fx.Vector values in the value-type layer (engine/model/types.py): each source of a vector
+type or of a scalar reached through one, and its "unknown stays unknown" twin."""
+
+import ast
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.versions import Version
+
+HEADER = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl.expr.typing import T\n"
+
+
+def type_of(body: str, release: str = "0.5.0") -> str:
+    """The type of the last `probe = <expr>`'s expression, as `str(ValueType)`."""
+    tree = ast.parse(HEADER + textwrap.dedent(body))
+    model = SemanticModel(tree, target_version=Version.parse(release))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    return str(model.value_type(model.parent(probe).value))
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("fx.Vector.filled(4, 0x7FFFFFFF, fx.Int32)", "fx.Vector of fx.Int32"),
+    ("fx.Vector.filled(4, 0, dtype=fx.Float16)", "fx.Vector of fx.Float16"),
+    ("fx.Vector(v).to(fx.Float32)", "fx.Vector of fx.Float32"),  # whatever v's element class
+    ("fx.Vector(v).bitcast(fx.Int32)", "fx.Vector of fx.Int32"),
+    ("fx.Vector.filled(4, 0, fx.Int32).to(fx.Float16)", "fx.Vector of fx.Float16"),
+    ("fx.Vector.filled(4, 0, fx.Int32).ir_value()", "fx.Vector of fx.Int32"),  # returns self
+    ("fx.Vector.filled(4, 0, fx.Float32).reduce('max')", "fx.Float32"),
+    ("fx.Vector.filled(4, 0, fx.Float32)[1]", "fx.Float32"),
+    ("fx.Vector.filled(4, 0, fx.Int32) & fx.Vector.filled(4, 1, fx.Int32)", "fx.Vector of fx.Int32"),
+    ("fx.Vector.filled(4, 0, fx.Float32) * fx.Vector.filled(4, 1, fx.Float32)", "fx.Vector of fx.Float32"),
+])
+def test_vector_sources(expr, expected):
+    assert type_of(f"probe = {expr}\n") == expected
+
+
+@pytest.mark.parametrize("expr", [
+    "fx.Vector(v)",  # the element class is the value's: not known
+    "fx.Vector(v).reduce('max')",
+    "fx.Vector(v)[0]",
+    "fx.Vector.filled(4, 0, dtype)",  # no fx scalar class
+    "fx.Vector.filled(4, 0)",
+    "fx.Vector(v).to(T.f32)",
+    "fx.Vector(v).to(ir.Value)",  # `.to(ir.Value)` returns the vector itself
+    "fx.Vector(v).bitcast(fx.Int32, x)",
+    "fx.Vector.filled(4, 0, fx.Float32)[i]",  # an index of no known type
+    "fx.Vector.filled(4, 0, fx.Float32)[0:2]",
+    "fx.Vector.filled(4, 0, fx.Float32).shuffle(w, [0, 1])",  # not followed
+    "fx.Vector.filled(4, 0, fx.Int32) & fx.Vector.filled(4, 1, fx.Int64)",  # two element classes
+    "fx.Vector.filled(4, 0, fx.Int32) & 1",  # a vector and a literal
+    "fx.Int32(a) + fx.Vector.filled(4, 1, fx.Int32)",
+    "fx.Vector.filled(4, 0, fx.Float32) & fx.Vector.filled(4, 1, fx.Float32)",  # a TypeError at trace time
+    "fx.Vector.filled(4, 0, fx.Int32) / fx.Vector.filled(4, 1, fx.Int32)",  # not followed
+    "fx.Vector.filled(4, 0, fx.Int32) < fx.Vector.filled(4, 1, fx.Int32)",
+    "v.reduce('max')", "v.to(fx.Float32)", "v[0]",
+])
+def test_unknown_stays_unknown(expr):
+    assert type_of(f"probe = {expr}\n") == "unknown"
+
+
+def test_a_chain_through_names_bound_once():
+    body = """
+    @flyc.jit
+    def k(q_src):
+        abs_mask = fx.Vector.filled(4, 0x7FFFFFFF, fx.Int32)
+        q_f32 = fx.Vector(q_src).to(fx.Float32)
+        q_abs = (q_f32.bitcast(fx.Int32) & abs_mask).bitcast(fx.Float32)
+        probe = q_abs.reduce("max")
+    """
+    assert type_of(body) == "fx.Float32"
+
+
+def test_a_vector_rebound_in_traced_code_stays_unknown():
+    body = """
+    @flyc.jit
+    def k(q_src, chunks):
+        v = fx.Vector(q_src).to(fx.Float32)
+        for v in chunks:
+            pass
+        probe = v.reduce("max")
+    """
+    assert type_of(body) == "unknown"
+
+
+def test_no_vector_facts_no_vector_types():
+    # 0.2.4 has no fx.Vector facts in the table: every source stays unknown.
+    for expr in ("fx.Vector.filled(4, 0, fx.Int32)", "fx.Vector(v).to(fx.Float32)", "fx.Vector(v).bitcast(fx.Int32)"):
+        assert type_of(f"probe = {expr}\n", release="0.2.4") == "unknown"
+
+
+def _derive_script():
+    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
+    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_VECTOR_SOURCE = '''\
+class Vector(ArithValue):
+    def to(self, dtype, *, rounding_mode=None):
+        if dtype is ir.Value:
+            return self
+        src_dtype = self._dtype
+        if src_dtype is dtype:
+            return self
+        res = fp_to_fp(self, dtype.ir_type)
+        return Vector(res, self._shape, dtype)
+    def reduce(self, op, init_val=None, reduction_profile=None, *, fastmath=None):
+        et = element_type(self.type)
+        kwargs = {}
+        res = vector.reduction(et, kind, self, **kwargs)
+        return self._dtype(res)
+    @classmethod
+    def filled(cls, shape, fill_value, dtype):
+        val = vector.broadcast(vec_ty, fill_value.ir_value())
+        return cls(val, shape, dtype)
+    def _apply_op(self, method_name, op, other, flip=False):
+        common_dtype = _common_numeric_type_for_op(self_dtype, other_dtype, op) if other_dtype is not None else self_dtype
+        result_dtype = _result_numeric_type_for_op(common_dtype, op)
+        return self._wrap_op_result(result, shape, result_dtype)
+    def __add__(self, other):
+        return self.apply_op(operator.add, other)
+    def __and__(self, other):
+        return self.apply_op(operator.and_, other)
+    def __mul__(self, other):
+        return vector_mul(self, other)
+'''
+
+
+def test_the_derive_script_records_what_the_vector_methods_return():
+    assert _derive_script().vector_facts(ast.parse(_VECTOR_SOURCE)) == {
+        "flydsl.expr.typing.Vector.to": "dtype-vector",
+        "flydsl.expr.typing.Vector.reduce": "element-scalar",
+        "flydsl.expr.typing.Vector.filled": "dtype-vector",
+        "flydsl.expr.typing.Vector.__add__": "element-lattice",
+        "flydsl.expr.typing.Vector.__and__": "element-lattice",  # `__mul__` takes another path: not recorded
+    }
+
+
+def test_the_derive_script_records_nothing_the_source_does_not_show():
+    changed = (_VECTOR_SOURCE.replace("return self._dtype(res)", "return res")
+               .replace("return cls(val, shape, dtype)", "return cls(val)")
+               .replace("return Vector(res, self._shape, dtype)", "return Vector(res)")
+               .replace("result_dtype = _result_numeric_type_for_op(common_dtype, op)", "result_dtype = common_dtype"))
+    assert _derive_script().vector_facts(ast.parse(changed)) == {}
