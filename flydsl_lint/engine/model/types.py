@@ -244,7 +244,11 @@ class _ValueTypes:
             return found
         if depth > _MAX_DEPTH:
             return UNKNOWN_TYPE, "unknown: expression too deep"
-        memo[node] = (UNKNOWN_TYPE, "unknown: defined through itself")  # a cycle reads this
+        if type(node) is not ast.Name:
+            # A cycle reads this. Not for a name: `x = x.maximumf(y)` reads the very name asked,
+            # which must see the type its bindings are checked under (`_rebound_type` and the
+            # bound value's own entry catch a name's cycles).
+            memo[node] = (UNKNOWN_TYPE, "unknown: defined through itself")
         answer = self._infer(node, depth + 1)
         self._remember(memo, node, answer)
         return answer
