@@ -1,13 +1,15 @@
 """Value types: what kind of value an expression of FlyDSL code provably holds.
 
 `model.value_type(expr)` answers with a `ValueType`: a compile-time Python
-int / float / bool, an fx scalar (`Int32`, `Index`, ...), a raw `ir.Value`,
-an `ArithValue` (with its `signed` when known), a tensor, or unknown.
+int / float / bool, an fx scalar (`Int32`, `Index`, ...), an `fx.Vector` of
+an element class, a raw `ir.Value`, an `ArithValue` (with its `signed` when
+known), a tensor, or unknown.
 `model.explain_type(expr)` adds why. Once flydsl.expr is imported, ArithValue
 is the MLIR value caster of scalar and vector types: a raw op's scalar or
 vector result is already an ArithValue, of `signed=None` ("signless").
 Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
-operator, the promotion lattice, `thread_idx.x`, `range` loop variables) are
+operator, the promotion lattice, `thread_idx.x`, `range` loop variables, what
+the `fx.Vector` methods and operators give) are
 those of the target release, read from data/flydsl_types.txt (derived from
 the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
 whose bindings disagree (or that traced code rebinds to a non-fx value), a call
