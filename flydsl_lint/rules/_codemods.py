@@ -192,6 +192,22 @@ def own_nodes(body: list[ast.stmt]):
         pending += ast.iter_child_nodes(node)
 
 
+def scope_nodes(body: list[ast.stmt]):
+    """The nodes of `body`, nested loops and blocks included (a name they bind is the body's,
+    and a Python `if`/`while` around it carries it), but not the insides of nested defs,
+    lambdas and classes, whose names are their own."""
+    pending = list(body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            pending += node.decorator_list  # run where the def is
+            continue
+        if isinstance(node, ast.Lambda):
+            continue
+        pending += ast.iter_child_nodes(node)
+
+
 def is_attribute_of(node: ast.expr, name: str, attribute: str) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == attribute and isinstance(node.value, ast.Name) \
         and node.value.id == name

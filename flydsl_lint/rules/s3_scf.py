@@ -9,7 +9,8 @@ from ..engine.project import release_paths
 from ._base import Invalid, Rule, register
 from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, end_of,
                         fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
-                        reads_of, replace_with_edits, single_name_assignment, start_of, unconditional_block, within)
+                        reads_of, replace_with_edits, scope_nodes, single_name_assignment, start_of, unconditional_block,
+                        within)
 from ._flydsl import RAW_ARITH
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
@@ -421,6 +422,7 @@ class _WhileRewrite(Codemod):
         for node in own_nodes(region.body):
             if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
                 raise Refusal(f"the body has a `{type(node).__name__.lower()}` of its own")
+        for node in scope_nodes(region.body):  # a name bound in a nested loop is carried too
             if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and self._lives_outside(node, region):
                 raise Refusal(f"the body assigns `{node.id}`, which lives outside it "
                               "(a Python `while` would carry it)")

@@ -12,7 +12,8 @@ from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, enclosing_block,
                         end_of, fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
-                        reads_of, single_name_assignment, spliced_text, start_of, unconditional_block, within)
+                        reads_of, scope_nodes, single_name_assignment, spliced_text, start_of, unconditional_block,
+                        within)
 from ._edits import reference
 from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
@@ -449,8 +450,12 @@ class _IfRewrite(Codemod):
         name the region rebinds would become a local of that function instead; its items,
         attributes and methods stay the helper's, through the closure."""
         body = region.body[:-1] if self._yield_values(region.body[-1]) is not None else region.body
-        for node in [*own_nodes(body), *(n for v in values for n in ast.walk(v))]:
+        for node in own_nodes(body):
             if isinstance(node, (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom)):
+                raise Refusal(f"a region has a `{type(node).__name__.lower()}` of its own")
+        # Names are carried from anywhere in the branch, loops included.
+        for node in [*scope_nodes(body), *(n for v in values for n in ast.walk(v))]:
+            if isinstance(node, (ast.Yield, ast.YieldFrom)):
                 raise Refusal(f"a region has a `{type(node).__name__.lower()}` of its own")
             if boundary:
                 if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) \

@@ -273,8 +273,13 @@ def test_an_interrupt_during_the_commit_says_the_files_are_written(tmp_path, mon
 
     monkeypatch.setattr(migrate_command, "commit", commit_then_ctrl_c)
     options = migrate_command.MigrateOptions([str(repo / "kernels")], repo, unproven=True, reports=[repo / "r.json"])
-    with pytest.raises(KeyboardInterrupt, match=r"^the 1 migrated files are written; the reports may not be$"):
-        migrate_command.run(options, make_settings(repo))
+    # Ctrl-C raises here whatever an earlier test in this process left as the handler.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt, match=r"^the 1 migrated files are written; the reports may not be$"):
+            migrate_command.run(options, make_settings(repo))
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert b"return fx.Int32(tid) * 2" in (repo / "kernels" / "helpers.py").read_bytes()
 
 

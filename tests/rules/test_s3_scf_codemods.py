@@ -296,6 +296,11 @@ WHILE_REFUSALS = {
     "carried outside name": (
         "    t = init\n" + BLOCKS + BEFORE + AFTER,
         "the body assigns `t`, which lives outside it (a Python `while` would carry it)"),
+    "carried outside name in a nested loop": (
+        "    u = init\n" + BLOCKS + BEFORE + AFTER.replace(
+            "        t = fx.Int32(after.arguments[0]) + 1\n",
+            "        t = fx.Int32(after.arguments[0]) + 1\n        for i in range_constexpr(2):\n            u = t\n"),
+        "the body assigns `u`, which lives outside it (a Python `while` would carry it)"),
     "blocks not next": (
         BLOCKS.replace("    before = ", "    fx.printf(init)\n    before = ") + BEFORE + AFTER,
         "the before block is not made right after the op by `ir.Block.create_at_start`"),

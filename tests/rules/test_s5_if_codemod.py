@@ -465,3 +465,12 @@ def test_a_refused_op_in_a_nested_def_says_why(name, tmp_path):
     found = _flagged(HEAD.replace("import scf\n", "import scf\nfrom flydsl.expr.typing import T\n") + body, tmp_path)
     assert found.fix is None
     assert found.message.endswith(f"; no automatic rewrite: {reason}"), found.message
+
+
+def test_a_method_of_an_outer_name_inside_a_loop_of_the_region_is_a_refusal(tmp_path):
+    source = HEAD + "    acc = make_acc()\n" + THEN_ONLY.replace(
+        "        fx.printf(x)\n", "        for i in range_constexpr(2):\n            acc.store(x)\n")
+    found = _flagged(source, tmp_path)
+    assert found.fix is None and found.message.endswith(
+        "a region calls a method of `acc`, which lives outside it (a Python `if` would carry it as an scf.if result)"), \
+        found.message
