@@ -253,6 +253,7 @@ class ProjectIndex:
         self.touched: set[str] = set()
         self._files: dict[str, tuple[str | None, str | None]] | None = None  # see _project_files
         self._files_read = False
+        self._mentions: dict[tuple[str, str], bool] = {}  # (module, word) -> mentioned elsewhere
 
     def start_file(self) -> None:
         """A new file's check begins: its dependencies are counted afresh."""
@@ -277,22 +278,28 @@ class ProjectIndex:
     def mentioned_elsewhere(self, module: str, word: str) -> bool:
         """Whether a Python file under the source roots, other than `module`'s own,
         mentions `word` as a word (it may import or call the name). The files are
-        read once a run, on the first question; each becomes a dependency of the
-        file asking, for the result cache. True when there are too many to read."""
+        read once a run, on the first question; each becomes a dependency of the file
+        asking, for the result cache. True when there are too many to read."""
         files = self._project_files()
         if files is None:
             return True
-        found = self.find(module)
-        own = os.path.realpath(found[0]) if found is not None else None
         self.touched.update(name for name, _ in files.values() if name)
-        pattern = re.compile(rf"\b{re.escape(word)}\b")
-        return any(text is None or pattern.search(text) for path, (_, text) in files.items() if path != own)
+        key = (module, word)
+        if key not in self._mentions:
+            found = self.find(module)
+            own = os.path.realpath(found[0]) if found is not None else None
+            pattern = re.compile(rf"\b{re.escape(word)}\b")
+            # The substring test first: the regex engine is slow on a whole project's text.
+            self._mentions[key] = any(text is None or (word in text and pattern.search(text))
+                                      for path, (_, text) in files.items() if path != own)
+        return self._mentions[key]
 
     def _project_files(self) -> dict[str, tuple[str | None, str | None]] | None:
         """Real path -> (module name or None, text or None) of every Python file under the source
         roots (not in hidden folders, caches or virtual environments); None if too many."""
         if not self._files_read:
             self._files, self._files_read = _read_python_files(self.roots), True
+            self._mentions.clear()
         return self._files
 
     def add_root(self, root: Path) -> None:

@@ -48,6 +48,7 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes, _VectorT
         # another walk; string spans feed comment detection.
         self.nodes_by_type: defaultdict[type, list[ast.AST]] = defaultdict(list)
         self.string_spans: dict[int, list[tuple[int, int]]] = {}
+        self.strings: set[str | bytes] = set()  # the module's string constants (f-string parts too)
         # Maps keyed by node or binding hash them by identity: no `id()` call per
         # look-up, and a key keeps its node alive, so a freed node's address,
         # reused by a new node, can never hit a stale entry.
@@ -87,3 +88,4 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ValueTypes, _VectorT
         self._answers.clear()
         self._imports.clear()
         self._plain_name_assignments.clear()
+        self.strings.clear()

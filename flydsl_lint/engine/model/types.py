@@ -474,15 +474,7 @@ class _ValueTypes:
         by no other Python file under the project's source roots (none imports it)."""
         if not name.startswith("_") or name.startswith("__") or self._reads_names_dynamically():
             return False
-        return name not in self._module_strings() and not self.project.mentioned_elsewhere(self.module_name, name)
-
-    def _module_strings(self) -> frozenset[str]:
-        """The string constants of the module (f-string parts included), found once."""
-        answers = self._answers["module_strings"]
-        if None not in answers:
-            answers[None] = frozenset(node.value for node in ast.walk(self.tree)
-                                      if isinstance(node, ast.Constant) and isinstance(node.value, str))
-        return answers[None]
+        return name not in self.strings and not self.project.mentioned_elsewhere(self.module_name, name)
 
     def _reads_names_dynamically(self) -> bool:
         """Whether the module may reach a function by a computed name (`globals()[...]`, `eval`)."""

@@ -66,6 +66,7 @@ class _Walk:
         if kind is ast.Constant:
             if isinstance(node.value, (str, bytes)):
                 self._add_string_span(node)
+                self.strings.add(node.value)
             return
         self.nodes_by_type[kind].append(node)
         visit = _VISITS.get(kind)
