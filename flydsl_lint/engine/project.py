@@ -23,6 +23,9 @@ T = TypeVar("T")
 # A project with more Python files than this under its source roots is not read to
 # tell whether a name is used outside its module: the name may be.
 MAX_SCANNED_FILES = 5000
+# A private name (`_helper`) as the project files are indexed by: every `\b_helper\b` is one
+# of these tokens (a `_tail` of `head_tail` too, which only makes the answer more cautious).
+_PRIVATE_NAME = re.compile(r"_\w+")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -251,9 +254,8 @@ class ProjectIndex:
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
         self.touched: set[str] = set()
-        self._files: dict[str, tuple[str | None, str | None]] | None = None  # see _project_files
+        self._index: tuple[dict[str, set[str]], list[str], list[str]] | None = None  # see _private_names
         self._files_read = False
-        self._mentions: dict[tuple[str, str], bool] = {}  # (module, word) -> mentioned elsewhere
 
     def start_file(self) -> None:
         """A new file's check begins: its dependencies are counted afresh."""
@@ -277,30 +279,28 @@ class ProjectIndex:
 
     def mentioned_elsewhere(self, module: str, word: str) -> bool:
         """Whether a Python file under the source roots, other than `module`'s own,
-        mentions `word` as a word (it may import or call the name). The files are
-        read once a run, on the first question; each becomes a dependency of the file
-        asking, for the result cache. True when there are too many to read."""
-        files = self._project_files()
-        if files is None:
+        mentions the private name `word` (`_helper`) as a word (it may import or call
+        it). The files are read once a run, on the first question, into an index of the
+        private names they mention; each becomes a dependency of the file asking, for
+        the result cache. True when there are too many to read, a file is unreadable,
+        or `word` is not a private name."""
+        index = self._private_names()
+        if index is None or not _PRIVATE_NAME.fullmatch(word):
             return True
-        self.touched.update(name for name, _ in files.values() if name)
-        key = (module, word)
-        if key not in self._mentions:
-            found = self.find(module)
-            own = os.path.realpath(found[0]) if found is not None else None
-            pattern = re.compile(rf"\b{re.escape(word)}\b")
-            # The substring test first: the regex engine is slow on a whole project's text.
-            self._mentions[key] = any(text is None or (word in text and pattern.search(text))
-                                      for path, (_, text) in files.items() if path != own)
-        return self._mentions[key]
+        mentions, unreadable, modules = index
+        self.touched.update(modules)
+        found = self.find(module)
+        own = os.path.realpath(found[0]) if found is not None else None
+        return any(path != own for path in unreadable) or any(path != own for path in mentions.get(word, ()))
 
-    def _project_files(self) -> dict[str, tuple[str | None, str | None]] | None:
-        """Real path -> (module name or None, text or None) of every Python file under the source
-        roots (not in hidden folders, caches or virtual environments); None if too many."""
+    def _private_names(self) -> tuple[dict[str, set[str]], list[str], list[str]] | None:
+        """Private name -> the real paths of the project files that mention it, the unreadable
+        files' paths and every file's module name; None if there are too many files to read."""
         if not self._files_read:
-            self._files, self._files_read = _read_python_files(self.roots), True
-            self._mentions.clear()
-        return self._files
+            self._files_read = True
+            files = _read_python_files(self.roots)
+            self._index = None if files is None else _index_private_names(files)
+        return self._index
 
     def add_root(self, root: Path) -> None:
         root = root.resolve()
@@ -456,6 +456,19 @@ def _read_python_files(roots: list[Path]) -> dict[str, tuple[str | None, str | N
                     text = None  # unreadable: it may name anything
                 files[path] = (_module_of(Path(folder, name).relative_to(root)), text)
     return files
+
+
+def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, set[str]], list[str], list[str]]:
+    """The private names each file mentions, inverted; the unreadable files; the module names."""
+    mentions: dict[str, set[str]] = {}
+    unreadable = []
+    for path, (_, text) in files.items():
+        if text is None:
+            unreadable.append(path)
+            continue
+        for name in set(_PRIVATE_NAME.findall(text)):
+            mentions.setdefault(name, set()).add(path)
+    return mentions, unreadable, [name for name, _ in files.values() if name]
 
 
 def _skipped_folder(folder: Path) -> bool:
