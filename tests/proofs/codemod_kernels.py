@@ -420,51 +420,9 @@ def build():
 
 # The outer op rewritten around an inner one the codemod refuses (a statement between the
 # op and its region): the raw op is then built inside a Python `if`.
-RAW_SCF_IF_AROUND_RAW_OP = '''\
-import torch
-
-import flydsl.compiler as flyc
-import flydsl.expr as fx
-from flydsl._mlir import ir
-from flydsl._mlir.dialects import scf
-
-BLOCK = 64
-
-
-@flyc.kernel
-def clamp_kernel(X: fx.Tensor, Out: fx.Tensor, low: fx.Int32, high: fx.Int32):
-    tid = fx.thread_idx.x
-    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
-    per_thread = fx.make_layout(1, 1)
-    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
-    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
-    rx = fx.make_rmem_tensor(1, fx.Float32)
-    fx.copy_atom_call(copy, fx.slice(tX, (None, tid)), rx)
-    x = fx.memref_load(rx, 0)
-
-    above = fx.as_ir_value(fx.Int32(tid) >= low)
-    outer = scf.IfOp(above, [], has_else=False)
-    with ir.InsertionPoint(outer.then_block):
-        fx.memref_store(x * 0.5, rx, 0)
-        below = fx.as_ir_value(fx.Int32(tid) < high)
-        inner = scf.IfOp(below, [], has_else=False)
-        step = 1.0
-        with ir.InsertionPoint(inner.then_block):
-            fx.memref_store(x - step, rx, 0)
-            scf.YieldOp([])
-        fx.copy_atom_call(copy, rx, fx.slice(tO, (None, tid)))
-        scf.YieldOp([])
-
-
-@flyc.jit
-def clamp(X: fx.Tensor, Out: fx.Tensor, low: fx.Int32, high: fx.Int32, stream: fx.Stream = fx.Stream(None)):
-    clamp_kernel(X, Out, low, high).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
-
-
-def build():
-    x = torch.randn(BLOCK, device="cuda")
-    clamp(x, torch.empty_like(x), 8, 40, stream=torch.cuda.current_stream())
-'''
+RAW_SCF_IF_AROUND_RAW_OP = RAW_SCF_IF_NESTED.replace(
+    "        with ir.InsertionPoint(inner.then_block):\n            fx.memref_store(x - 1.0, rx, 0)\n",
+    "        step = 1.0\n        with ir.InsertionPoint(inner.then_block):\n            fx.memref_store(x - step, rx, 0)\n")
 
 
 RAW_SCF_WHILE = '''\
