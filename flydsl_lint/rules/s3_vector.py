@@ -121,7 +121,7 @@ class RawVectorOp(Rule):
         `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result."""
         method, emits = _FIX_METHODS.get(op, (None, None))
         if (method is None or not self.model.resolve(node.func).startswith(_RAW_VECTOR)
-                or self._table().vectors.get(f"flydsl.expr.typing.Vector.{method}") != emits):
+                or self._table().vector_fact(method) != emits):
             return None
         built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
         if built is None:

@@ -12,7 +12,7 @@ from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pas
                         is_attribute_of, reads_of, single_name_assignment, start_of, unconditional_block,
                         within)
 from ._edits import reference
-from ._memory import SMEM_ALLOCATOR, assigned_values, local_function, names, resolve, returned_values
+from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
 ALLOCATOR = release_paths(*names(SMEM_ALLOCATOR, "SmemAllocator"))
 SMEM_PTR = release_paths(*names(SMEM_ALLOCATOR, "SmemPtr"))
@@ -258,10 +258,8 @@ class _LdsMigration(Codemod):
 
     def _byte_width(self, node: ast.expr) -> int | None:
         """An element's byte count: an int literal, or a name bound once to one (`f32_bytes = 4`)."""
-        values = assigned_values(self.rule.model, node) if isinstance(node, ast.Name) else [node]
-        if values is None or len(values) != 1 or not _int_literal(values[0]):
-            return None
-        return values[0].value
+        value = self.rule.model.single_assigned_value(node) if isinstance(node, ast.Name) else node
+        return value.value if value is not None and _int_literal(value) else None
 
     # ------------------------------------------------------------ a factory
     def _factory_return(self, read: ast.Name) -> bool:

@@ -53,7 +53,7 @@ CLASSIC_SCALARS = frozenset({
 })
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 # Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
-_VECTOR_CLASSES = ("flydsl.expr.Vector", "flydsl.expr.typing.Vector")
+VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
 _GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
 # Builtins through which code reaches a module's functions by a computed name.
 _DYNAMIC_READS = ("globals", "locals", "vars", "eval", "exec")
@@ -549,7 +549,7 @@ class _ValueTypes:
             constructed = self._constructed_type(name)
             if constructed.known:
                 return constructed, "constructor"
-            if module in _VECTOR_CLASSES and leaf == "filled":
+            if module in VECTOR_CLASSES and leaf == "filled":
                 return self._filled_type(node)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
                 return self._arith_value_call_type(node)

@@ -15,12 +15,11 @@ from __future__ import annotations
 import ast
 import re
 
-from .types import TypeTable
+from .types import VECTOR_CLASSES, TypeTable
 
 # Where `T` lives (the table names it by its defining module).
 _T_PATHS = {"flydsl.expr.typing.T.": "flydsl.expr.typing.T.", "flydsl.expr.T.": "flydsl.expr.typing.T."}
 AS_IR_VALUE = frozenset({"flydsl.expr.typing.as_ir_value", "flydsl.expr.as_ir_value"})
-VECTOR_CLASS = frozenset({"flydsl.expr.typing.Vector", "flydsl.expr.Vector"})
 _VECTOR_BUILDER_MODULES = ("flydsl._mlir.dialects.vector", "flydsl.expr.vector")
 # Raw builders whose first argument is their result type.
 _TYPED_BUILDERS = frozenset({"from_elements", "bitcast", "broadcast", "splat"})
@@ -83,7 +82,7 @@ class _VectorTypes:
     def is_vector_wrap(self, node: ast.AST | None) -> bool:
         """`fx.Vector(v)`."""
         return isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
-            and self.resolve(node.func) in VECTOR_CLASS
+            and self.resolve(node.func) in VECTOR_CLASSES
 
     def _t_fact(self, node: ast.expr, table: TypeTable) -> str | None:
         """What the release's table says a `T.<name>` spells."""
@@ -102,7 +101,7 @@ class _VectorTypes:
             return None
         method, receiver = node.func.attr, node.func.value
         scalar = self._scalar_class(node.args[-1], table)
-        if method == "from_elements" and len(node.args) == 2 and self.resolve(receiver) in VECTOR_CLASS \
+        if method == "from_elements" and len(node.args) == 2 and self.resolve(receiver) in VECTOR_CLASSES \
                 and isinstance(node.args[0], (ast.List, ast.Tuple)) and scalar:
             return scalar, len(node.args[0].elts)
         if method == "bitcast" and len(node.args) == 1 and scalar and self.is_vector_wrap(receiver):
