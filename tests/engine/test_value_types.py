@@ -7,6 +7,7 @@ import pytest
 
 from flydsl_lint.engine.model import SemanticModel
 from flydsl_lint.engine.versions import Version
+from tests.conftest import derive_types_script
 
 HEADER = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue, unwrap\n"
 
@@ -518,19 +519,8 @@ def test_helper_returns_across_project_modules(tmp_path):
     assert [str(type_) for type_, _ in found[1:]] == ["unknown", "unknown", "unknown"]
 
 
-def _derive_script():
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
-    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_derive_script_records_only_what_the_sources_show():
-    derive = _derive_script()
+    derive = derive_types_script()
     generated = textwrap.dedent('''\
         def addi(lhs, rhs, *, loc=None, ip=None) -> _ods_ir.OpResult:
           return AddIOp(lhs=lhs, rhs=rhs, loc=loc, ip=ip).result
@@ -585,7 +575,7 @@ def test_the_derive_script_records_only_what_the_sources_show():
 
 
 def test_the_derive_script_reads_scalar_methods_from_numeric():
-    derive = _derive_script()
+    derive = derive_types_script()
     numeric = textwrap.dedent('''\
         def _try_coerce_rhs(rhs):
             if isinstance(rhs, Numeric):
@@ -634,7 +624,7 @@ def test_the_derive_script_reads_scalar_methods_from_numeric():
 
 
 def test_the_derive_script_reads_wrapped_math_builders():
-    derive = _derive_script()
+    derive = derive_types_script()
     math_module = textwrap.dedent('''\
         from .._mlir.dialects import math
         def dsl_math_wrap_result(fn=None, *, exemplar=None, preserve_numeric_type=False):

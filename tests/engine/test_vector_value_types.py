@@ -2,14 +2,13 @@
 type or of a scalar reached through one, and its "unknown stays unknown" twin."""
 
 import ast
-import importlib.util
 import textwrap
-from pathlib import Path
 
 import pytest
 
 from flydsl_lint.engine.model import SemanticModel
 from flydsl_lint.engine.versions import Version
+from tests.conftest import derive_types_script
 
 HEADER = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl.expr.typing import T\n"
 
@@ -92,14 +91,6 @@ def test_no_vector_facts_no_vector_types():
         assert type_of(f"probe = {expr}\n", release="0.2.4") == "unknown"
 
 
-def _derive_script():
-    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
-    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 _VECTOR_SOURCE = '''\
 class Vector(ArithValue):
     def to(self, dtype, *, rounding_mode=None):
@@ -133,7 +124,7 @@ class Vector(ArithValue):
 
 
 def test_the_derive_script_records_what_the_vector_methods_return():
-    assert _derive_script().vector_facts(ast.parse(_VECTOR_SOURCE)) == {
+    assert derive_types_script().vector_facts(ast.parse(_VECTOR_SOURCE)) == {
         "flydsl.expr.typing.Vector.to": "dtype-vector",
         "flydsl.expr.typing.Vector.reduce": "element-scalar",
         "flydsl.expr.typing.Vector.filled": "dtype-vector",
@@ -147,4 +138,4 @@ def test_the_derive_script_records_nothing_the_source_does_not_show():
                .replace("return cls(val, shape, dtype)", "return cls(val)")
                .replace("return Vector(res, self._shape, dtype)", "return Vector(res)")
                .replace("result_dtype = _result_numeric_type_for_op(common_dtype, op)", "result_dtype = common_dtype"))
-    assert _derive_script().vector_facts(ast.parse(changed)) == {}
+    assert derive_types_script().vector_facts(ast.parse(changed)) == {}

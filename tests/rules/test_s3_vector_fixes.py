@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
 import textwrap
-from pathlib import Path
 
 from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.versions import Version
-from tests.conftest import fix_text, lint_text
+from tests.conftest import derive_types_script, fix_text, lint_text
 
 HEADER = "from flydsl._mlir.dialects import arith, vector\nfrom flydsl.expr import as_ir_value\nfrom flydsl.expr.typing import T\n"
 
@@ -61,14 +59,6 @@ def test_no_fix_before_the_release_the_vector_facts_start(tmp_path):
     assert _fixes(tmp_path, body, target_version=Version.parse("0.2.4")) == [(1, None)]
 
 
-def _derive_script():
-    path = Path(__file__).resolve().parents[2] / "scripts" / "derive_flydsl_types.py"
-    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_derive_script_records_the_vector_types_and_methods_the_source_shows():
     typing = ast.parse(textwrap.dedent('''\
         class Types:
@@ -93,7 +83,7 @@ def test_the_derive_script_records_the_vector_types_and_methods_the_source_shows
             def __getitem__(self, idx):
                 return vector.extract(self, idx)
     '''))
-    assert _derive_script().vector_facts(typing) == {
+    assert derive_types_script().vector_facts(typing) == {
         "flydsl.expr.typing.T.i64": "Int64",
         "flydsl.expr.typing.T.f16x4": "Float16x4",
         "flydsl.expr.typing.T.vec": "count-element",
