@@ -23,6 +23,9 @@ T = TypeVar("T")
 # A project with more Python files than this under its source roots is not read to
 # tell whether a name is used outside its module: the name may be.
 MAX_SCANNED_FILES = 5000
+# The source bytes of the trees `ProjectIndex.parse` keeps for the checks of their own files at most
+# (a tree takes about fifty times its source): a long-lived process keeps no more.
+MAX_KEPT_TREE_BYTES = 512 * 1024
 # A private name (`_helper`) as the project files are indexed by: every `\b_helper\b` is one
 # of these tokens (a `_tail` of `head_tail` too, which only makes the answer more cautious).
 _PRIVATE_NAME = re.compile(r"_\w+")
@@ -255,6 +258,8 @@ class ProjectIndex:
         # records them as that file's dependencies.
         self.touched: set[str] = set()
         self._index: tuple[dict[str, set[str]], list[str], list[str]] | None = None  # see _private_names
+        # The trees `parse` made that no check has taken yet (`take_tree`): real path -> (bytes, tree).
+        self._kept_trees: dict[str, tuple[bytes, ast.Module]] = {}
         self._files_read = False
 
     def start_file(self) -> None:
@@ -350,15 +355,37 @@ class ProjectIndex:
     def parse(self, module: str) -> tuple[ast.Module, bool] | None:
         """A project module's tree and whether it is a package; None if absent or unparsable.
 
-        Not kept: callers cache what they derive from it (see `derived`).
+        Callers cache what they derive from it (see `derived`); the index keeps the tree
+        only for the check of the module's own file later in the run (`take_tree`).
         """
         source = self._source(module)
         if source is None:
             return None
+        data, is_package = source
         try:
-            return ast.parse(source[0]), source[1]
+            tree = ast.parse(data)
         except (SyntaxError, ValueError):
             return None
+        self._keep_tree(os.path.realpath(self.find(module)[0]), data, tree)
+        return tree, is_package
+
+    def _keep_tree(self, path: str, data: bytes, tree: ast.Module) -> None:
+        self._kept_trees.pop(path, None)
+        self._kept_trees[path] = data, tree
+        kept = sum(len(data) for data, _ in self._kept_trees.values())
+        while kept > MAX_KEPT_TREE_BYTES:  # the oldest go first
+            oldest = next(iter(self._kept_trees))
+            kept -= len(self._kept_trees.pop(oldest)[0])
+
+    def take_tree(self, path: str, text: str) -> ast.Module | None:
+        """The tree `parse` made of the file at `path`, if it read the UTF-8 encoding of
+        `text` (CPython parses a str as that encoding: the tree is the one `ast.parse(text)`
+        gives), once: a module another file's check read for its helpers is not parsed twice."""
+        kept = self._kept_trees.pop(os.path.realpath(path), None)
+        if kept is None:
+            return None
+        data, tree = kept
+        return tree if text.encode("utf-8", "surrogatepass") == data else None
 
     def _source(self, module: str) -> tuple[bytes, bool] | None:
         """A project module's bytes and whether it is a package; None if absent or unreadable."""

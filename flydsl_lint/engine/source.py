@@ -86,6 +86,11 @@ class SourceFile:
                 raise SourceError(self.path, f"cannot parse: {str(exc) or type(exc).__name__}") from None
         return self._tree
 
+    def adopt_tree(self, tree: ast.Module | None) -> None:
+        """Take `tree` (None: none) as the file's, parsed elsewhere from this very text."""
+        if tree is not None and self._tree is None:
+            self._tree = tree
+
     @cached_property
     def mentions_noqa(self) -> bool:
         """Whether any `noqa` directive can be in the file (cheaper than finding comments)."""

@@ -131,6 +131,7 @@ class Checker:
             return []  # flake8 never checks such a file (not even its syntax)
         project, module, is_package = self.project_for(source.path)
         project.start_file()
+        source.adopt_tree(project.take_tree(source.path, source.text))  # a helper module another check parsed
         tree = source.tree
         model = SemanticModel(tree, module, is_package, project, self.settings.target_version)
         try:
