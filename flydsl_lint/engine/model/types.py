@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 from ..target import releases as releases_known
 from ..versions import Version
+from .walk import child_nodes
 
 _TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
@@ -753,13 +754,20 @@ class _ValueTypes:
         return memo[function]
 
     def _returned(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
-        returns = _returns(function)
+        returns = self._returns_of(function)
         if returns is None or not _ends_in_return(function.body) or any(node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a value"
         types = {self._typed(node.value, depth)[0] for node in returns}
         if len(types) != 1 or UNKNOWN_TYPE in types:
             return UNKNOWN_TYPE, f"unknown: returns of `{function.name}` differ or are unknown"
         return types.pop(), f"return of `{function.name}` at {function.lineno}:{function.col_offset + 1}"
+
+    def _returns_of(self, function: ast.AST) -> list[ast.Return] | None:
+        """`_returns(function)`, walked once a def (each name unpacked from a call of it asks)."""
+        memo = self._answers["returns"]
+        if function not in memo:
+            memo[function] = _returns(function)
+        return memo[function]
 
     def _unpacked_type(self, value: ast.expr, length: int, index: int, depth: int) -> tuple[ValueType, str]:
         """Element `index` of `a, b, ... = value` (`length` names, no star): `value` a call of an
@@ -777,7 +785,7 @@ class _ValueTypes:
         function = callee.node
         if function.decorator_list:
             return UNKNOWN_TYPE, f"unknown: `{function.name}` is decorated"
-        returns = _returns(function)
+        returns = self._returns_of(function)
         if returns is None or not all(isinstance(node.value, ast.Tuple) or node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a tuple"
         items = [node.value.elts for node in returns if node.value is not None and len(node.value.elts) == length]
@@ -902,12 +910,24 @@ def _unpacking_position(statement: ast.AST, target: ast.AST) -> tuple[int, int] 
     return (len(bound.elts), index) if index is not None else None
 
 
+_NESTED_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef})
+
+
 def _returns(function: ast.AST) -> list[ast.Return] | None:
-    """The `return` statements of a def; None for a generator (its call returns no such value) or no return."""
-    nodes = list(_own_nodes(function))
-    if any(isinstance(node, (ast.Yield, ast.YieldFrom)) for node in nodes):
-        return None
-    return [node for node in nodes if isinstance(node, ast.Return)] or None
+    """The `return` statements of a def, not of the functions, lambdas and classes nested in it;
+    None for a generator (its call returns no such value) or no return."""
+    returns = []
+    pending = list(function.body)
+    while pending:
+        node = pending.pop()
+        kind = type(node)
+        if kind is ast.Return:
+            returns.append(node)
+        elif kind is ast.Yield or kind is ast.YieldFrom:
+            return None
+        if kind not in _NESTED_SCOPES:
+            pending += child_nodes(node)
+    return returns or None
 
 
 def _ends_in_return(body: list[ast.stmt]) -> bool:
@@ -917,16 +937,6 @@ def _ends_in_return(body: list[ast.stmt]) -> bool:
     if isinstance(last, (ast.Return, ast.Raise)):
         return True
     return isinstance(last, ast.If) and _ends_in_return(last.body) and _ends_in_return(last.orelse)
-
-
-def _own_nodes(function: ast.AST):
-    """The nodes of a function's body, not of functions or lambdas nested in it."""
-    pending = list(function.body)
-    while pending:
-        node = pending.pop()
-        yield node
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            pending += ast.iter_child_nodes(node)
 
 
 def _python_result(op: ast.AST, left: ValueType, right: ValueType) -> ValueType | None:

@@ -304,6 +304,18 @@ _NON_NODE_FIELDS = frozenset({"id", "attr", "arg", "asname", "module", "level", 
 _CHILD_FIELDS = {cls: tuple(field for field in cls._fields if field not in _NON_NODE_FIELDS) for cls in _NODE_TYPES}
 
 
+def child_nodes(node: ast.AST) -> list[ast.AST]:
+    """The children of `node` the walk visits (no contexts or operators), in field order."""
+    children = []
+    for field in _CHILD_FIELDS[type(node)]:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            children += [item for item in value if type(item) in _WALKED_TYPES]
+        elif type(value) in _WALKED_TYPES:
+            children.append(value)
+    return children
+
+
 _VISITS = {
     ast.JoinedStr: _Walk._visit_joined_str,
     ast.FunctionDef: _Walk._visit_function,
