@@ -39,3 +39,28 @@ def test_the_run_store_reads_a_module_again_once_its_file_changed(tmp_path):
     os.utime(module, ns=(info.st_atime_ns, info.st_mtime_ns + 10**9))  # a fix rewrote it
     assert index.derived("t.value", "helpers", read) == 2
     assert "helpers" in index.touched
+
+
+def test_a_tree_the_index_parsed_goes_once_to_the_check_of_the_same_text(tmp_path):
+    (tmp_path / "helpers.py").write_text("def f():\n    return 1\n")
+    index = ProjectIndex([tmp_path])
+    tree, _ = index.parse("helpers")
+    path = str(tmp_path / "helpers.py")
+    assert index.take_tree(path, "def f():\n    return 2\n") is None  # the file changed since: parsed afresh
+    index.parse("helpers")
+    kept = index.take_tree(path, "def f():\n    return 1\n")
+    assert ast.dump(kept) == ast.dump(tree) and index.take_tree(path, "def f():\n    return 1\n") is None
+    source = SourceFile(path, "def f():\n    return 1\n")
+    source.adopt_tree(kept)
+    assert source.tree is kept
+
+
+def test_the_index_keeps_trees_of_at_most_max_kept_tree_bytes(tmp_path, monkeypatch):
+    monkeypatch.setattr("flydsl_lint.engine.project.MAX_KEPT_TREE_BYTES", 30)
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.py").write_text("x = 1  # twenty bytes\n")
+    index = ProjectIndex([tmp_path])
+    index.parse("a")
+    index.parse("b")  # over the bound: a's tree goes
+    assert index.take_tree(str(tmp_path / "a.py"), "x = 1  # twenty bytes\n") is None
+    assert index.take_tree(str(tmp_path / "b.py"), "x = 1  # twenty bytes\n") is not None
