@@ -665,3 +665,34 @@ def test_the_derive_script_reads_wrapped_math_builders():
     # A wrapper that does not hand back a non-fx operand's result as it is settles nothing.
     assert not derive.wraps_after_first_operand(ast.parse(math_module.replace("else result", "else Float32(result)")))
     assert derive.math_results(tree, raw, False) == {}
+
+
+def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
+    # Straight-line in one block: the nearest assignment before the read is the one it sees.
+    found, why = explain("def f(a):\n    x = fx.Int32(a)\n    probe = x\n    x = fx.Int64(a)\n")
+    assert (found, why) == ("fx.Int32", "assignment at 5:5")
+    assert type_of("def f(a):\n    x = fx.Int32(a)\n    x = fx.Int64(x)\n    probe = x + 1\n") == "fx.Int64"
+    assert type_of("def f(a):\n    x = fx.Int16(a)\n    x += 1\n    probe = x\n    x = q\n") == "fx.Int32"
+    # The parameter, for a read in the function's own block before any rebinding.
+    assert type_of("def f(n: fx.Int64):\n    probe = n\n    n = q\n") == "fx.Int64"
+    # In traced code too, with no region between that could carry the name.
+    traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        y = n\n    probe = x\n    x = q\n"
+    assert type_of(traced) == "ArithValue (signed=None)"
+
+
+@pytest.mark.parametrize("body", [
+    # A rebinding in a branch or a loop may reach the read.
+    "def f(a, c):\n    x = fx.Int32(a)\n    if c:\n        x = q\n    probe = x\n",
+    "def f(a):\n    x = fx.Int32(a)\n    for i in range(4):\n        probe = x\n        x = q\n",
+    "def f(a):\n    x = fx.Int32(a)\n    while x < 4:\n        x = q\n    probe = x\n",
+    "def f(a):\n    x = fx.Int32(a)\n    while probe := x:\n        x = q\n",
+    "def f(n: fx.Int64):\n    for i in range(4):\n        probe = n\n        n = q\n",  # the parameter, in a loop
+    "def f(a):\n    x = fx.Int32(a)\n    probe = [x for _ in a]\n    x = q\n",  # another scope reads it
+    "def f(a):\n    x = fx.Int32(a)\n    def g():\n        probe = x\n    x = q\n",
+    "def f(a):\n    x = fx.Int32(a)\n    y = (x := q) + x\n    probe = x\n",  # a walrus in between
+    "def f(a):\n    x, x = fx.Int32(a), q\n    probe = x\n",
+    # Traced code: a dynamic region calling a method of the name carries and rebuilds it.
+    "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        x.owner()\n    probe = x\n    x = q\n",
+])
+def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):
+    assert type_of(body) == "unknown"

@@ -296,6 +296,11 @@ class _ValueTypes:
         if self._bound_from_another_scope(binding):
             return UNKNOWN_TYPE, f"unknown: `{node.id}` is declared global or nonlocal"
         if not self.is_single_binding(binding):
+            reaching = self.reaching_binding(node)
+            if reaching is not None:
+                found = self._binding_type(reaching, depth)
+                if found[0].known:
+                    return found
             return self._rebound_type(binding, depth)
         return self._binding_type(binding, depth)
 
@@ -483,10 +488,13 @@ class _ValueTypes:
 
     def _augmented_type(self, statement: ast.AugAssign, binding, depth: int) -> tuple[ValueType, str]:
         """`x += v` is `x = x + v` (fx scalars define no in-place operators): `x` read as the
-        name's type before the statement, which is the type its bindings agree on."""
+        binding reaching the statement gives it, else as the type its bindings agree on."""
         if self.is_single_binding(binding):
             return UNKNOWN_TYPE, f"unknown: `{binding.name}` is augmented before it is bound"
-        read = self._rebound_type(binding, depth)
+        reaching = self.augmented_reaching_binding(statement, binding)
+        read = self._binding_type(reaching, depth) if reaching is not None else None
+        if read is None or not read[0].known:
+            read = self._rebound_type(binding, depth)
         return self._combined_type(statement.op, (statement.target, *read), statement.value, depth)
 
     def _annotation_type(self, annotation: ast.expr) -> ValueType:
