@@ -696,3 +696,53 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
 ])
 def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):
     assert type_of(body) == "unknown"
+
+
+def test_a_helper_call_has_the_return_type_its_arguments_give():
+    # Called with two types, the helper returns no one type; each call returns its own.
+    helper = "def half(v, d=2):\n    return v // fx.Int32(d)\n"
+    assert type_of(helper + "probe = (half(fx.Int32(a)), half(fx.Int64(a)))\n") == "unknown"  # a tuple: no rule
+    assert type_of(helper + "x = half(fx.Int64(a))\nprobe = half(fx.Int32(a))\n") == "fx.Int32"
+    found, why = explain(helper + "x = half(fx.Int32(a))\nprobe = half(fx.Int64(a), d=4)\n")
+    assert (found, why) == ("fx.Int64", "return of `half` at 4:1, for the argument types of the call")
+    # The parameter rebound in the helper, and a helper of the helper, follow the arguments too.
+    chained = "def lo(v):\n    v = v & 15\n    return v\ndef f(v):\n    return lo(v) + 1\n"
+    assert type_of(chained + "x = f(fx.Int16(a))\nprobe = f(fx.Int64(a))\n") == "fx.Int64"
+
+
+@pytest.mark.parametrize("call", [
+    "half(q)",  # no argument of a known type
+    "half(fx.Int32(a), 2, 3)",  # too many arguments: a TypeError
+    "half(fx.Int32(a), e=2)",  # no such parameter
+    "half(*args)",
+    "half(fx.Int32(a), **kw)",
+    "again(fx.Int32(a), 3)",  # recursive
+    "annotated(fx.Int64(a), fx.Int32(b))",  # the annotation says otherwise
+    "decorated(fx.Int32(a))",
+    "float_half(fx.Float32(a))",  # the returns still do not agree
+])
+def test_a_helper_call_stays_unknown_unless_its_arguments_settle_the_returns(call):
+    helpers = ("def half(v, d=2):\n    return v // fx.Int32(d)\n"
+               "def again(v, n):\n    if n:\n        return again(v, n - 1)\n    return v\n"
+               "def annotated(v: fx.Int32, w):\n    return v + w\n"
+               "@cached\ndef decorated(v):\n    return v + 1\n"
+               "def float_half(v):\n    if v:\n        return v\n    return fx.Int32(v)\n")
+    calls = "x = half(fx.Int64(a))\nx = again(fx.Int64(a), 2)\nx = decorated(fx.Int64(a))\n"
+    assert type_of(helpers + calls + f"probe = {call}\n") == "unknown"
+
+
+def test_a_helper_call_across_project_modules_has_the_return_type_its_arguments_give(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {"helpers": "import flydsl.expr as fx\n"
+                                        "def udiv(value, divisor: int):\n    if divisor == 1:\n"
+                                        "        return shift(value, divisor)\n    return value // fx.Int32(divisor)\n"
+                                        "def shift(value, divisor):\n    return value >> fx.Int32(divisor)\n"})
+    source = "import flydsl.expr as fx\nfrom kernels.helpers import udiv\nprobe = (udiv(fx.Int32(q), 4), udiv(q, 4))\n"
+    tree = ast.parse(source)
+    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    found = [model.explain_type(element) for element in tree.body[-1].value.elts]
+    assert found[0] == (model.type_table.scalar("Int32"),
+                        "return of `udiv` at 2:1, for the argument types of the call in kernels.helpers")
+    assert str(found[1][0]) == "unknown"
