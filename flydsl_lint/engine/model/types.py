@@ -11,8 +11,11 @@ Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
 operator, the promotion lattice, `thread_idx.x`, `range` loop variables, what
 the `fx.Vector` methods and operators give) are
 those of the target release, read from data/flydsl_types.txt (derived from
-the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
-whose bindings disagree (or that traced code rebinds to a non-fx value), a call
+the wheels by scripts/derive_flydsl_types.py). A read of a name bound more than
+once has the type of the one binding provably reaching it (engine/model/flow.py),
+else the type its bindings agree on; a helper's call, the type its returns agree
+on, else the one they give for the types the call passes. Unknown stays unknown: a
+name whose bindings disagree (or that traced code rebinds to a non-fx value), a call
 of an unknown function, an operator the table does not settle.
 
 Answers are computed when asked and memoized in the model's one memo; the
@@ -29,6 +32,7 @@ from typing import NamedTuple
 
 from ..target import releases as releases_known
 from ..versions import Version
+from .resolution import parameter_defaults
 
 _TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
@@ -817,7 +821,7 @@ class _ValueTypes:
         if key in self._call_sites or len(self._call_sites) >= _MAX_CALL_SITES:
             return UNKNOWN_TYPE, f"unknown: `{function.name}` typed for its arguments inside itself or too deep"
         bindings = self._scope_of_node[function].bindings
-        defaults = _defaults(function.args)
+        defaults = parameter_defaults(function.args)
         params = dict(self._call_site_params)  # a nested helper still reads its enclosing one's
         for name, found in passed:
             binding = next(b for b in bindings[name] if b.kind == "param")
@@ -1003,13 +1007,6 @@ def _plain_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
     return {name: function for name, function in defs.items() if function is not None}
 
 
-def _defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
-    positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
-    defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
-    defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults) if value)
-    return defaults
-
-
 def _call_arguments(arguments: ast.arguments, call: ast.Call) -> dict[str, ast.expr | None] | None:
     """Each parameter -> the argument `call` passes it, or None where its default applies;
     None when a side unpacks (`*`, `**`) or the call would raise a TypeError."""
@@ -1025,7 +1022,7 @@ def _call_arguments(arguments: ast.arguments, call: ast.Call) -> dict[str, ast.e
         if keyword.arg not in by_keyword or keyword.arg in passed:
             return None  # `**kwargs`, an unknown or a repeated parameter
         passed[keyword.arg] = keyword.value
-    defaults = _defaults(arguments)
+    defaults = parameter_defaults(arguments)
     if any(name not in passed and name not in defaults for name in positional + keyword_only):
         return None
     return {name: passed.get(name) for name in positional + keyword_only}
