@@ -746,3 +746,9 @@ def test_a_helper_call_across_project_modules_has_the_return_type_its_arguments_
     assert found[0] == (model.type_table.scalar("Int32"),
                         "return of `udiv` at 2:1, for the argument types of the call in kernels.helpers")
     assert str(found[1][0]) == "unknown"
+
+
+def test_a_helper_calling_itself_with_other_arguments_is_not_typed_for_the_outer_ones():
+    # Inside `f(fx.Int32(a), 1)` the inner call passes an Int64: its return is not the outer call's.
+    body = "def f(v, n):\n    if n:\n        y = f(fx.Int64(v), 0)\n        return y\n    return v\nprobe = f(fx.Int32(a), 1)\n"
+    assert type_of(body) == "unknown"

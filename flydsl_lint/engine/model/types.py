@@ -642,6 +642,9 @@ class _ValueTypes:
         if isinstance(func, ast.Name):
             binding = self.binding_of(func)
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
+                if self._specializing(binding.node):  # its parameters hold what the outer call passes
+                    return self._call_site_return(self, binding.node, node, depth) or (
+                        UNKNOWN_TYPE, f"unknown: `{func.id}` called inside its own call-site typing")
                 found = self._return_type(binding.node, depth)
                 plain = found[0].known or self._scope_of_node[binding.node].parent.kind == "class"
                 return found if plain else self._call_site_return(self, binding.node, node, depth) or found
@@ -837,6 +840,10 @@ class _ValueTypes:
         self._remember(memo, key, answer)
         return answer
 
+    def _specializing(self, function: ast.AST) -> bool:
+        """Whether `function`'s returns are being typed for a call's arguments (its parameters hold them)."""
+        return any(active is function for active, _ in self._call_sites)
+
     def _argument_type(self, binding, passed: ValueType | None, default: ast.expr | None,
                        depth: int) -> tuple[ValueType, str]:
         """What a parameter holds for one call: the type passed (or its default's), which an
@@ -882,6 +889,8 @@ class _ValueTypes:
         function = callee.node
         if function.decorator_list:
             return UNKNOWN_TYPE, f"unknown: `{function.name}` is decorated"
+        if self._specializing(function):
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` unpacked inside its own call-site typing"
         returns = _returns(function)
         if returns is None or not all(isinstance(node.value, ast.Tuple) or node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a tuple"
