@@ -665,3 +665,90 @@ def test_the_derive_script_reads_wrapped_math_builders():
     # A wrapper that does not hand back a non-fx operand's result as it is settles nothing.
     assert not derive.wraps_after_first_operand(ast.parse(math_module.replace("else result", "else Float32(result)")))
     assert derive.math_results(tree, raw, False) == {}
+
+
+def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
+    # Straight-line in one block: the nearest assignment before the read is the one it sees.
+    found, why = explain("def f(a):\n    x = fx.Int32(a)\n    probe = x\n    x = fx.Int64(a)\n")
+    assert (found, why) == ("fx.Int32", "assignment at 5:5")
+    assert type_of("def f(a):\n    x = fx.Int32(a)\n    x = fx.Int64(x)\n    probe = x + 1\n") == "fx.Int64"
+    assert type_of("def f(a):\n    x = fx.Int16(a)\n    x += 1\n    probe = x\n    x = q\n") == "fx.Int32"
+    # The parameter, for a read in the function's own block before any rebinding.
+    assert type_of("def f(n: fx.Int64):\n    probe = n\n    n = q\n") == "fx.Int64"
+    # In traced code too, with no region between that could carry the name.
+    traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        y = n\n    probe = x\n    x = q\n"
+    assert type_of(traced) == "ArithValue (signed=None)"
+
+
+@pytest.mark.parametrize("body", [
+    # A rebinding in a branch or a loop may reach the read.
+    "def f(a, c):\n    x = fx.Int32(a)\n    if c:\n        x = q\n    probe = x\n",
+    "def f(a):\n    x = fx.Int32(a)\n    for i in range(4):\n        probe = x\n        x = q\n",
+    "def f(a):\n    x = fx.Int32(a)\n    while x < 4:\n        x = q\n    probe = x\n",
+    "def f(a):\n    x = fx.Int32(a)\n    while probe := x:\n        x = q\n",
+    "def f(n: fx.Int64):\n    for i in range(4):\n        probe = n\n        n = q\n",  # the parameter, in a loop
+    "def f(a):\n    x = fx.Int32(a)\n    probe = [x for _ in a]\n    x = q\n",  # another scope reads it
+    "def f(a):\n    x = fx.Int32(a)\n    def g():\n        probe = x\n    x = q\n",
+    "def f(a):\n    x = fx.Int32(a)\n    y = (x := q) + x\n    probe = x\n",  # a walrus in between
+    "def f(a):\n    x, x = fx.Int32(a), q\n    probe = x\n",
+    # Traced code: a dynamic region calling a method of the name carries and rebuilds it.
+    "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        x.owner()\n    probe = x\n    x = q\n",
+])
+def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):
+    assert type_of(body) == "unknown"
+
+
+def test_a_helper_call_has_the_return_type_its_arguments_give():
+    # Called with two types, the helper returns no one type; each call returns its own.
+    helper = "def half(v, d=2):\n    return v // fx.Int32(d)\n"
+    assert type_of(helper + "probe = (half(fx.Int32(a)), half(fx.Int64(a)))\n") == "unknown"  # a tuple: no rule
+    assert type_of(helper + "x = half(fx.Int64(a))\nprobe = half(fx.Int32(a))\n") == "fx.Int32"
+    found, why = explain(helper + "x = half(fx.Int32(a))\nprobe = half(fx.Int64(a), d=4)\n")
+    assert (found, why) == ("fx.Int64", "return of `half` at 4:1, for the argument types of the call")
+    # The parameter rebound in the helper, and a helper of the helper, follow the arguments too.
+    chained = "def lo(v):\n    v = v & 15\n    return v\ndef f(v):\n    return lo(v) + 1\n"
+    assert type_of(chained + "x = f(fx.Int16(a))\nprobe = f(fx.Int64(a))\n") == "fx.Int64"
+
+
+@pytest.mark.parametrize("call", [
+    "half(q)",  # no argument of a known type
+    "half(fx.Int32(a), 2, 3)",  # too many arguments: a TypeError
+    "half(fx.Int32(a), e=2)",  # no such parameter
+    "half(*args)",
+    "half(fx.Int32(a), **kw)",
+    "again(fx.Int32(a), 3)",  # recursive
+    "annotated(fx.Int64(a), fx.Int32(b))",  # the annotation says otherwise
+    "decorated(fx.Int32(a))",
+    "float_half(fx.Float32(a))",  # the returns still do not agree
+])
+def test_a_helper_call_stays_unknown_unless_its_arguments_settle_the_returns(call):
+    helpers = ("def half(v, d=2):\n    return v // fx.Int32(d)\n"
+               "def again(v, n):\n    if n:\n        return again(v, n - 1)\n    return v\n"
+               "def annotated(v: fx.Int32, w):\n    return v + w\n"
+               "@cached\ndef decorated(v):\n    return v + 1\n"
+               "def float_half(v):\n    if v:\n        return v\n    return fx.Int32(v)\n")
+    calls = "x = half(fx.Int64(a))\nx = again(fx.Int64(a), 2)\nx = decorated(fx.Int64(a))\n"
+    assert type_of(helpers + calls + f"probe = {call}\n") == "unknown"
+
+
+def test_a_helper_call_across_project_modules_has_the_return_type_its_arguments_give(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {"helpers": "import flydsl.expr as fx\n"
+                                        "def udiv(value, divisor: int):\n    if divisor == 1:\n"
+                                        "        return shift(value, divisor)\n    return value // fx.Int32(divisor)\n"
+                                        "def shift(value, divisor):\n    return value >> fx.Int32(divisor)\n"})
+    source = "import flydsl.expr as fx\nfrom kernels.helpers import udiv\nprobe = (udiv(fx.Int32(q), 4), udiv(q, 4))\n"
+    tree = ast.parse(source)
+    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    found = [model.explain_type(element) for element in tree.body[-1].value.elts]
+    assert found[0] == (model.type_table.scalar("Int32"),
+                        "return of `udiv` at 2:1, for the argument types of the call in kernels.helpers")
+    assert str(found[1][0]) == "unknown"
+
+
+def test_a_helper_calling_itself_with_other_arguments_is_not_typed_for_the_outer_ones():
+    # Inside `f(fx.Int32(a), 1)` the inner call passes an Int64: its return is not the outer call's.
+    body = "def f(v, n):\n    if n:\n        y = f(fx.Int64(v), 0)\n        return y\n    return v\nprobe = f(fx.Int32(a), 1)\n"
+    assert type_of(body) == "unknown"

@@ -23,6 +23,14 @@ DIALECT_PARAMETERS = {
 _CallSignature = tuple[dict[str, int], dict[str, ast.expr], list[ast.Call | None]]
 
 
+def parameter_defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
+    """Each parameter of a signature that has a default -> the default."""
+    positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
+    defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
+    defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults) if value)
+    return defaults
+
+
 class _Resolution:
     """Name resolution on demand (part of `SemanticModel`)."""
 
@@ -126,9 +134,7 @@ class _Resolution:
         if (isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
                 and self._scope_of_node[function].parent.kind != "class" and not self.function_kind(function)):
             positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
-            defaults = dict(zip(reversed(positional), reversed(arguments.defaults)))
-            defaults.update((arg.arg, value) for arg, value in zip(arguments.kwonlyargs, arguments.kw_defaults)
-                            if value)
+            defaults = parameter_defaults(arguments)
             calls = [None if _unpacks(call) else call for call in self.calls_of(function)]
             signature = ({name: index for index, name in enumerate(positional)}, defaults, calls)
         signatures[arguments] = signature

@@ -11,8 +11,11 @@ Facts about the FlyDSL API (the scalar classes, what a literal becomes in an
 operator, the promotion lattice, `thread_idx.x`, `range` loop variables, what
 the `fx.Vector` methods and operators give) are
 those of the target release, read from data/flydsl_types.txt (derived from
-the wheels by scripts/derive_flydsl_types.py). Unknown stays unknown: a name
-whose bindings disagree (or that traced code rebinds to a non-fx value), a call
+the wheels by scripts/derive_flydsl_types.py). A read of a name bound more than
+once has the type of the one binding provably reaching it (engine/model/flow.py),
+else the type its bindings agree on; a helper's call, the type its returns agree
+on, else the one they give for the types the call passes. Unknown stays unknown: a
+name whose bindings disagree (or that traced code rebinds to a non-fx value), a call
 of an unknown function, an operator the table does not settle.
 
 Answers are computed when asked and memoized in the model's one memo; the
@@ -29,11 +32,17 @@ from typing import NamedTuple
 
 from ..target import releases as releases_known
 from ..versions import Version
+from .resolution import parameter_defaults
 from .walk import child_nodes
 
 _TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
 _MAX_REBOUND_CHECKS = 20_000  # binding checks of rebound names in one module before they answer unknown
+_MAX_CALL_SITES = 3  # helper calls typed for their arguments one inside another before a call answers unknown
+# The memos whose answers depend on what a function's parameters hold: typing a helper's
+# returns for one call's arguments starts them afresh (`_CallSiteAnswers`).
+_ARGUMENT_DEPENDENT = frozenset({"value_type", "rebound_type", "rebound_read", "passed_type", "return_type",
+                                 "call_site_return"})
 # The bindings whose types a name bound more than once can agree on (with, except, import, def,
 # class, match, comprehension and walrus targets keep it unknown).
 _AGREEING_BINDINGS = ("assign", "param", "loop")
@@ -222,10 +231,27 @@ _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.D
 _INT_ONLY = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
 
+class _CallSiteAnswers(dict):
+    """The memo a helper's returns are typed in for one call's arguments: fresh for the
+    argument-dependent queries, the model's own for every other."""
+
+    def __init__(self, shared: dict) -> None:
+        super().__init__()
+        self.shared = shared
+
+    def __missing__(self, query: str) -> dict:
+        memo = self[query] = {} if query in _ARGUMENT_DEPENDENT else self.shared[query]
+        return memo
+
+
 class _ValueTypes:
     """Value-type inference (part of `SemanticModel`); needs `self.target_version`."""
 
     follows_project_returns = True  # False in the model of another module read for its helpers
+    # While a helper's returns are typed for one call: its parameter bindings -> what the call passes
+    # (replaced, never changed in place), and the (function, arguments) specializations in progress.
+    _call_site_params: dict = {}
+    _call_sites: tuple = ()
 
     def value_type(self, node: ast.expr) -> ValueType:
         return self.explain_type(node)[0]
@@ -297,6 +323,11 @@ class _ValueTypes:
         if self._bound_from_another_scope(binding):
             return UNKNOWN_TYPE, f"unknown: `{node.id}` is declared global or nonlocal"
         if not self.is_single_binding(binding):
+            reaching = self.reaching_binding(node)
+            if reaching is not None:
+                found = self._binding_type(reaching, depth)
+                if found[0].known:
+                    return found
             return self._rebound_type(binding, depth)
         return self._binding_type(binding, depth)
 
@@ -391,6 +422,9 @@ class _ValueTypes:
         """The type one binding gives its name."""
         name, target = binding.name, binding.node
         if binding.kind == "param":
+            passed = self._call_site_params.get(binding)
+            if passed is not None:
+                return passed
             annotation = getattr(target, "annotation", None)
             if annotation is None:
                 return self._passed_type(binding, depth)
@@ -484,10 +518,13 @@ class _ValueTypes:
 
     def _augmented_type(self, statement: ast.AugAssign, binding, depth: int) -> tuple[ValueType, str]:
         """`x += v` is `x = x + v` (fx scalars define no in-place operators): `x` read as the
-        name's type before the statement, which is the type its bindings agree on."""
+        binding reaching the statement gives it, else as the type its bindings agree on."""
         if self.is_single_binding(binding):
             return UNKNOWN_TYPE, f"unknown: `{binding.name}` is augmented before it is bound"
-        read = self._rebound_type(binding, depth)
+        reaching = self.augmented_reaching_binding(statement, binding)
+        read = self._binding_type(reaching, depth) if reaching is not None else None
+        if read is None or not read[0].known:
+            read = self._rebound_type(binding, depth)
         return self._combined_type(statement.op, (statement.target, *read), statement.value, depth)
 
     def _annotation_type(self, annotation: ast.expr) -> ValueType:
@@ -576,6 +613,11 @@ class _ValueTypes:
                 found = self._project_returns(module).get(leaf)
                 if found is not None:
                     return found, f"return of `{leaf}` in {module}"
+                helpers = self._project_helpers(module)
+                function = _plain_functions(helpers.tree).get(leaf) if helpers is not None else None
+                specialized = self._call_site_return(helpers, function, node, depth) if function is not None else None
+                if specialized is not None:
+                    return specialized[0], f"{specialized[1]} in {module}"
             return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
         if isinstance(func, ast.Attribute):
             receiver, why = self._typed(func.value, depth)
@@ -601,7 +643,12 @@ class _ValueTypes:
         if isinstance(func, ast.Name):
             binding = self.binding_of(func)
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
-                return self._return_type(binding.node, depth)
+                if self._specializing(binding.node):  # its parameters hold what the outer call passes
+                    return self._call_site_return(self, binding.node, node, depth) or (
+                        UNKNOWN_TYPE, f"unknown: `{func.id}` called inside its own call-site typing")
+                found = self._return_type(binding.node, depth)
+                plain = found[0].known or self._scope_of_node[binding.node].parent.kind == "class"
+                return found if plain else self._call_site_return(self, binding.node, node, depth) or found
         return UNKNOWN_TYPE, "unknown: callee not resolved"
 
     def _scalar_method_type(self, node: ast.Call, receiver: ValueType, depth: int) -> tuple[ValueType, str]:
@@ -719,32 +766,97 @@ class _ValueTypes:
 
     def _project_returns(self, module: str) -> dict[str, ValueType]:
         """Top-level plain functions of project module `module` -> the one known type
-        they return, read through the project index (never imported), for the run.
-        The other module's model follows no further module: the chain stays bounded."""
-        project = self.project
+        they return, read through the project index (never imported), for the run."""
 
         def derive(name: str) -> dict[str, ValueType]:
-            parsed = project.parse(name)
-            if parsed is None:
+            model = self._project_helpers(name)
+            if model is None:
                 return {}
-            tree, is_package = parsed
-            model = type(self)(tree, name, is_package, project, self.target_version)
-            model.follows_project_returns = False
-            defs: dict[str, ast.AST | None] = {}
-            for statement in tree.body:
-                if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
-                    defs[statement.name] = statement if plain and statement.name not in defs else None
             found = {}
-            for leaf, function in defs.items():
-                if function is not None:
-                    returned = model._return_type(function, 0)[0]
-                    if returned.known:
-                        found[leaf] = returned
-            model.release()  # frees the tree by reference counting
+            for leaf, function in _plain_functions(model.tree).items():
+                returned = model._return_type(function, 0)[0]
+                if returned.known:
+                    found[leaf] = returned
             return found
 
-        return project.derived(f"value types: returns for {self.type_table.release}", module, derive)
+        return self.project.derived(f"value types: returns for {self.type_table.release}", module, derive)
+
+    def _project_helpers(self, module: str) -> _ValueTypes | None:
+        """The model of project module `module` its helpers' returns are typed in, for the run
+        (kept: calls type them again for their arguments). It follows no further module:
+        the chain stays bounded."""
+        project = self.project
+
+        def derive(name: str) -> _ValueTypes | None:
+            parsed = project.parse(name)
+            if parsed is None:
+                return None
+            model = type(self)(parsed[0], name, parsed[1], project, self.target_version)
+            model.follows_project_returns = False
+            return model
+
+        return project.derived(f"value types: helper models for {self.type_table.release}", module, derive)
+
+    def _call_site_return(self, model: _ValueTypes, function: ast.AST, call: ast.Call,
+                          depth: int) -> tuple[ValueType, str] | None:
+        """The one known type every `return` of an undecorated def of `model` (this model or a
+        project module's) gives with its parameters bound to what `call` passes, positionally, by
+        keyword or by default (no `*args`/`**kwargs` on either side); None when no argument's
+        type is known or the returns do not agree on one."""
+        if function.decorator_list or not isinstance(function, ast.FunctionDef):
+            return None
+        passed = _call_arguments(function.args, call)
+        if passed is None:
+            return None
+        types = tuple((name, None if value is None else self._typed(value, depth)[0]) for name, value in passed.items())
+        if not any(found is not None and found.known for _, found in types):
+            return None
+        found = model._specialized_return(function, types, depth)
+        return found if found[0].known else None
+
+    def _specialized_return(self, function: ast.FunctionDef, passed: tuple, depth: int) -> tuple[ValueType, str]:
+        """`_returned` with the parameters of `function` holding `passed` ((name, type or None for
+        the default), ...), answered in a fresh memo of the argument-dependent queries, once per
+        model and arguments; a recursive call, or one nested too deep, answers unknown."""
+        key = (function, passed)
+        memo = self._answers["call_site_return"]
+        if key in memo:
+            return memo[key]
+        if key in self._call_sites or len(self._call_sites) >= _MAX_CALL_SITES:
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` typed for its arguments inside itself or too deep"
+        bindings = self._scope_of_node[function].bindings
+        defaults = parameter_defaults(function.args)
+        params = dict(self._call_site_params)  # a nested helper still reads its enclosing one's
+        for name, found in passed:
+            binding = next(b for b in bindings[name] if b.kind == "param")
+            params[binding] = self._argument_type(binding, found, defaults.get(name), depth)
+        saved = self._answers, self._call_site_params, self._call_sites, self._provisional
+        self._answers, self._call_site_params = _CallSiteAnswers(self._answers), params
+        self._call_sites, self._provisional = self._call_sites + (key,), None
+        try:
+            found, why = self._returned(function, depth)
+        finally:
+            self._answers, self._call_site_params, self._call_sites, self._provisional = saved
+        answer = (found, f"{why}, for the argument types of the call") if found.known else (found, why)
+        self._remember(memo, key, answer)
+        return answer
+
+    def _specializing(self, function: ast.AST) -> bool:
+        """Whether `function`'s returns are being typed for a call's arguments (its parameters hold them)."""
+        return any(active is function for active, _ in self._call_sites)
+
+    def _argument_type(self, binding, passed: ValueType | None, default: ast.expr | None,
+                       depth: int) -> tuple[ValueType, str]:
+        """What a parameter holds for one call: the type passed (or its default's), which an
+        annotation must not contradict; the annotation's when the argument's is unknown."""
+        name, annotation = binding.name, binding.node.annotation
+        annotated = self._annotation_type(annotation) if annotation is not None else UNKNOWN_TYPE
+        found = self._typed(default, depth)[0] if passed is None else passed
+        if found.known and annotated.known and found != annotated:
+            return UNKNOWN_TYPE, f"unknown: the call passes `{name}` as {found}, annotated {annotated}"
+        if found.known:
+            return found, f"the call passes `{name}` as {found}"
+        return (annotated, "annotation") if annotated.known else (UNKNOWN_TYPE, f"unknown: the call passes `{name}` no known type")
 
     def _return_type(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
         """The one known type every `return` of a module function gives (asked once per function)."""
@@ -785,6 +897,8 @@ class _ValueTypes:
         function = callee.node
         if function.decorator_list:
             return UNKNOWN_TYPE, f"unknown: `{function.name}` is decorated"
+        if self._specializing(function):
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` unpacked inside its own call-site typing"
         returns = self._returns_of(function)
         if returns is None or not all(isinstance(node.value, ast.Tuple) or node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a tuple"
@@ -897,6 +1011,38 @@ def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
                 if item is target:
                     return value
     return None
+
+
+def _plain_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    """A module's top-level undecorated defs, by name (a name bound at the top level by
+    more than one def or class, or by a decorated or async def, is none of them)."""
+    defs: dict[str, ast.FunctionDef | None] = {}
+    for statement in tree.body:
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
+            defs[statement.name] = statement if plain and statement.name not in defs else None
+    return {name: function for name, function in defs.items() if function is not None}
+
+
+def _call_arguments(arguments: ast.arguments, call: ast.Call) -> dict[str, ast.expr | None] | None:
+    """Each parameter -> the argument `call` passes it, or None where its default applies;
+    None when a side unpacks (`*`, `**`) or the call would raise a TypeError."""
+    if arguments.vararg or arguments.kwarg or any(isinstance(value, ast.Starred) for value in call.args):
+        return None
+    positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
+    keyword_only = [arg.arg for arg in arguments.kwonlyargs]
+    if len(call.args) > len(positional):
+        return None
+    passed: dict[str, ast.expr] = dict(zip(positional, call.args))
+    by_keyword = positional[len(arguments.posonlyargs):] + keyword_only
+    for keyword in call.keywords:
+        if keyword.arg not in by_keyword or keyword.arg in passed:
+            return None  # `**kwargs`, an unknown or a repeated parameter
+        passed[keyword.arg] = keyword.value
+    defaults = parameter_defaults(arguments)
+    if any(name not in passed and name not in defaults for name in positional + keyword_only):
+        return None
+    return {name: passed.get(name) for name in positional + keyword_only}
 
 
 def _unpacking_position(statement: ast.AST, target: ast.AST) -> tuple[int, int] | None:
