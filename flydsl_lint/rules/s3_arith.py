@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
-from ._codemods import reads_of
+from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
@@ -698,13 +698,8 @@ class RawArithConstant(Rule):
     def _named_for_raw_operands(self, node: ast.Call) -> bool:
         """`zero = arith.constant(...)`, bound once, every read an operand of a
         raw op (`llvm.StoreOp(zero, ...)`): named, it is still those ops' operand."""
-        statement = self.model.parent(node)
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)):
-            return False
-        reads = reads_of(self, statement.targets[0])
-        return (bool(reads) and self.model.is_single_binding(self.model.binding_of(reads[0]))
-                and all(self._raw_operand(read) for read in reads))
+        reads = reads_of_value(self, node)
+        return bool(reads) and all(self._raw_operand(read) for read in reads)
 
     def _buffer_offset_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
         """Whether `node` is the offset of a legacy buffer load or store, which builds an int
