@@ -887,6 +887,13 @@ class RawArithSelect(Rule):
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
                 "    v = (lane < n).select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
+        # A wrap of another type: `fx.Uint64` zero-extends the ArithValue, sign-extends an Int32.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
+                "    v = arith.select(lane < n, lane, a)\n    w = fx.Uint64(v)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
+                "    v = (lane < n).select(lane, a).ir_value()\n    w = fx.Uint64(v)\n", unsafe=True),
         # Bound twice: a read may see the other value.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
