@@ -874,41 +874,41 @@ class RawArithSelect(Rule):
         # Bound once to a name read by a wrap of its type and by a raw op (which gets `.ir_value()`): safe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
                 "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = arith.select(lane < n, lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v)\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
                 "from flydsl.expr.typing import T\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = (lane < n).select(lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v.ir_value())\n"),
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v.ir_value())\n"),
         # A read by an operator: `>>` on the raw result emits shrui, on the fx Int32 shrsi.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = arith.select(lane < n, lane, a)\n    w = fx.Int32(v) + (v >> 4)\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Int32(v) + (v >> 4)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = (lane < n).select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
         # A wrap of another type: `fx.Uint64` zero-extends the ArithValue, sign-extends an Int32.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = arith.select(lane < n, lane, a)\n    w = fx.Uint64(v)\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Uint64(v)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = (lane < n).select(lane, a).ir_value()\n    w = fx.Uint64(v)\n", unsafe=True),
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a).ir_value()\n    w = fx.Uint64(v)\n", unsafe=True),
         # Bound twice: a read may see the other value.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = a\n    if lane < n:\n        v = arith.select(lane < n, lane, a)\n    w = fx.Int32(v)\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = a\n    if c:\n        v = arith.select(c, lane, a)\n    w = fx.Int32(v)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n"
-                "    v = a\n    if lane < n:\n        v = (lane < n).select(lane, a).ir_value()\n    w = fx.Int32(v)\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = a\n    if c:\n        v = c.select(lane, a).ir_value()\n    w = fx.Int32(v)\n",
                 unsafe=True),
         # A literal next to an fx value: both spellings build the constant of that value's type.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, gpu\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n"
-                "    v = fx.Int32(arith.select(lane < n, lane, 0))\n    f = fx.Float32(arith.select(lane < n, 0.0, s))\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n    c = fx.Boolean(lane < n)\n"
+                "    v = fx.Int32(arith.select(c, lane, 0))\n    f = fx.Float32(arith.select(c, 0.0, s))\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n"
-                "    v = fx.Int32((lane < n).select(lane, 0))\n    f = fx.Float32((lane < n).select(0.0, s))\n",
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n    c = fx.Boolean(lane < n)\n"
+                "    v = fx.Int32(c.select(lane, 0))\n    f = fx.Float32(c.select(0.0, s))\n",
                 count=2),
         # A `Constexpr` parameter is a Python value: `.select` would pick in Python.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
