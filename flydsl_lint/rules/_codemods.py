@@ -107,6 +107,22 @@ def reads_of(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name]:
             if (binding := model.binding_of(read)) is not None and binding.node is target]
 
 
+def reads_of_only_binding(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name] | None:
+    """reads_of `target` when it is the only binding of its name in its scope, so that every
+    read sees its value; None when the name is bound more than once."""
+    reads = reads_of(rule, target)
+    if reads and not rule.model.is_single_binding(rule.model.binding_of(reads[0])):
+        return None
+    return reads
+
+
+def reads_of_value(rule: "Rule", value: ast.expr) -> list[ast.Name] | None:
+    """The reads of `name` in `name = value`, every one seeing `value` (the name's only
+    binding); None when `value` is not so bound."""
+    assignment = single_name_assignment(rule, value)
+    return None if assignment is None else reads_of_only_binding(rule, assignment[1])
+
+
 def bound_once(rule: "Rule", target: ast.Name, owner: ast.AST) -> bool:
     """Whether `target` is the only binding of its name in the scope of `owner` (a function or the module)."""
     bindings = (rule.model.bindings_opened_by(owner) or {}).get(target.id, [])

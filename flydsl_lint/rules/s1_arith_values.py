@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import reads_of
+from ._codemods import reads_of_only_binding
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
@@ -212,9 +212,9 @@ def _index_uses(rule: Rule, value: ast.expr, depth: int) -> tuple[str, str | Non
 
 def _name_uses(rule: Rule, target: ast.AST, depth: int) -> tuple[str, str | None]:
     """_index_uses over every read of a name bound once (an assignment target or a parameter)."""
-    reads = reads_of(rule, target)
-    if reads and not rule.model.is_single_binding(rule.model.binding_of(reads[0])):
-        return RAW_USE, f"`{reads[0].id}` is bound more than once"
+    reads = reads_of_only_binding(rule, target)
+    if reads is None:
+        return RAW_USE, f"`{target.id if isinstance(target, ast.Name) else target.arg}` is bound more than once"
     needs = ANY_USE
     for read in reads:
         use, why = _index_uses(rule, read, depth)

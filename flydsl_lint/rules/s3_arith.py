@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
-from ._codemods import reads_of
+from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
@@ -245,9 +245,12 @@ _RAW_VIEWS = frozenset(
 
 
 # Run-time values by construction: thread and block ids, as `fx.thread_idx.x` or
-# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects).
-_HARDWARE_IDS = tuple(f"{module}.{name}." for module in (EXPR, f"{EXPR}.gpu")
+# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects), or as
+# `gpu.thread_id("x")` / `gpu.block_id("x")`, which return the gpu op's value (0.3.0 to 0.5.0).
+_HARDWARE_ID_MODULES = (EXPR, f"{EXPR}.gpu")
+_HARDWARE_IDS = tuple(f"{module}.{name}." for module in _HARDWARE_ID_MODULES
                       for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
+_HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MODULES for name in ("thread_id", "block_id"))
 
 
 def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
@@ -265,8 +268,9 @@ def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
 
 def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     """Whether `node` is a run-time value (not a compile-time Python one): a
-    kernel or jit parameter, a thread/block id, a raw value, a wrap or
-    arithmetic of one, or a name bound once to one of those."""
+    kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
+    value), a thread/block id, a raw value, a wrap or arithmetic of one, or a
+    name bound once to one of those."""
     if depth > 6:
         return False
     model = rule.model
@@ -275,7 +279,8 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         if binding is None or not model.is_single_binding(binding):
             return False
         if binding.kind == "param":
-            return binding.scope is not None and model.function_kind(binding.scope.node) is not None
+            return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
+                and known_scalar_type(model, node) is not None
         value = model.single_assigned_value(node)
         return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):
@@ -283,6 +288,9 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     if isinstance(node, ast.Compare):
         return any(provably_dynamic(rule, side, depth + 1) for side in [node.left, *node.comparators])
     if isinstance(node, ast.Attribute) and (model.resolve(node) or "").startswith(_HARDWARE_IDS):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+            and model.resolve(node.func) in _HARDWARE_ID_CALLS:
         return True
     if isinstance(node, ast.Call) and typed_scalar(model, node):
         argument = single_positional(node)
@@ -319,6 +327,12 @@ def _wrap_result(rule: Rule, call: ast.expr, text: str) -> str:
     return f"({text})"
 
 
+def _into_own_wrap(rule: Rule, node: ast.expr, type_: str) -> bool:
+    """Whether `node` is the only argument of a wrap of `type_` (`fx.Int32(node)`)."""
+    parent = rule.model.parent(node)
+    return typed_scalar(rule.model, parent) == type_ and single_positional(parent) is node
+
+
 def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
     """Whether `node` is an argument of a raw dialect op, which takes any ir.Value."""
     parent = rule.model.parent(node)
@@ -339,8 +353,7 @@ def typed_replacement(rule: Rule, node: ast.Call, expression: str, result_type: 
     whether the consumer cannot tell them apart: a wrap of `result_type` (the
     typed value) or a raw dialect op (its `.ir_value()`). An expression that
     `folds` to a compile-time value stays a run-time one through `.ir_value()`."""
-    parent = rule.model.parent(node)
-    into_own_wrap = typed_scalar(rule.model, parent) == result_type and single_positional(parent) is node
+    into_own_wrap = _into_own_wrap(rule, node, result_type)
     if into_own_wrap and not folds:
         text = expression
     else:
@@ -698,13 +711,8 @@ class RawArithConstant(Rule):
     def _named_for_raw_operands(self, node: ast.Call) -> bool:
         """`zero = arith.constant(...)`, bound once, every read an operand of a
         raw op (`llvm.StoreOp(zero, ...)`): named, it is still those ops' operand."""
-        statement = self.model.parent(node)
-        if not (isinstance(statement, ast.Assign) and len(statement.targets) == 1
-                and isinstance(statement.targets[0], ast.Name)):
-            return False
-        reads = reads_of(self, statement.targets[0])
-        return (bool(reads) and self.model.is_single_binding(self.model.binding_of(reads[0]))
-                and all(self._raw_operand(read) for read in reads))
+        reads = reads_of_value(self, node)
+        return bool(reads) and all(self._raw_operand(read) for read in reads)
 
     def _buffer_offset_takes_literal(self, node: ast.Call, leaf: str, literal: ast.expr) -> bool:
         """Whether `node` is the offset of a legacy buffer load or store, which builds an int
@@ -829,10 +837,16 @@ class RawArithSelect(Rule):
     What the fix relies on (FlyDSL 0.3.0 to 0.5.0): `fx.Boolean.select`
     brings both values to their common type and emits the same `arith.select`;
     FlyDSL's `arith.select` unwraps fx values, the raw op takes only views.
-    On a compile-time condition `.select` picks a value in Python instead, so
-    the condition must be a run-time value; the result is an fx value, so the
-    fix is safe only into a wrap of the values' type or a raw dialect op (as
-    `.ir_value()`)."""
+    A number literal next to an fx value becomes a constant of that value's
+    type either way (FlyDSL's `arith.select` builds it of the other operand's
+    type, `.select` coerces it to the common type). On a compile-time
+    condition `.select` picks a value in Python instead, so the condition must
+    be a run-time value. `arith.select` returns an ArithValue without
+    signedness, `.select` an fx value, which later operators may treat
+    differently (`>>` on the ArithValue emits shrui, on an Int32 shrsi), so
+    the fix is safe only where both are read alike: a wrap of the values' type
+    or a raw dialect op (as `.ir_value()`), directly or through every read of
+    a name bound once to the result."""
 
     code = "FLY344"
     follows = TYPED_SCALARS
@@ -857,6 +871,61 @@ class RawArithSelect(Rule):
                 "c = fx.Boolean(flag)\na = fx.Int32(x)\nb = fx.Int32(y)\nv = fx.Int32(arith.select(c, a, b))\n",
                 fixed="import flydsl.expr as fx\nc = fx.Boolean(flag)\na = fx.Int32(x)\nb = fx.Int32(y)\n"
                 "v = fx.Int32(c.select(a, b))\n", unsafe=True),
+        # Bound once to a name read by a wrap of its type and by a raw op (which gets `.ir_value()`): safe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
+                "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
+                "from flydsl.expr.typing import T\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v.ir_value())\n"),
+        # A read by an operator: `>>` on the raw result emits shrui, on the fx Int32 shrsi.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Int32(v) + (v >> 4)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
+        # A wrap of another type: `fx.Uint64` zero-extends the ArithValue, sign-extends an Int32.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = arith.select(c, lane, a)\n    w = fx.Uint64(v)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = c.select(lane, a).ir_value()\n    w = fx.Uint64(v)\n", unsafe=True),
+        # Bound twice: a read may see the other value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = a\n    if c:\n        v = arith.select(c, lane, a)\n    w = fx.Int32(v)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    v = a\n    if c:\n        v = c.select(lane, a).ir_value()\n    w = fx.Int32(v)\n",
+                unsafe=True),
+        # A literal next to an fx value: both spellings build the constant of that value's type.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith, gpu\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n    c = fx.Boolean(lane < n)\n"
+                "    v = fx.Int32(arith.select(c, lane, 0))\n    f = fx.Float32(arith.select(c, 0.0, s))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import gpu\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n    c = fx.Boolean(lane < n)\n"
+                "    v = fx.Int32(c.select(lane, 0))\n    f = fx.Float32(c.select(0.0, s))\n",
+                count=2),
+        # A `Constexpr` parameter is a Python value: `.select` would pick in Python.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(flag: fx.Constexpr[bool], a: fx.Int32, b: fx.Int32):\n"
+                "    v = fx.Int32(arith.select(fx.Boolean(flag), a, b))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(flag: fx.Constexpr[bool], a: fx.Int32, b: fx.Int32):\n"
+                "    v = fx.Int32(fx.Boolean(flag).select(a, b))\n", unsafe=True),
+        # A negative literal next to a Uint32 (`.select` would first wrap it), an int one next to a Float32: no fix.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "u = fx.Uint32(fx.thread_idx.x)\nv = fx.Uint32(arith.select(u < fx.Uint32(n), u, -1))\n",
+                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "(the fx type of `-1` is not known: wrap it once where it is made)"),
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "s = fx.Float32(x)\nv = fx.Float32(arith.select(s < fx.Float32(y), s, 0))\n",
+                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "(the fx type of `0` is not known: wrap it once where it is made)"),
     ]
     use_instead = "v = is_b.select(half, zero)"
 
@@ -871,6 +940,7 @@ class RawArithSelect(Rule):
             return
         values = [viewed_value(self, o) or o for o in operands]
         types = [known_scalar_type(self.model, v) for v in values]
+        types[1:] = _literal_takes_type(self.model, values[1:], types[1:])
         detail = type_detail(self, operands[:1], types[:1]) or type_detail(self, operands[1:], types[1:])
         if not detail and types[0] != "Boolean":
             detail = f" (the condition is {types[0]}, not fx.Boolean)"
@@ -883,11 +953,50 @@ class RawArithSelect(Rule):
         condition, true_value, false_value = values
         expression = f"{_operand_text(self, condition)}.select({self.text(true_value)}, {self.text(false_value)})"
         if rejects_fx_values(self, node, op, operands, values):
-            # The original fails at trace time: the fix changes behaviour.
-            return self.make_fix([self.replace(node, expression)], "Use `cond.select(a, b)`", Applicability.UNSAFE)
-        # On a compile-time condition `.select` picks in Python: no `.ir_value()` restores the op.
-        dynamic = provably_dynamic(self, condition)
+            return self.make_fix([self.replace(node, expression)],
+                                 "Use `cond.select(a, b)` (the raw op fails on an fx value at trace time: "
+                                 "the fix changes behaviour)", Applicability.UNSAFE)
         replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds=False)
-        safe = consumer_agrees and dynamic and type_ in _PROVEN_SELECT_TYPES
-        return self.make_fix([self.replace(node, replacement)], "Use `cond.select(a, b)`",
-                             None if safe else Applicability.UNSAFE)
+        edits = [self.replace(node, replacement)]
+        if not consumer_agrees:
+            read_edits = self._edits_of_agreeing_reads(node, type_)
+            if read_edits is not None:
+                edits, consumer_agrees = [self.replace(node, expression), *read_edits], True
+        if not provably_dynamic(self, condition):
+            why = f"`{self.text(condition)}` may be a compile-time value: `.select` would pick in Python"
+        elif type_ not in _PROVEN_SELECT_TYPES:
+            why = f"not proven on {type_} values"
+        elif not consumer_agrees:
+            why = "where the result goes, an fx value may act unlike the raw one"
+        else:
+            return self.make_fix(edits, "Use `cond.select(a, b)`")
+        return self.make_fix(edits, f"Use `cond.select(a, b)` ({why})", Applicability.UNSAFE)
+
+    def _edits_of_agreeing_reads(self, node: ast.Call, type_: str) -> list | None:
+        """For `name = arith.select(...)` (the name's only binding, read at least once) whose every
+        read takes the fx `type_` value as it takes the raw result: a wrap of that type, or a raw
+        dialect op given `name.ir_value()`, the edits of those reads; else None."""
+        reads = reads_of_value(self, node)
+        if not reads:
+            return None
+        edits = []
+        for read in reads:
+            if _raw_operand_of(self, read):
+                edits.append(self.replace(read, f"{read.id}.ir_value()"))
+            elif not _into_own_wrap(self, read, type_):
+                return None
+        return edits
+
+
+def _literal_takes_type(model, values: list[ast.expr], types: list[str | None]) -> list[str | None]:
+    """The types of select's two values, a number literal (or a name bound once to one) next to
+    an fx value taking that value's type: FlyDSL's `arith.select` builds the constant of the other
+    value's type, `.select` the same one (an int literal within Int32's range for Int32, Int64 and
+    Uint32, not negative for Uint32; a float literal for Float32; proven in tests/proofs)."""
+    literals = [_literal_value(model, value) for value in values]
+    for literal, other in ((0, 1), (1, 0)):
+        value, known = literals[literal], types[other]
+        if value is not None and literals[other] is None and known in _LITERAL_OPERAND_TYPES \
+                and _LITERAL_OPERAND_TYPES[known][1] is type(value) and _fits(value, known):
+            return [known, known]
+    return types

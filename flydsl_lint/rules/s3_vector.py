@@ -9,7 +9,7 @@ from ..engine.model.types import TypeTable, type_table
 from ..engine.project import release_paths
 from ..engine.target import releases
 from ._base import Invalid, Rule, register
-from ._codemods import reads_of
+from ._codemods import reads_of_value
 from ._edits import reference
 from ._raw_dialects import (
     VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call,
@@ -208,9 +208,5 @@ class RawVectorOp(Rule):
             return unwrapped  # `fx.Vector(v)` takes any vector ir.Value alike (the fix of the op using it)
         if isinstance(parent, ast.Call) and is_raw_dialect_call(self, parent):
             return unwrapped and (node in parent.args or any(k.value is node for k in parent.keywords))
-        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name) \
-                and parent.value is node:
-            reads = reads_of(self, parent.targets[0])
-            return bool(reads) and self.model.is_single_binding(self.model.binding_of(reads[0])) \
-                and all(self._reaches_only_raw_ops(read, unwrapped, depth + 1) for read in reads)
-        return False
+        reads = reads_of_value(self, node)
+        return bool(reads) and all(self._reaches_only_raw_ops(read, unwrapped, depth + 1) for read in reads)

@@ -287,6 +287,54 @@ def build():
     views(torch.empty(BLOCK, device="cuda"), 3, 5, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY344's safe sites beyond RAW_ARITH_VIEWS: FlyDSL's `arith.select` bound once to a name
+# read only by a wrap of its type and by a raw op (`picked`, `scaled`), and a number literal
+# next to an fx value of each proven type (Int32, Int64, Uint32, Float32; `OOB` a name bound to
+# one), on a condition made from `gpu.thread_id("x")`. `shifted` (read by `>>`) stays unsafe.
+SELECT_CONSUMERS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import rocdl as raw_rocdl
+from flydsl.expr import arith, gpu
+from flydsl.expr.typing import T
+
+BLOCK = 64
+OOB = 4096
+
+
+@flyc.kernel
+def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32):
+    tid = fx.Int32(gpu.thread_id("x"))
+    u = fx.Uint32(tid)
+    in_range = tid < n
+    picked = arith.select(in_range, tid, n)
+    uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, picked)) + fx.Int32(picked)
+    zeroed = fx.Int32(arith.select(in_range, tid, 0))
+    far = fx.Int64(arith.select(in_range, 7, wide))
+    masked = fx.Uint32(arith.select(in_range, u, 3))
+    bounded = fx.Int32(arith.select(in_range, tid, OOB))
+    scaled = arith.select(in_range, scale, 0.5)
+    shifted = arith.select(in_range, tid, n)
+    dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2)) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Float32(scaled) * fx.Float32(arith.select(in_range, 0.0, scale))
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def selects(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    select_kernel(Out, n, wide, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    selects(torch.empty(BLOCK, device="cuda"), 3, 5, 0.5, stream=torch.cuda.current_stream())
+'''
+
 # FLY101 (`ArithValue(x) + y` inside a wrap of x's and y's type -> `x + y`) and
 # FLY102 (`arith.unwrap(e)` -> `e.ir_value()` on an fx value e passed to a raw
 # op). The other `ArithValue(x)` sites (a wrap of x's type, FlyDSL's

@@ -31,6 +31,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
     "MFMA": (CDNA, ("FLY362", "FLY702")),
     "RAW_ARITH_VIEWS": (CDNA_AND_RDNA, ("FLY341", "FLY342", "FLY343", "FLY344")),
+    "SELECT_CONSUMERS": (CDNA_AND_RDNA, ("FLY344",)),
     "ARITH_VALUE_WRAPS": (CDNA_AND_RDNA, ("FLY101", "FLY102")),
     "ARITH_VALUE": (CDNA, ("FLY101", "FLY102")),
     "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101",)),
