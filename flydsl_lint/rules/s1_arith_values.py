@@ -13,6 +13,7 @@ from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
     typed_scalar,
 )
+from ._raw_dialects import provably_dynamic
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
 
@@ -81,6 +82,36 @@ class ArithValueWrap(Rule):
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "def f(a: fx.Int32, b: fx.Int32):\n    return ArithValue(a) + b\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Int32, b: fx.Int32):\n    return a + b\n", unsafe=True),
+        # Safe: a run-time fx.Int32 named once, read only as the right operand of an fx.Int32's `*`:
+        # the operator turns the ArithValue back into an fx.Int32 of the same value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return fx.Int32(2) * n_v + t\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return fx.Int32(2) * n_v + t\n"),
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(s: fx.Float32, x: fx.Float32):\n    return x - ArithValue(s)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(s: fx.Float32, x: fx.Float32):\n    return x - s\n"),
+        # The left operand: ArithValue's own operator answers, so the result would become an fx.Int32.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return n_v * t\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return n_v * t\n", unsafe=True),
+        # A compile-time x: `fx.Int32(2) * x` folds to a compile-time value, `* ArithValue(x)` does not.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(t: fx.Int32):\n    return t * ArithValue(fx.Int32(4))\n",
+                fixed="import flydsl.expr as fx\ndef f(t: fx.Int32):\n    return t * fx.Int32(4)\n", unsafe=True),
+        # Safe: the right operand of an ArithValue's operator, which makes `ArithValue(x.ir_value())` of an fx one.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
+                "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return ArithValue(s) // ArithValue(u)\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                      "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return s // u\n", count=2),
+        # One read is not such an operand: unsafe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return t * n_v, n_v >> 1\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return t * n_v, n_v >> 1\n",
+                unsafe=True),
         # An unsigned scalar: ArithValue drops the signedness, so `//` may not be the same op.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "def f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(ArithValue(a) + b)\n",
@@ -139,6 +170,8 @@ class ArithValueWrap(Rule):
             return None if found.signless else _may_carry_signedness(self, argument)
         if found.kind != "scalar":
             return _unknown_operand(self, argument)
+        if self._read_back_alike(node, argument, found):
+            return None
         if found.scalar not in _SAME_OP_SCALARS:
             return f"`{self.text(argument)}` is {found}, whose ops ArithValue may not pick alike"
         operation = self.model.parent(node)
@@ -156,6 +189,32 @@ class ArithValueWrap(Rule):
             return "the result would change from an ArithValue to " + str(found)
         return None
 
+    def _read_back_alike(self, node: ast.Call, argument: ast.expr, found) -> bool:
+        """Whether `ArithValue(x)` of an fx scalar x, itself or through a name bound once, is only
+        ever a right operand that its left operand's operator turns into what x gives it."""
+        statement = self.model.parent(node)
+        uses: list[ast.expr] = [node]
+        if isinstance(statement, ast.Assign) and statement.value is node:
+            if not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+                return False
+            uses = reads_of(self, statement.targets[0])
+            if not uses or not self.model.is_single_binding(self.model.binding_of(uses[0])):
+                return False
+        return all(self._right_operand_read_alike(use, argument, found) for use in uses)
+
+    def _right_operand_read_alike(self, use: ast.expr, argument: ast.expr, found) -> bool:
+        """An ArithValue's operator coerces an fx operand to `ArithValue(x.ir_value())`, which
+        `ArithValue(x)` already is. An fx scalar's `+`, `-` or `*` turns an ArithValue back into
+        its class (`Numeric.from_ir_type` of x's MLIR type) holding x's ir.Value: the same operation
+        when x is of that class and a run-time value (a compile-time x may fold without the wrapper)."""
+        operation = self.model.parent(use)
+        if not (isinstance(operation, ast.BinOp) and operation.right is use):
+            return False
+        left = self.model.value_type(operation.left)
+        if left.kind == "arith-value":
+            return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
+        return (left == found and found.scalar in _SAME_OP_SCALARS and isinstance(operation.op, _SAME_OP_OPERATORS)
+                and provably_dynamic(self, argument))
 
 _INTEGER_SCALARS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
 # Integer.__init__ index-casts an index ArithValue and an fx.Index alike; Index.__init__ keeps both as they are.
