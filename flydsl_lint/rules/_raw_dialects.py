@@ -1,5 +1,6 @@
-"""What raw MLIR dialect code looks like in a kernel, shared by the §3 rules and §5: the dialect
-modules, visibly raw values, the helper modules that are raw boundaries, and `scf_op`."""
+"""What raw MLIR dialect code looks like in a kernel, shared by the §1, §3 and §5 rules: the
+dialect modules, visibly raw values and the run-time values built from them, the helper modules
+that are raw boundaries, and `scf_op`."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import ast
 
 from ..engine.project import LEGACY_MODULE_NAMES
 from ._base import Rule
-from ._flydsl import EXPR_ARITH, RAW_ARITH
+from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type, single_positional, typed_scalar
 
 
 SCF = "flydsl._mlir.dialects.scf"
@@ -171,3 +172,46 @@ def scf_op(rule: Rule, node: ast.Call) -> str | None:
     if func.attr in _SCF_OP_CLASSES and _builds_regions(rule, binding.scope.node):
         return func.attr
     return None
+
+
+# Run-time values by construction: thread and block ids, as `fx.thread_idx.x` or
+# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects).
+# Run-time values by construction: thread and block ids, as `fx.thread_idx.x` or
+# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects), or as
+# `gpu.thread_id("x")` / `gpu.block_id("x")`, which return the gpu op's value (0.3.0 to 0.5.0).
+_HARDWARE_ID_MODULES = (EXPR, f"{EXPR}.gpu")
+_HARDWARE_IDS = tuple(f"{module}.{name}." for module in _HARDWARE_ID_MODULES
+                      for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
+_HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MODULES for name in ("thread_id", "block_id"))
+
+
+def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
+    """Whether `node` is a run-time value (not a compile-time Python one): a
+    kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
+    value), a thread/block id, a raw value, a wrap or arithmetic of one, or a
+    name bound once to one of those."""
+    if depth > 6:
+        return False
+    model = rule.model
+    if isinstance(node, ast.Name):
+        binding = model.binding_of(node)
+        if binding is None or not model.is_single_binding(binding):
+            return False
+        if binding.kind == "param":
+            return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
+                and known_scalar_type(model, node) is not None
+        value = model.single_assigned_value(node)
+        return value is not None and provably_dynamic(rule, value, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
+    if isinstance(node, ast.Compare):
+        return any(provably_dynamic(rule, side, depth + 1) for side in [node.left, *node.comparators])
+    if isinstance(node, ast.Attribute) and (model.resolve(node) or "").startswith(_HARDWARE_IDS):
+        return True
+    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
+            and model.resolve(node.func) in _HARDWARE_ID_CALLS:
+        return True
+    if isinstance(node, ast.Call) and typed_scalar(model, node):
+        argument = single_positional(node)
+        return argument is not None and provably_dynamic(rule, argument, depth + 1)
+    return visibly_raw(rule, node)

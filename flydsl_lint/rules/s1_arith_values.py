@@ -13,6 +13,7 @@ from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
     typed_scalar,
 )
+from ._raw_dialects import provably_dynamic
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
 
@@ -81,6 +82,36 @@ class ArithValueWrap(Rule):
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "def f(a: fx.Int32, b: fx.Int32):\n    return ArithValue(a) + b\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Int32, b: fx.Int32):\n    return a + b\n", unsafe=True),
+        # Safe: a run-time fx.Int32 named once, read only as the right operand of an fx.Int32's `*`:
+        # the operator turns the ArithValue back into an fx.Int32 of the same value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return fx.Int32(2) * n_v + t\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return fx.Int32(2) * n_v + t\n"),
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(s: fx.Float32, x: fx.Float32):\n    return x - ArithValue(s)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(s: fx.Float32, x: fx.Float32):\n    return x - s\n"),
+        # The left operand: ArithValue's own operator answers, so the result would become an fx.Int32.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return n_v * t\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return n_v * t\n", unsafe=True),
+        # A compile-time x: `fx.Int32(2) * x` folds to a compile-time value, `* ArithValue(x)` does not.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "def f(t: fx.Int32):\n    return t * ArithValue(fx.Int32(4))\n",
+                fixed="import flydsl.expr as fx\ndef f(t: fx.Int32):\n    return t * fx.Int32(4)\n", unsafe=True),
+        # Safe: the right operand of an ArithValue's operator, which makes `ArithValue(x.ir_value())` of an fx one.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
+                "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return ArithValue(s) // ArithValue(u)\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                      "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return s // u\n", count=2),
+        # One read is not such an operand: unsafe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return t * n_v, n_v >> 1\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = n\n    return t * n_v, n_v >> 1\n",
+                unsafe=True),
         # An unsigned scalar: ArithValue drops the signedness, so `//` may not be the same op.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "def f(a: fx.Uint32, b: fx.Uint32):\n    return fx.Uint32(ArithValue(a) + b)\n",
@@ -124,24 +155,10 @@ class ArithValueWrap(Rule):
     def _index_fix(self, cast: ast.Call, argument: ast.expr):
         """`ArithValue(x).index_cast(T.index)` -> `fx.Index(x)` (the guide's `off = fx.Index(x)`):
         both build one `arith.index_cast` of `x.ir_value()`, for a signed or an unsigned x (and a
-        compile-time fx value is materialized alike). The result is an fx.Index instead of an
-        ArithValue: safe only where every use reads an index value alike from both; where a use
-        needs an ir.Value (a raw op), `fx.Index(x).ir_value()`."""
-        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
-        if spelled is None:
-            return None
-        callee, imports = spelled
+        compile-time fx value is materialized alike)."""
         found = self.model.value_type(argument)
-        if found.kind == "scalar" and found.scalar in _INTEGER_SCALARS:
-            use, unsafe_because = _index_uses(self, cast, _HELPER_DEPTH)
-        else:
-            use, unsafe_because = ANY_USE, _unknown_operand(self, argument)
-        # An unsafe fix offers the guide's spelling; the reviewer adds `.ir_value()` where a raw op needs it.
-        raw = use == RAW_USE and unsafe_because is None
-        text = f"{callee}({self.text(argument)})" + (".ir_value()" if raw else "")
-        message = f"Replace with `{text}`" + (f" ({unsafe_because})" if unsafe_because else "")
-        return self.make_fix([self.replace(cast, text), *imports], message,
-                             Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
+        known = found.kind == "scalar" and found.scalar in _INTEGER_SCALARS
+        return _index_value_fix(self, cast, argument, None if known else _unknown_operand(self, argument))
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
@@ -153,6 +170,8 @@ class ArithValueWrap(Rule):
             return None if found.signless else _may_carry_signedness(self, argument)
         if found.kind != "scalar":
             return _unknown_operand(self, argument)
+        if self._read_back_alike(node, argument, found):
+            return None
         if found.scalar not in _SAME_OP_SCALARS:
             return f"`{self.text(argument)}` is {found}, whose ops ArithValue may not pick alike"
         operation = self.model.parent(node)
@@ -170,6 +189,32 @@ class ArithValueWrap(Rule):
             return "the result would change from an ArithValue to " + str(found)
         return None
 
+    def _read_back_alike(self, node: ast.Call, argument: ast.expr, found) -> bool:
+        """Whether `ArithValue(x)` of an fx scalar x, itself or through a name bound once, is only
+        ever a right operand that its left operand's operator turns into what x gives it."""
+        statement = self.model.parent(node)
+        uses: list[ast.expr] = [node]
+        if isinstance(statement, ast.Assign) and statement.value is node:
+            if not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
+                return False
+            uses = reads_of(self, statement.targets[0])
+            if not uses or not self.model.is_single_binding(self.model.binding_of(uses[0])):
+                return False
+        return all(self._right_operand_read_alike(use, argument, found) for use in uses)
+
+    def _right_operand_read_alike(self, use: ast.expr, argument: ast.expr, found) -> bool:
+        """An ArithValue's operator coerces an fx operand to `ArithValue(x.ir_value())`, which
+        `ArithValue(x)` already is. An fx scalar's `+`, `-` or `*` turns an ArithValue back into
+        its class (`Numeric.from_ir_type` of x's MLIR type) holding x's ir.Value: the same operation
+        when x is of that class and a run-time value (a compile-time x may fold without the wrapper)."""
+        operation = self.model.parent(use)
+        if not (isinstance(operation, ast.BinOp) and operation.right is use):
+            return False
+        left = self.model.value_type(operation.left)
+        if left.kind == "arith-value":
+            return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
+        return (left == found and found.scalar in _SAME_OP_SCALARS and isinstance(operation.op, _SAME_OP_OPERATORS)
+                and provably_dynamic(self, argument))
 
 _INTEGER_SCALARS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
 # Integer.__init__ index-casts an index ArithValue and an fx.Index alike; Index.__init__ keeps both as they are.
@@ -177,6 +222,26 @@ _INDEX_READING_WRAPS = _INTEGER_SCALARS | {"Index"}
 # How an index value is used: ANY_USE reads an fx.Index like an index ArithValue, RAW_USE needs an ir.Value.
 ANY_USE, RAW_USE = "any", "raw"
 _HELPER_DEPTH = 2  # how many calls of the file's own helpers a use is followed through
+
+
+def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_because: str | None):
+    """Replace the index ArithValue `value` with `fx.Index(argument)`, which the caller has
+    shown builds the same index value unless it says `unsafe_because`. The result is an
+    fx.Index instead of an ArithValue: safe only where every use reads an index value alike
+    from both; where a use needs an ir.Value (a raw op), `fx.Index(argument).ir_value()`."""
+    spelled = reference(rule, "flydsl.expr.Index", "fx", "flydsl.expr")
+    if spelled is None:
+        return None
+    callee, imports = spelled
+    use = ANY_USE
+    if unsafe_because is None:
+        use, unsafe_because = _index_uses(rule, value, _HELPER_DEPTH)
+    # An unsafe fix offers the guide's spelling; the reviewer adds `.ir_value()` where a raw op needs it.
+    raw = use == RAW_USE and unsafe_because is None
+    text = f"{callee}({rule.text(argument)})" + (".ir_value()" if raw else "")
+    message = f"Replace with `{text}`" + (f" ({unsafe_because})" if unsafe_because else "")
+    return rule.make_fix([rule.replace(value, text), *imports], message,
+                         Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
 
 
 def _receiver_index_cast(rule: Rule, node: ast.Call) -> ast.Call | None:
@@ -392,19 +457,46 @@ class ArithIndexConstant(Rule):
     valid = ["from flydsl.expr import arith\nlane = tid % fx.Int64(64)\n"]
     invalid = [
         Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
-                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64)\n"),
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64)\n",
+                message="`arith.index(n)` is deprecated: choose `fx.Int32(n)`/`fx.Int64(n)` for arithmetic, "
+                        "`fx.Index(n)` where an API requires index"),
         Invalid("import flydsl.expr as fx\nlane = tid % fx.index(64)\n", unsafe=True,  # 0.2.2-0.2.4
                 fixed="import flydsl.expr as fx\nlane = tid % fx.Index(64)\n"),
+        # Safe: a literal's index constant, passed to a raw op, is `fx.Index(n).ir_value()`: the same constant.
+        Invalid("from flydsl.expr import arith\nword = arith.shrui(off, arith.index(2))\n",
+                fixed="from flydsl.expr import arith\nimport flydsl.expr as fx\nword = arith.shrui(off, fx.Index(2).ir_value())\n"),
+        # Safe: through a name bound once, read by fx integer wraps and a traced loop bound.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n@flyc.kernel\n"
+                "def k():\n    n = arith.index(8)\n    for i in range(fx.Index(0), n, fx.Index(1)):\n        pass\n"
+                "    return fx.Int32(n)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\n"
+                      "def k():\n    n = fx.Index(8)\n    for i in range(fx.Index(0), n, fx.Index(1)):\n        pass\n"
+                      "    return fx.Int32(n)\n"),
+        # A name, not a literal: it may be an fx or raw value that arith.index cannot take.
+        Invalid("from flydsl.expr import arith\ndef f(off, m):\n    return arith.andi(off, arith.index(m - 1))\n",
+                fixed="from flydsl.expr import arith\nimport flydsl.expr as fx\ndef f(off, m):\n"
+                      "    return arith.andi(off, fx.Index(m - 1))\n", unsafe=True),
+        # An operand of `/`: the quotient would be an fx.Index instead of an ArithValue.
+        Invalid("from flydsl.expr import arith\nfrom flydsl._mlir.dialects import rocdl\n"
+                "c = rocdl.ReadlaneOp(t, v, 0).result / arith.index(3)\n",
+                fixed="from flydsl._mlir.dialects import rocdl\nimport flydsl.expr as fx\n"
+                      "c = rocdl.ReadlaneOp(t, v, 0).result / fx.Index(3)\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        fix = None
         argument = single_positional(node)
-        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr") if argument is not None else None
-        if spelled is not None:
-            callee, imports = spelled
-            fix = self.make_fix([self.replace(node, f"{callee}({self.text(argument)})"), *imports], "Replace with `fx.Index(n)`")
+        fix = None
+        if argument is not None:
+            fix = _index_value_fix(self, node, argument, self._unsafe_because(argument))
         self.report(node, fix=fix)
+
+    def _unsafe_because(self, argument: ast.expr) -> str | None:
+        """None for a non-negative int literal below 2**31: `arith.index(n)` is `arith.constant(n,
+        index=True)` and `fx.Index(n)` materializes that constant where a use needs a value."""
+        value = argument.value if isinstance(argument, ast.Constant) else None
+        if type(value) is int and 0 <= value < 2**31:
+            return None
+        return f"`{self.text(argument)}` is not an int literal: `fx.Index` of it may not be the constant `arith.index` builds"
 
 
 @register

@@ -10,7 +10,8 @@ from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
-    ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, visibly_raw,
+    ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
+    visibly_raw,
 )
 
 
@@ -244,15 +245,6 @@ _RAW_VIEWS = frozenset(
 )
 
 
-# Run-time values by construction: thread and block ids, as `fx.thread_idx.x` or
-# `gpu.thread_idx.x` (flydsl.expr re-exports the gpu module's objects), or as
-# `gpu.thread_id("x")` / `gpu.block_id("x")`, which return the gpu op's value (0.3.0 to 0.5.0).
-_HARDWARE_ID_MODULES = (EXPR, f"{EXPR}.gpu")
-_HARDWARE_IDS = tuple(f"{module}.{name}." for module in _HARDWARE_ID_MODULES
-                      for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
-_HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MODULES for name in ("thread_id", "block_id"))
-
-
 def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
     """`x` for a raw view of it (`x.ir_value()`, `arith._to_raw(x)`, `arith.unwrap(x)`, `fx.as_ir_value(x)`)."""
     if not isinstance(operand, ast.Call) or operand.keywords:
@@ -264,38 +256,6 @@ def viewed_value(rule: Rule, operand: ast.expr) -> ast.expr | None:
     if argument is not None and isinstance(func, (ast.Name, ast.Attribute)) and rule.model.resolve(func) in _RAW_VIEWS:
         return argument
     return None
-
-
-def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
-    """Whether `node` is a run-time value (not a compile-time Python one): a
-    kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
-    value), a thread/block id, a raw value, a wrap or arithmetic of one, or a
-    name bound once to one of those."""
-    if depth > 6:
-        return False
-    model = rule.model
-    if isinstance(node, ast.Name):
-        binding = model.binding_of(node)
-        if binding is None or not model.is_single_binding(binding):
-            return False
-        if binding.kind == "param":
-            return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
-                and known_scalar_type(model, node) is not None
-        value = model.single_assigned_value(node)
-        return value is not None and provably_dynamic(rule, value, depth + 1)
-    if isinstance(node, ast.BinOp):
-        return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
-    if isinstance(node, ast.Compare):
-        return any(provably_dynamic(rule, side, depth + 1) for side in [node.left, *node.comparators])
-    if isinstance(node, ast.Attribute) and (model.resolve(node) or "").startswith(_HARDWARE_IDS):
-        return True
-    if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)) \
-            and model.resolve(node.func) in _HARDWARE_ID_CALLS:
-        return True
-    if isinstance(node, ast.Call) and typed_scalar(model, node):
-        argument = single_positional(node)
-        return argument is not None and provably_dynamic(rule, argument, depth + 1)
-    return visibly_raw(rule, node)
 
 
 _PRECEDENCE_SAFE = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant)

@@ -57,12 +57,14 @@ def build():
 # FLY101 on receiver casts: `ArithValue(x).index_cast(T.index)` of an fx integer (signed, unsigned,
 # compile-time) becomes `fx.Index(x)` where every use reads it alike: a loop bound (the rewriter's auto
 # loop and its `init=` loop), an fx integer wrap, a helper passing it to one, a raw op (`.ir_value()`).
+# FLY105 on literal index constants: `arith.index(n)` becomes `fx.Index(n)` in the same uses.
 ARITH_VALUE_INDEX = '''\
 import torch
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
 from flydsl._mlir.dialects import arith
+from flydsl.expr import arith as expr_arith
 from flydsl.expr.arith import ArithValue
 from flydsl.expr.typing import T
 
@@ -81,7 +83,13 @@ def index_kernel(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32):
     base = ArithValue(four).index_cast(T.index)
     mixed = arith.AddIOp(ArithValue(u).index_cast(T.index), base).result
     wide = fx.Int64(ArithValue(lane).index_cast(T.index))
-    total = lane + _as_i32(base) + fx.Int32(mixed) + fx.Int32(wide)
+    quarter = expr_arith.shrui(mixed, expr_arith.index(2))
+    low_bits = expr_arith.andi(mixed, expr_arith.index(3))
+    steps = expr_arith.index(4)
+    total = lane + _as_i32(base) + fx.Int32(mixed) + fx.Int32(wide) + fx.Int32(quarter) + fx.Int32(low_bits)
+    total = total + fx.Int32(expr_arith.index(5)) + _as_i32(steps)
+    for s in range(fx.Index(0), steps, fx.Index(1)):
+        total = total + fx.Int32(s)
     for i in range(fx.Index(0), ArithValue(n).index_cast(T.index), fx.Index(1)):
         total = total + fx.Int32(i)
     for j, state in range(fx.Index(0), ArithValue(lane).index_cast(T.index), fx.Index(1), init=[total]):

@@ -366,12 +366,20 @@ def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     summed = fx.Int32(ArithValue(lane) + shift)
     # `fx_arith.select` of fx scalars gives the value caster's ArithValue: unwrapping it is a no-op.
     chosen = fx.Int32(arith.addi(fx_arith.unwrap(fx_arith.select(lane < shift, lane, shift)), fx_arith.unwrap(shift)))
-    dst = fx.Int32(same + uni + total + summed + chosen) % BLOCK
+    # Right operands of an fx scalar's operator, which turns the ArithValue back into that scalar.
+    shift_v = ArithValue(shift)
+    scaled = fx.Int32(2) * shift_v + lane
+    offset = lane - ArithValue(shift)
+    # Right operands of an ArithValue's operator, which coerces an fx operand to ArithValue(x.ir_value()).
+    raw_sum = arith.addi(lane.ir_value(), shift.ir_value())
+    mixed = fx.Int32(raw_sum * ArithValue(lane)) + fx.Int32(raw_sum // ArithValue(shift))
+    mixed = mixed + fx.Int32(raw_sum >> ArithValue(fx.Int32(1)))
+    dst = fx.Int32(same + uni + total + summed + chosen + scaled + offset + mixed) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = gain
+    rv[0] = gain * gain - ArithValue(scale)
     fx.copy(copy, rv, fx.slice(tO, (None, dst)))
 
 

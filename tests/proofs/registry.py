@@ -34,7 +34,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "SELECT_CONSUMERS": (CDNA_AND_RDNA, ("FLY344",)),
     "ARITH_VALUE_WRAPS": (CDNA_AND_RDNA, ("FLY101", "FLY102")),
     "ARITH_VALUE": (CDNA, ("FLY101", "FLY102")),
-    "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101",)),
+    "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101", "FLY105")),
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
     "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
