@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import reads_of_only_binding
+from ._codemods import reads_of_only_binding, reads_of_value
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
@@ -193,12 +193,10 @@ class ArithValueWrap(Rule):
         """Whether `ArithValue(x)` of an fx scalar x, itself or through a name bound once, is only
         ever a right operand that its left operand's operator turns into what x gives it."""
         statement = self.model.parent(node)
-        uses: list[ast.expr] = [node]
+        uses: list[ast.expr] | None = [node]
         if isinstance(statement, ast.Assign) and statement.value is node:
-            if not (len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)):
-                return False
-            uses = reads_of(self, statement.targets[0])
-            if not uses or not self.model.is_single_binding(self.model.binding_of(uses[0])):
+            uses = reads_of_value(self, node)
+            if not uses:
                 return False
         return all(self._right_operand_read_alike(use, argument, found) for use in uses)
 
