@@ -252,7 +252,8 @@ class ProjectIndex:
         self.legacy_roots = legacy_roots
         self._summaries: dict[str, ModuleSummary | None] = {}
         # What rules derive from other project modules, kept for the run (see `derived`).
-        self._derived: dict[str, dict[tuple[str, int | None], object]] = {}
+        # kind -> module -> (the version of its file it was derived from, what was derived).
+        self._derived: dict[str, dict[str, tuple[int | None, object]]] = {}
         # The modules looked up for the file being checked (by `find`, `summary`
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
@@ -270,17 +271,18 @@ class ProjectIndex:
         """What a rule derives from project module `module` (`compute(module)`):
         the run's one store, recorded as a dependency of every file asking.
         Computed once per run and version of the module's file, so a module a
-        fix rewrote earlier in the run is read again."""
+        fix rewrote earlier in the run is read again; only the newest version's is
+        kept, so a long-lived index (the language server's) does not grow with edits."""
         found = self.find(module)  # records the dependency
         try:
             version = found[0].stat().st_mtime_ns if found is not None else None
         except OSError:
             version = None
         cache = self._derived.setdefault(kind, {})
-        key = (module, version)
-        if key not in cache:
-            cache[key] = compute(module)
-        return cache[key]  # type: ignore[return-value]
+        kept = cache.get(module)
+        if kept is None or kept[0] != version:
+            kept = cache[module] = version, compute(module)
+        return kept[1]  # type: ignore[return-value]
 
     def mentioned_elsewhere(self, module: str, word: str) -> bool:
         """Whether a Python file under the source roots, other than `module`'s own,

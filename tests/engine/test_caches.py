@@ -41,6 +41,22 @@ def test_the_run_store_reads_a_module_again_once_its_file_changed(tmp_path):
     assert "helpers" in index.touched
 
 
+def test_the_run_store_keeps_only_the_newest_version_of_a_module(tmp_path):
+    # A language server's index lives across edits: an older version's answer is not kept.
+    module = tmp_path / "helpers.py"
+    module.write_text("A = 1\n")
+    index = ProjectIndex([tmp_path])
+    computed = []
+    derive = lambda name: computed.append(name) or len(computed)  # noqa: E731
+    first = module.stat().st_mtime_ns
+    assert index.derived("t.count", "helpers", derive) == 1
+    os.utime(module, ns=(first, first + 10**9))
+    assert index.derived("t.count", "helpers", derive) == 2
+    os.utime(module, ns=(first, first))  # back to the first version: derived again, not recalled
+    assert index.derived("t.count", "helpers", derive) == 3
+    assert index.derived("t.count", "helpers", derive) == 3
+
+
 def test_a_tree_the_index_parsed_goes_once_to_the_check_of_the_same_text(tmp_path):
     (tmp_path / "helpers.py").write_text("def f():\n    return 1\n")
     index = ProjectIndex([tmp_path])
