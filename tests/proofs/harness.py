@@ -12,6 +12,7 @@ from pathlib import Path
 from flydsl_lint.run.checker import Checker
 from flydsl_lint.engine.diagnostics import Applicability
 from flydsl_lint.engine.source import SourceFile
+from flydsl_lint.engine.target import releases
 from flydsl_lint.engine.versions import Version
 from flydsl_lint.run.fix_loop import fix_source
 from tests.conftest import make_settings
@@ -25,9 +26,14 @@ RELEASE_CHECKOUTS = Path(os.environ.get("FLYDSL_RELEASE_CHECKOUTS", "/work"))
 
 
 def buffer_ops_for(release: str) -> Path:
-    """The kernels/common/buffer_ops.py to compile against flydsl ``release``."""
+    """The kernels/common/buffer_ops.py to compile against flydsl ``release``: its own tag's,
+    else (for the newest release only) FlyDSL HEAD's. An older release is never proven with
+    HEAD's helpers, which may build ops its wheel lacks: without its checkout the returned
+    path is missing and the proof skips, naming it."""
     own = RELEASE_CHECKOUTS / f"flydsl-v{release}" / "kernels" / "common" / "buffer_ops.py"
-    return own if own.is_file() else BUFFER_OPS
+    if own.is_file() or release != str(releases().known[-1]):
+        return own
+    return BUFFER_OPS
 
 
 def flydsl_missing_reason() -> str | None:

@@ -77,7 +77,8 @@ def test_fix_compiles_identically(fixes, compiled, module, code, arch, release):
     release_python(release)  # skips when the release's environment is missing
     if module in NEEDS_CHECKOUT and not buffer_ops_for(release).is_file():
         pytest.skip(f"needs {buffer_ops_for(release)}: kernels.common.buffer_ops comes from a FlyDSL checkout "
-                    "(set FLYDSL_SRC or FLYDSL_RELEASE_CHECKOUTS)")
+                    f"of that release (git worktree add <dir>/flydsl-v{release} v{release}; set "
+                    "FLYDSL_RELEASE_CHECKOUTS=<dir>, or FLYDSL_SRC for the newest)")
     outcome = fixes[(module, code, arch, release)]
     before = compiled[(outcome.before, arch, release)]
     after = compiled[(outcome.after, arch, release)]
