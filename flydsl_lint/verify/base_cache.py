@@ -41,7 +41,7 @@ from flydsl_lint.verify.imports import ImportFacts, Unreadable
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.toolchain import Linker
 
-ENTRY_FORMAT = 1
+ENTRY_FORMAT = 2  # 2: kernels carry backend_input
 MAX_ENTRY_BYTES = 256 << 20  # a whole test file's ISA; larger is a miss, never read
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_VERIFY_CACHE_DIR"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -154,7 +154,8 @@ def _optional_count(value: object) -> int | None:
 def _kernel_to_json(kernel: KernelIsa) -> dict:
     return {"name": kernel.name, "arch": kernel.arch, "instructions": kernel.instructions,
             "resources": kernel.resources.as_dict(), "histogram": kernel.histogram,
-            "code_object": kernel.code_object, "evidence_errors": kernel.evidence_errors}
+            "code_object": kernel.code_object, "evidence_errors": kernel.evidence_errors,
+            "backend_input": kernel.backend_input}
 
 
 _RESOURCE_FIELDS = set(Resources().as_dict())
@@ -162,17 +163,19 @@ _RESOURCE_FIELDS = set(Resources().as_dict())
 
 def _kernel_from_json(data: object) -> KernelIsa:
     _require(type(data) is dict and set(data) == {"name", "arch", "instructions", "resources", "histogram",
-                                                  "code_object", "evidence_errors"})
+                                                  "code_object", "evidence_errors", "backend_input"})
     resources, histogram = data["resources"], data["histogram"]  # type: ignore[index]
     _require(type(resources) is dict and set(resources) == _RESOURCE_FIELDS and type(histogram) is dict)
     code_object = data["code_object"]  # type: ignore[index]
-    _require(code_object is None or type(code_object) is str)
+    backend_input = data["backend_input"]  # type: ignore[index]
+    _require(all(digest is None or type(digest) is str for digest in (code_object, backend_input)))
     return KernelIsa(
         name=_text(data["name"]), arch=_text(data["arch"]),  # type: ignore[index]
         instructions=_texts(data["instructions"]),  # type: ignore[index]
         resources=Resources(**{field: _optional_count(value) for field, value in resources.items()}),
         histogram={_text(name): _count(count) for name, count in histogram.items()},
         code_object=code_object, evidence_errors=_texts(data["evidence_errors"]),  # type: ignore[index]
+        backend_input=backend_input,
     )
 
 

@@ -14,6 +14,9 @@ ONLY_AFTER = "only-after"
 COMPILE_ERROR = "compile-error"
 # Changed, but a side compiled differently from itself when captured again: proves nothing either way.
 NONDETERMINISTIC = "nondeterministic"
+# The code objects differ, but the IR handed to the backend is the same on both sides (source
+# locations aside): the change did not change what was compiled; the backend's output varies.
+SAME_BACKEND_INPUT = "same-backend-input"
 
 PARITY_BREAKING = frozenset({CHANGED, ONLY_BEFORE, ONLY_AFTER, COMPILE_ERROR})
 
@@ -102,6 +105,12 @@ def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> Kernel
         # run whose counts (e.g. .vgpr_count) are not reproducible.
         if before.code_object == after.code_object:
             return KernelComparison(before.name, before.arch, IDENTICAL, message=message)
+        if before.backend_input is not None and before.backend_input == after.backend_input:
+            same = ("the backend was given the same IR on both sides (source locations aside), "
+                    "yet its code objects differ: the backend's own variation, not the change's")
+            return KernelComparison(before.name, before.arch, SAME_BACKEND_INPUT, resource_deltas=resources,
+                                    message="; ".join([same, *notes]),
+                                    change=describe_change(before, after, resources))
     elif before.instructions == after.instructions and not resources:
         return KernelComparison(before.name, before.arch, IDENTICAL, message=message)
     diff = list(

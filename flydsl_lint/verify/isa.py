@@ -46,6 +46,9 @@ class KernelIsa:
     code_object: str | None = None
     # Why evidence was missing or unreadable (e.g. an undecodable code object).
     evidence_errors: list[str] = field(default_factory=list)
+    # sha256 of the IR handed to gpu-module-to-binary (the stage dumped before it), source
+    # locations removed; None when that stage was not dumped.
+    backend_input: str | None = None
 
 
 # Metadata keys (amdhsa.kernels YAML) -> Resources fields.
@@ -317,18 +320,72 @@ def _with_code_object(kernel: KernelIsa, code_object: CodeObjectKernel | None, e
     return kernel
 
 
+def without_locations(mlir: str) -> str:
+    """MLIR text with its source locations removed: the `#locN = loc(...)` aliases and every
+    `loc(...)` (balanced, string literals skipped). A source edit that only moves lines changes
+    nothing else; without debug info the locations do not reach the LLVM IR."""
+    out = []
+    i, n = 0, len(mlir)
+    while i < n:
+        start = mlir.find("loc(", i)
+        if start < 0:
+            out.append(mlir[i:])
+            break
+        if start > 0 and (mlir[start - 1].isalnum() or mlir[start - 1] in "_."):
+            out.append(mlir[i:start + 4])  # a name ending in "loc", not a location
+            i = start + 4
+            continue
+        out.append(mlir[i:start].rstrip(" "))
+        depth, j, in_string = 0, start + 3, False
+        while j < n:
+            char = mlir[j]
+            if in_string:
+                in_string = char != '"' or mlir[j - 1] == "\\"
+            elif char == '"':
+                in_string = True
+            elif char == "(":
+                depth += 1
+            elif char == ")":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        i = j + 1
+    return "\n".join(line for line in "".join(out).splitlines() if not _LOCATION_ALIAS.match(line))
+
+
+_LOCATION_ALIAS = re.compile(r"#loc\d*\s*=\s*$")
+_STAGE_NUMBER = re.compile(r"^(\d+)_")
+
+
+def _backend_input_digest(binary_stage: Path) -> str | None:
+    """sha256 of the stage dumped just before ``binary_stage``, without locations."""
+    number = _STAGE_NUMBER.match(binary_stage.name)
+    if not number:
+        return None
+    earlier = [(int(m.group(1)), path) for path in binary_stage.parent.glob("*.mlir")
+               if (m := _STAGE_NUMBER.match(path.name)) and int(m.group(1)) < int(number.group(1))]
+    if not earlier:
+        return None
+    text = max(earlier, key=lambda found: found[0])[1].read_text(encoding="utf-8", errors="replace")
+    return hashlib.sha256(without_locations(text).encode()).hexdigest()
+
+
 def parse_dump_dir(dump_dir: Path) -> list[KernelIsa]:
     """All kernels of every final ISA file under one compilation's dump directory."""
     kernels = []
     for isa_file in sorted(dump_dir.rglob(FINAL_ISA_GLOB)):
         code_objects: dict[str, CodeObjectKernel] = {}
         errors: list[str] = []
+        backend_input = None
         for binary_stage in sorted(isa_file.parent.glob(BINARY_STAGE_GLOB)):
             found, stage_errors = code_objects_from_binary_stage(
                 binary_stage.read_text(encoding="utf-8", errors="replace")
             )
             code_objects.update(found)
             errors.extend(f"{binary_stage.name}: {e}" for e in stage_errors)
+            backend_input = _backend_input_digest(binary_stage)
         for kernel in parse_isa(isa_file.read_text(encoding="utf-8", errors="replace")):
+            kernel.backend_input = backend_input
             kernels.append(_with_code_object(kernel, code_objects.get(kernel.name), errors))
     return kernels

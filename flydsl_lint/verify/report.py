@@ -9,7 +9,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
-from flydsl_lint.verify.compare import IDENTICAL, NONDETERMINISTIC, KernelComparison, Unverified, first_line
+from flydsl_lint.verify.compare import (
+    IDENTICAL, NONDETERMINISTIC, SAME_BACKEND_INPUT, KernelComparison, Unverified, first_line,
+)
 from flydsl_lint.verify.plan import Plan
 
 EXIT_PARITY = 0
@@ -171,8 +173,10 @@ def render_terminal(report: VerifyReport) -> str:
         lines.append(f"note: {DEVICE_MODE_DISCLAIMER}")
     lines += [f"note: {n}" for n in plan.notes + report.notes]
     identical = sum(c.verdict == IDENTICAL for c in report.comparisons)
+    same_input = sum(c.verdict == SAME_BACKEND_INPUT for c in report.comparisons)
     if report.comparisons:
-        lines.append(f"{len(report.comparisons)} specializations compared, {identical} identical")
+        lines.append(f"{len(report.comparisons)} specializations compared, {identical} identical"
+                     + (f", {same_input} with the same backend input" if same_input else ""))
     lines += [_comparison_line(c) for c in report.comparisons if c.verdict != IDENTICAL]
     lines += [f.summary() for f in report.device_findings if f.breaks_parity]
     lines += [f"not verified  {test} [{','.join(archs)}]: {reason}"

@@ -3,7 +3,9 @@ from pathlib import Path
 
 import pytest
 
-from flydsl_lint.verify.compare import CHANGED, IDENTICAL, ONLY_AFTER, ONLY_BEFORE, compare_kernels
+from flydsl_lint.verify.compare import (
+    CHANGED, IDENTICAL, ONLY_AFTER, ONLY_BEFORE, SAME_BACKEND_INPUT, compare_kernels,
+)
 from flydsl_lint.verify.isa import (
     _unescape_mlir_bytes,
     code_objects_from_binary_stage,
@@ -12,6 +14,7 @@ from flydsl_lint.verify.isa import (
     normalize_body,
     parse_dump_dir,
     parse_isa,
+    without_locations,
 )
 
 # Hand-written in the shape LLVM's AMDGPU backend prints (trimmed).
@@ -178,11 +181,59 @@ def test_unreadable_code_object_is_reported_not_hidden():
     assert kernels == {} and len(errors) == 1 and "unreadable code object" in errors[0]
 
 
-def _dump_dir(root: Path, isa_text: str, stage: str) -> Path:
+def _dump_dir(root: Path, isa_text: str, stage: str, backend_input: str | None = None) -> Path:
     root.mkdir(parents=True)
     (root / "22_final_isa.s").write_text(isa_text)
     (root / "20_gpu_module_to_binary.mlir").write_text(stage)
+    if backend_input is not None:
+        (root / "19_reconcile_unrealized_casts.mlir").write_text(backend_input)
+        (root / "03_early_stage.mlir").write_text("an earlier stage: not the backend's input")
     return root
+
+
+# The stage before gpu-module-to-binary, in the shape FlyDSL dumps it (trimmed); {line} moves.
+BACKEND_INPUT = """\
+#loc = loc("/tmp/tree-{tree}/kernels/demo.py":{line}:0)
+module attributes {{gpu.container_module}} {{
+  llvm.func @demo_0(%arg0: !llvm.ptr<1> loc("/tmp/tree-{tree}/kernels/demo.py":{line}:0)) {{
+    %0 = llvm.mlir.constant({value} : i32) : i32 loc(#loc2)
+    %1 = llvm.add %0, %0 : i32 loc(callsite(#loc3 at fused["/tmp/tree-{tree}/kernels/demo.py":{line}:4, "f(x)":1:2]))
+    llvm.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc2 = loc("/tmp/tree-{tree}/kernels/demo.py":{line}:8)
+#loc3 = loc("a \\"quoted) path":3:1)
+"""
+
+
+def test_without_locations_keeps_everything_but_source_locations():
+    a = without_locations(BACKEND_INPUT.format(tree="x1", line=12, value=4))
+    b = without_locations(BACKEND_INPUT.format(tree="y22", line=40, value=4))
+    assert a == b
+    assert "loc" not in a.replace("llvm.", "")
+    assert "%1 = llvm.add %0, %0 : i32\n" in a + "\n"
+    assert without_locations(BACKEND_INPUT.format(tree="x1", line=12, value=5)) != a
+    # A name that merely ends in "loc" is not a location.
+    assert without_locations("%alloc(%0)") == "%alloc(%0)"
+
+
+def test_same_backend_input_with_differing_code_objects_is_the_backends_variation(tmp_path):
+    # Seen on FlyDSL's moe_sorting kernels: the IR given to gpu-module-to-binary is the same
+    # on both sides but for line numbers, and the ELF still differs by a few bytes of .text.
+    def side(name, line, filler, value=4):
+        root = _dump_dir(tmp_path / name, ISA.format(exit=2), _binary_stage(_tiny_elf("demo_0", 64, filler=filler)),
+                         BACKEND_INPUT.format(tree=name, line=line, value=value))
+        (kernel,) = parse_dump_dir(root)
+        return kernel
+
+    before, after = side("a", 12, b""), side("b", 22, b"x")
+    assert before.backend_input == after.backend_input is not None
+    comparison = compare_kernels(before, after)
+    assert comparison.verdict == SAME_BACKEND_INPUT and not comparison.breaks_parity
+    assert "same IR on both sides" in comparison.message
+    # A real difference in the backend's input stays a change.
+    changed = compare_kernels(before, side("c", 12, b"x", value=5))
+    assert changed.verdict == CHANGED and changed.breaks_parity
 
 
 def test_identical_code_object_wins_over_nondeterministic_isa_text(tmp_path):
