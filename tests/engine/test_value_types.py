@@ -698,6 +698,26 @@ def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):
     assert type_of(body) == "unknown"
 
 
+def test_a_name_bound_once_that_a_region_carries_is_rebuilt_from_then_on():
+    # The rewriter carries a name a traced `if`/`for` calls a method of or stores into, and from the
+    # region on the name holds `_promote(x)`'s fx rebuild: a bound ArithValue or number is no longer one.
+    kernel = "@flyc.kernel\ndef k(n: fx.Int32, t):\n    x = {value}\n{before}    {region}:\n        {use}\n{after}"
+    def probe(value="ArithValue(n)", use="y = x.bitcast(t)", region="if n > 0", before="", after="    probe = x\n"):
+        return explain(kernel.format(value=value, use=use, region=region, before=before, after=after))
+    found, why = probe()
+    assert found == "unknown" and "rewriter carries it" in why and "ArithValue" in why
+    assert probe(use="x[0] = n")[0] == probe(use="x.owner.attr = n")[0] == "unknown"  # stores into it
+    assert probe(region="for i in range(n)")[0] == "unknown"
+    assert probe(after="", use="probe = x.bitcast(t) + x")[0] == "unknown"  # inside the region too
+    assert probe(value="3", use="x.bit_length()")[0] == "unknown"
+    # A read before the region, an fx scalar, a region that only reads it, plain Python: the type stays.
+    assert probe(before="    probe = x\n", after="")[0] == "ArithValue (signed=None)"
+    assert probe(value="fx.Int32(n)", use="y = x.to(fx.Int64)")[0] == "fx.Int32"
+    assert probe(use="y = x + n")[0] == "ArithValue (signed=None)"
+    assert type_of("def f(n, t):\n    x = ArithValue(n)\n    if n:\n        x.owner()\n    probe = x\n") \
+        == "ArithValue (signed=None)"
+
+
 def test_a_helper_call_has_the_return_type_its_arguments_give():
     # Called with two types, the helper returns no one type; each call returns its own.
     helper = "def half(v, d=2):\n    return v // fx.Int32(d)\n"

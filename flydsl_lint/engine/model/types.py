@@ -329,7 +329,49 @@ class _ValueTypes:
                 if found[0].known:
                     return found
             return self._rebound_type(binding, depth)
-        return self._binding_type(binding, depth)
+        found = self._binding_type(binding, depth)
+        if found[0].known and found[0].kind != SCALAR and self._carried_before(binding, node):
+            return UNKNOWN_TYPE, (f"unknown: a control-flow region of traced code before this read calls a method of, "
+                                  f"or stores into, `{node.id}`: the rewriter carries it and rebuilds a {found[0]} "
+                                  f"as an fx value")
+        return found
+
+    def _carried_before(self, binding, read: ast.Name) -> bool:
+        """Whether an `if`/`for`/`while` of traced code that starts after `binding` and not after
+        `read` carries the name: FlyDSL's rewriter carries a name a region calls a method of
+        (`x.f()`, `x.a.f()`) or stores into (`x[i] = v`, `x.a = v`) besides names it assigns
+        (`_collect_assigned_vars` in compiler/ast_rewriter.py, 0.3.0 to 0.5.0), and from then on
+        the name holds `_promote(x)`'s rebuild (`as_dsl_value`), not the Python number or
+        ir.Value bound. Only fx scalars pass through unchanged."""
+        regions = self._answers["carrying_regions"]
+        if None not in regions:
+            regions[None] = self._carrying_regions()
+        start = binding.position
+        position = (read.lineno, read.col_offset)
+        return any(start < (region.lineno, region.col_offset) <= position and self.traced_function(region) is not None
+                   and self.enclosing_function(region) is self.enclosing_function(read)
+                   for region in regions[None].get(binding.name, ()))
+
+    def _carrying_regions(self) -> dict[str, list[ast.stmt]]:
+        """name -> the `if`/`for`/`while` statements whose body calls a method of it or stores into it."""
+        carried: dict[str, list[ast.stmt]] = {}
+        bases = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
+        bases += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
+                  if isinstance(target.ctx, ast.Store)]
+        for node in bases:
+            base = node
+            while isinstance(base, (ast.Attribute, ast.Subscript)):
+                base = base.value
+            if not isinstance(base, ast.Name):
+                continue
+            for ancestor in self.ancestors(node):
+                if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                    break
+                if isinstance(ancestor, (ast.If, ast.For, ast.While)):
+                    found = carried.setdefault(base.id, [])
+                    if ancestor not in found:
+                        found.append(ancestor)
+        return carried
 
     def _bound_from_another_scope(self, binding) -> bool:
         """Whether a `global`/`nonlocal` statement lets some function rebind the name
