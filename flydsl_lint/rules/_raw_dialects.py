@@ -188,8 +188,9 @@ _HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MOD
 def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     """Whether `node` is a run-time value (not a compile-time Python one): a
     kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
-    value), a thread/block id, a raw value, a wrap or arithmetic of one, or a
-    name bound once to one of those."""
+    value), a thread/block id, a raw value, the result of a method that wraps an
+    op (`_op_method_result`), a wrap or arithmetic of one, or a name bound once
+    to one of those."""
     if depth > 6:
         return False
     model = rule.model
@@ -214,4 +215,18 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     if isinstance(node, ast.Call) and typed_scalar(model, node):
         argument = single_positional(node)
         return argument is not None and provably_dynamic(rule, argument, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _op_method_result(model, node):
+        return True
     return visibly_raw(rule, node)
+
+
+def _op_method_result(model, node: ast.Call) -> bool:
+    """A method call that wraps an op's result, whatever its operands: a `Numeric` method the
+    release's table records as `receiver-class` (`type(self)(self.ir_value().<op>(...))`:
+    `maximumf`, `shuffle_xor`, ...), or `fx.Vector.reduce` (`element-scalar`: the element class
+    of a `vector.reduction` result), on a receiver of that kind."""
+    method, receiver = node.func.attr, model.value_type(node.func.value)
+    table = model.type_table
+    if receiver.kind == "scalar":
+        return table.scalar_methods.get(method) == "receiver-class"
+    return receiver.kind == "vector" and method == "reduce" and table.vector_fact("reduce") == "element-scalar"

@@ -114,6 +114,28 @@ class TypedArithmeticMethod(Rule):
         # A plain function's parameters may be compile-time fx values, which fx.max folds: unsafe.
         Invalid("import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return a.maximumf(b)\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return fx.max(a, b)\n", unsafe=True),
+        # A running maximum rebound in unrolled loops, every binding a Float32: safe where an operand
+        # is a Float32 method's op result (a lane shuffle, a vector reduction), a run-time value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    row = fx.Vector.filled(4, a, fx.Float32)\n    m = fx.Float32(0.0)\n    for i in fx.range_constexpr(2):\n"
+                "        m = m.maximumf(row.reduce(\"max\"))\n    for s in [8, 4]:\n"
+                "        m = m.maximumf(m.shuffle_xor(fx.Int32(s), fx.Int32(64)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    row = fx.Vector.filled(4, a, fx.Float32)\n    m = fx.Float32(0.0)\n    for i in fx.range_constexpr(2):\n"
+                      "        m = fx.max(m, row.reduce(\"max\"))\n    for s in [8, 4]:\n"
+                      "        m = fx.max(m, m.shuffle_xor(fx.Int32(s), fx.Int32(64)))\n",
+                count=2),
+        # The same rebinding against a compile-time Float32: the name is not provably a run-time value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = m.maximumf(fx.Float32(1.0))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = fx.max(m, fx.Float32(1.0))\n", unsafe=True),
+        # A later binding of another type: the name's bindings do not agree, its type stays unknown.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = m.maximumf(a)\n    m = fx.Int32(m)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = fx.max(m, a)\n    m = fx.Int32(m)\n",
+                unsafe=True),
         # An operand of another type is promoted by fx.max: unsafe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, n: fx.Int32):\n"
                 "    m = a.maximumf(n)\n",

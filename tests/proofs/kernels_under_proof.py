@@ -451,10 +451,19 @@ def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     clipped = (-a).maximumf(fx.Float32(0.0))
     scaled = fx.Float32(n).minimumf(a - b)
 
+    # A running maximum rebound in unrolled loops: it starts as a compile-time Float32 and every
+    # rebinding is a Float32 method's result, taken against a vector reduction or a lane shuffle.
+    row = fx.Vector.filled(4, a * fx.Float32(tid), fx.Float32)
+    running = fx.Float32(float("-inf"))
+    for step in fx.range_constexpr(3):
+        running = running.maximumf(row.reduce("max") - fx.Float32(step))
+    for lanes in [16, 8, 4]:
+        running = running.maximumf(running.shuffle_xor(fx.Int32(lanes), fx.Int32(32)))
+
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = hi + lo * clipped - scaled
+    rv[0] = hi + lo * clipped - scaled + running
     fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
 
 
