@@ -190,18 +190,19 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
     value), a thread/block id, a raw value, the result of a method that wraps an
     op (`_op_method_result`), a wrap or arithmetic of one, or a name bound once
-    to one of those."""
-    if depth > 6:
+    to one of those (or bound more than once, whose binding the read provably
+    sees is: `reaching_assigned_value`)."""
+    if depth > 10:  # a name's value is one step: an index computed over a few named steps
         return False
     model = rule.model
     if isinstance(node, ast.Name):
         binding = model.binding_of(node)
-        if binding is None or not model.is_single_binding(binding):
+        if binding is None:
             return False
-        if binding.kind == "param":
+        if binding.kind == "param" and model.is_single_binding(binding):
             return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
                 and known_scalar_type(model, node) is not None
-        value = model.single_assigned_value(node)
+        value = model.reaching_assigned_value(node)  # a name bound more than once: the binding the read sees
         return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):
         return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
