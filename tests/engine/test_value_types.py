@@ -717,6 +717,19 @@ def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):
     assert type_of(body) == "unknown"
 
 
+def test_the_assigned_value_a_read_provably_sees():
+    def seen(body):
+        model, tree = model_of(body)
+        read = max((n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "x" and isinstance(n.ctx, ast.Load)),
+                   key=lambda n: (n.lineno, n.col_offset))  # the last read
+        value = model.reaching_assigned_value(read)
+        return None if value is None else ast.unparse(value)
+    assert seen("def f(a):\n    x = a + 1\n    y = x\n") == "a + 1"  # its one binding
+    assert seen("def f(a):\n    x = a + 1\n    x = x * 2\n    y = x\n") == "x * 2"  # the reaching one
+    assert seen("def f(a, c):\n    x = a\n    if c:\n        x = 2\n    y = x\n") is None  # none provably
+    assert seen("def f(a):\n    x = a\n    x += 1\n    y = x\n") is None  # no plain assignment
+
+
 def test_a_helper_call_has_the_return_type_its_arguments_give():
     # Called with two types, the helper returns no one type; each call returns its own.
     helper = "def half(v, d=2):\n    return v // fx.Int32(d)\n"
