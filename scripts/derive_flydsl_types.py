@@ -162,7 +162,8 @@ def _select_gives_common_type(select: ast.FunctionDef, coerce: ast.FunctionDef |
 
 def scalar_methods(numeric: ast.Module | None) -> dict[str, str]:
     """What the methods of `Numeric` every scalar class inherits return:
-    `receiver-class` for `return type(self)(...)` (`maximumf`, `shrui`, ...),
+    `receiver-class` for `return type(self)(self.ir_value().<op>(...))` (`maximumf`, `shuffle_xor`, ...):
+    the receiver's class wrapping the result of an op on its ir.Value, so a run-time value,
     `argument-class` for `bitcast(dtype)`'s `return dtype(res)` behind an
     `issubclass(dtype, Numeric)` check, `common-type` for `select`. A method a
     class of numeric.py overrides, or decorated otherwise than `dsl_loc_tracing`, is left out."""
@@ -181,7 +182,7 @@ def scalar_methods(numeric: ast.Module | None) -> dict[str, str]:
         last = body[-1] if body else None
         returned = last.value if isinstance(last, ast.Return) else None
         called = ast.unparse(returned.func) if isinstance(returned, ast.Call) else None
-        if len(body) == 1 and called == "type(self)":
+        if len(body) == 1 and called == "type(self)" and _op_on_own_ir_value(returned):
             found[f"flydsl.expr.numeric.Numeric.{method.name}"] = "receiver-class"
         elif len(params) == 2 and called == params[1] and f"issubclass({params[1]}, Numeric)" in ast.unparse(method) \
                 and sum(isinstance(node, ast.Return) for node in ast.walk(method)) == 1:
@@ -189,6 +190,15 @@ def scalar_methods(numeric: ast.Module | None) -> dict[str, str]:
         elif method.name == "select" and _select_gives_common_type(method, defs.get("_try_coerce_rhs")):
             found[f"flydsl.expr.numeric.Numeric.{method.name}"] = "common-type"
     return found
+
+
+def _op_on_own_ir_value(wrapped: ast.Call) -> bool:
+    """`type(self)(self.ir_value().<op>(...))`: one argument, a method call on `self.ir_value()`."""
+    if len(wrapped.args) != 1 or wrapped.keywords:
+        return False
+    inner = wrapped.args[0]
+    return isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) \
+        and ast.unparse(inner.func.value) == "self.ir_value()"
 
 
 def has_promotion_lattice(numeric: ast.Module | None) -> bool:

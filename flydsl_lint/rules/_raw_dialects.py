@@ -188,19 +188,21 @@ _HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MOD
 def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     """Whether `node` is a run-time value (not a compile-time Python one): a
     kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
-    value), a thread/block id, a raw value, a wrap or arithmetic of one, or a
-    name bound once to one of those."""
-    if depth > 6:
+    value), a thread/block id, a raw value, the result of a method that wraps an
+    op (`_op_method_result`), a wrap or arithmetic of one, or a name bound once
+    to one of those (or bound more than once, whose binding the read provably
+    sees is: `reaching_assigned_value`)."""
+    if depth > 10:  # a name's value is one step: an index computed over a few named steps
         return False
     model = rule.model
     if isinstance(node, ast.Name):
         binding = model.binding_of(node)
-        if binding is None or not model.is_single_binding(binding):
+        if binding is None:
             return False
-        if binding.kind == "param":
+        if binding.kind == "param" and model.is_single_binding(binding):
             return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
                 and known_scalar_type(model, node) is not None
-        value = model.single_assigned_value(node)
+        value = model.reaching_assigned_value(node)  # a name bound more than once: the binding the read sees
         return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):
         return provably_dynamic(rule, node.left, depth + 1) or provably_dynamic(rule, node.right, depth + 1)
@@ -214,4 +216,18 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     if isinstance(node, ast.Call) and typed_scalar(model, node):
         argument = single_positional(node)
         return argument is not None and provably_dynamic(rule, argument, depth + 1)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and _op_method_result(model, node):
+        return True
     return visibly_raw(rule, node)
+
+
+def _op_method_result(model, node: ast.Call) -> bool:
+    """A method call that wraps an op's result, whatever its operands: a `Numeric` method the
+    release's table records as `receiver-class` (`type(self)(self.ir_value().<op>(...))`:
+    `maximumf`, `shuffle_xor`, ...), or `fx.Vector.reduce` (`element-scalar`: the element class
+    of a `vector.reduction` result), on a receiver of that kind."""
+    method, receiver = node.func.attr, model.value_type(node.func.value)
+    table = model.type_table
+    if receiver.kind == "scalar":
+        return table.scalar_methods.get(method) == "receiver-class"
+    return receiver.kind == "vector" and method == "reduce" and table.vector_fact("reduce") == "element-scalar"

@@ -114,6 +114,28 @@ class TypedArithmeticMethod(Rule):
         # A plain function's parameters may be compile-time fx values, which fx.max folds: unsafe.
         Invalid("import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return a.maximumf(b)\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return fx.max(a, b)\n", unsafe=True),
+        # A running maximum rebound in unrolled loops, every binding a Float32: safe where an operand
+        # is a Float32 method's op result (a lane shuffle, a vector reduction), a run-time value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    row = fx.Vector.filled(4, a, fx.Float32)\n    m = fx.Float32(0.0)\n    for i in fx.range_constexpr(2):\n"
+                "        m = m.maximumf(row.reduce(\"max\"))\n    for s in [8, 4]:\n"
+                "        m = m.maximumf(m.shuffle_xor(fx.Int32(s), fx.Int32(64)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    row = fx.Vector.filled(4, a, fx.Float32)\n    m = fx.Float32(0.0)\n    for i in fx.range_constexpr(2):\n"
+                      "        m = fx.max(m, row.reduce(\"max\"))\n    for s in [8, 4]:\n"
+                      "        m = fx.max(m, m.shuffle_xor(fx.Int32(s), fx.Int32(64)))\n",
+                count=2),
+        # The same rebinding against a compile-time Float32: the name is not provably a run-time value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = m.maximumf(fx.Float32(1.0))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = fx.max(m, fx.Float32(1.0))\n", unsafe=True),
+        # A later binding of another type: the name's bindings do not agree, its type stays unknown.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = m.maximumf(a)\n    m = fx.Int32(m)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32):\n"
+                      "    m = fx.Float32(0.0)\n    for s in [8, 4]:\n        m = fx.max(m, a)\n    m = fx.Int32(m)\n",
+                unsafe=True),
         # An operand of another type is promoted by fx.max: unsafe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, n: fx.Int32):\n"
                 "    m = a.maximumf(n)\n",
@@ -203,8 +225,8 @@ _KIND_TYPES = {"f": _FLOAT_TYPES, "i": _SIGNED_TYPES | _UNSIGNED_TYPES, "s": _SI
 _PROVEN_INT_TYPES = {"Int32", "Int64", "Uint32"}
 
 
-# The operand types `cond.select(a, b)` is proven on.
-_PROVEN_SELECT_TYPES = _PROVEN_INT_TYPES | {"Float32"}
+# The operand types `cond.select(a, b)` is proven on (tests/proofs, SELECT_CONSUMERS).
+_PROVEN_SELECT_TYPES = _PROVEN_INT_TYPES | {"Float32", "Index"}
 
 
 # Comparison predicates that a Python comparison operator emits (utils/arith.py).
@@ -870,6 +892,22 @@ class RawArithSelect(Rule):
                 "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    lane = fx.Int32(gpu.thread_id(\"x\"))\n    c = fx.Boolean(lane < n)\n"
                 "    v = fx.Int32(c.select(lane, 0))\n    f = fx.Float32(c.select(0.0, s))\n",
                 count=2),
+        # An Index clamp of a name bound twice: the condition reads the binding that reaches it, a
+        # block id's multiple, a run-time value.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    rows = fx.Index(fx.block_idx.x * 4)\n"
+                "    rows = fx.Index(arith.select(fx.Boolean(rows < fx.Index(8)), rows, fx.Index(8)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    rows = fx.Index(fx.block_idx.x * 4)\n"
+                "    rows = fx.Index(fx.Boolean(rows < fx.Index(8)).select(rows, fx.Index(8)))\n"),
+        # No one binding provably reaches the read (a branch rebinds it): the condition may be compile-time.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    rows = fx.Index(4)\n    if n > 0:\n"
+                "        rows = fx.Index(fx.block_idx.x)\n    r = fx.Index(arith.select(fx.Boolean(rows < fx.Index(8)), rows, fx.Index(8)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    rows = fx.Index(4)\n    if n > 0:\n"
+                "        rows = fx.Index(fx.block_idx.x)\n    r = fx.Index(fx.Boolean(rows < fx.Index(8)).select(rows, fx.Index(8)))\n",
+                unsafe=True),
         # A `Constexpr` parameter is a Python value: `.select` would pick in Python.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(flag: fx.Constexpr[bool], a: fx.Int32, b: fx.Int32):\n"

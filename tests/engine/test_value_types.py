@@ -120,6 +120,22 @@ def test_answers_computed_under_a_refuted_assumption_do_not_survive():
     assert [str(model.value_type(node)) for node in (rebinding, use, rebinding.left)] == ["unknown"] * 3
 
 
+def test_a_rebinding_asked_first_agrees_with_the_others():
+    # `m = m.maximumf(v)` asked for its value first (as FLY302 asks of its call): the check of `m`
+    # types that very value under its assumption, not as a cycle.
+    source = "@flyc.kernel\ndef k(a: fx.Float32):\n    m = fx.Float32(0.0)\n    for q in [1, 2]:\n" \
+             "        m = m.maximumf(a)\n    for s in [8, 4]:\n        m = m.maximumf(m.shuffle_xor(fx.Int32(s), fx.Int32(64)))\n"
+    model, tree = model_of(source)
+    first = tree.body[-1].body[1].body[0].value
+    found, why = model.explain_type(first)
+    assert str(found) == "fx.Float32", why
+    assert str(model.value_type(first.func.value)) == "fx.Float32"
+    # A rebinding to another type still refutes the assumption, whichever expression is asked first.
+    model, tree = model_of(source.replace("m.maximumf(a)", "fx.Int32(m.maximumf(a))"))
+    inner = tree.body[-1].body[1].body[0].value.args[0]
+    assert [str(model.value_type(node)) for node in (inner, inner.func.value)] == ["unknown"] * 2
+
+
 def test_in_traced_code_only_fx_scalars_agree():
     # The rewriter rebuilds a value carried through a dynamic `if`/`for` from its promoted entry value:
     # an fx scalar keeps its class, a Python int or an ArithValue becomes an fx value.
@@ -610,11 +626,14 @@ def test_the_derive_script_reads_scalar_methods_from_numeric():
             @cached
             def addf(self, other):
                 return type(self)(self.ir_value().addf(other))
+            def neg(self):
+                return type(self)(-self.value)
         class Float(Numeric):
             def exp2(self):
                 return Float32(self.ir_value().exp2())
     ''')
-    # exp2 is overridden by a class, shrui does more than one thing, addf has another decorator.
+    # exp2 is overridden by a class, shrui does more than one thing, addf has another decorator,
+    # neg wraps no op on the receiver's ir.Value (it may wrap a Python value).
     assert derive.scalar_methods(ast.parse(numeric)) == {
         "flydsl.expr.numeric.Numeric.select": "common-type", "flydsl.expr.numeric.Numeric.maximumf": "receiver-class",
         "flydsl.expr.numeric.Numeric.bitcast": "argument-class"}
@@ -716,6 +735,19 @@ def test_a_name_bound_once_that_a_region_carries_is_rebuilt_from_then_on():
     assert probe(use="y = x + n")[0] == "ArithValue (signed=None)"
     assert type_of("def f(n, t):\n    x = ArithValue(n)\n    if n:\n        x.owner()\n    probe = x\n") \
         == "ArithValue (signed=None)"
+
+
+def test_the_assigned_value_a_read_provably_sees():
+    def seen(body):
+        model, tree = model_of(body)
+        read = max((n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "x" and isinstance(n.ctx, ast.Load)),
+                   key=lambda n: (n.lineno, n.col_offset))  # the last read
+        value = model.reaching_assigned_value(read)
+        return None if value is None else ast.unparse(value)
+    assert seen("def f(a):\n    x = a + 1\n    y = x\n") == "a + 1"  # its one binding
+    assert seen("def f(a):\n    x = a + 1\n    x = x * 2\n    y = x\n") == "x * 2"  # the reaching one
+    assert seen("def f(a, c):\n    x = a\n    if c:\n        x = 2\n    y = x\n") is None  # none provably
+    assert seen("def f(a):\n    x = a\n    x += 1\n    y = x\n") is None  # no plain assignment
 
 
 def test_a_helper_call_has_the_return_type_its_arguments_give():

@@ -290,7 +290,8 @@ def build():
 # FLY344's safe sites beyond RAW_ARITH_VIEWS: FlyDSL's `arith.select` bound once to a name
 # read only by a wrap of its type and by a raw op (`picked`, `scaled`), and a number literal
 # next to an fx value of each proven type (Int32, Int64, Uint32, Float32; `OOB` a name bound to
-# one), on a condition made from `gpu.thread_id("x")`. `shifted` (read by `>>`) stays unsafe.
+# one), on a condition made from `gpu.thread_id("x")`; an Index clamp `rows` (a name bound twice,
+# its condition run-time through the binding it reaches). `shifted` (read by `>>`) stays unsafe.
 SELECT_CONSUMERS = '''\
 import torch
 
@@ -302,6 +303,7 @@ from flydsl.expr.typing import T
 
 BLOCK = 64
 OOB = 4096
+GROUP = 4
 
 
 @flyc.kernel
@@ -317,7 +319,13 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     bounded = fx.Int32(arith.select(in_range, tid, OOB))
     scaled = arith.select(in_range, scale, 0.5)
     shifted = arith.select(in_range, tid, n)
-    dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2)) % BLOCK
+    # An Index clamp of a name rebound once more, its condition a block id a few named steps away.
+    pid = fx.Index(fx.block_idx.x) + fx.Index(fx.block_idx.y) * fx.Index(GROUP)
+    group = pid // fx.Index(GROUP)
+    first = group * fx.Index(GROUP)
+    rows = fx.Index(BLOCK) - first
+    rows = fx.Index(arith.select(rows < fx.Index(GROUP), rows, fx.Index(GROUP)))
+    dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2) + fx.Int32(rows)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
@@ -451,10 +459,19 @@ def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     clipped = (-a).maximumf(fx.Float32(0.0))
     scaled = fx.Float32(n).minimumf(a - b)
 
+    # A running maximum rebound in unrolled loops: it starts as a compile-time Float32 and every
+    # rebinding is a Float32 method's result, taken against a vector reduction or a lane shuffle.
+    row = fx.Vector.filled(4, a * fx.Float32(tid), fx.Float32)
+    running = fx.Float32(float("-inf"))
+    for step in fx.range_constexpr(3):
+        running = running.maximumf(row.reduce("max") - fx.Float32(step))
+    for lanes in [16, 8, 4]:
+        running = running.maximumf(running.shuffle_xor(fx.Int32(lanes), fx.Int32(32)))
+
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = hi + lo * clipped - scaled
+    rv[0] = hi + lo * clipped - scaled + running
     fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
 
 

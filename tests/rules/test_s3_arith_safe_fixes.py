@@ -33,15 +33,20 @@ def test_an_operator_on_a_fixable_constant_keeps_its_left_operands_type(tmp_path
 
 
 def test_no_type_is_carried_through_an_unsigned_or_compared_operand(tmp_path):
-    # Uint32 against an i32 constant promotes; a comparison is a Boolean; a name bound twice
-    # may hold anything: the outer constant keeps no fix.
+    # Uint32 against an i32 constant promotes; a comparison is a Boolean; a name bound twice, no
+    # one binding provably reaching the read, may hold anything: the outer constant keeps no fix.
     body = ("@flyc.kernel\ndef k(n: fx.Uint32, m: fx.Int32):\n"
             "    a = (n >> arith.constant(4, type=T.i32)) & arith.constant(3, type=T.i32)\n"
             "    b = (m < arith.constant(4, type=T.i32)) & arith.constant(1, type=T.i32)\n"
-            "    c = m + arith.constant(1, type=T.i32)\n    c = n\n    d = c * arith.constant(2, type=T.i32)\n")
+            "    c = m + arith.constant(1, type=T.i32)\n    if m > 0:\n        c = n\n"
+            "    d = c * arith.constant(2, type=T.i32)\n")
     found = [d for d in lint_text(HEADER + body, tmp_path, select=("FLY343",))]
     assert [(d.start.row - 4, d.fix is not None) for d in found] == \
-        [(3, True), (3, False), (4, True), (4, False), (5, True), (7, False)]
+        [(3, True), (3, False), (4, True), (4, False), (5, True), (8, False)]
+    # Rebound in straight-line code, the read sees `c = n`: as `n * ...` itself.
+    straight = body.replace("    if m > 0:\n        c = n\n", "    c = n\n")
+    found = [d for d in lint_text(HEADER + straight, tmp_path, select=("FLY343",))]
+    assert [(d.start.row - 4, d.fix is not None) for d in found][-1] == (7, True)
 
 
 def test_a_name_bound_once_to_a_number_literal_is_that_literal(tmp_path):

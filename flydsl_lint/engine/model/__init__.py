@@ -69,6 +69,9 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _V
         # While the value types of a rebound name are checked: the memo entries written
         # since, to drop if the check's assumption fails (engine/model/types.py).
         self._provisional: list[tuple[dict, object]] | None = None
+        # The (memo, expression) pairs whose value types are being inferred, innermost last:
+        # a rebound name's check re-reads them under its assumption (engine/model/types.py).
+        self._in_progress: list[tuple[dict, ast.AST]] = []
         self._build()
 
     def release(self) -> None:

@@ -32,6 +32,18 @@ class _ReachingBindings:
             return None  # its test is read again after the body
         return self._reaching(binding.scope, binding.name, statement, (read.lineno, read.col_offset))
 
+    def reaching_assigned_value(self, read: ast.Name) -> ast.expr | None:
+        """The value of the plain `x = v` whose binding `read` provably sees: the name's one
+        binding (`single_assigned_value`), or the one `reaching_binding` gives."""
+        value = self.single_assigned_value(read)
+        if value is not None:
+            return value
+        binding = self.reaching_binding(read)
+        if binding is None or binding.kind != "assign":
+            return None
+        statement = self.parent(binding.node)
+        return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
+
     def augmented_reaching_binding(self, statement: ast.AugAssign, binding: Binding) -> Binding | None:
         """What `reaching_binding` gives the read of `x` that `x += v` (binding `binding`) makes first."""
         if binding.scope.kind != "function":

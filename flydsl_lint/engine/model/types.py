@@ -227,6 +227,10 @@ def _literal_type(node: ast.expr) -> ValueType:
 # The vector operators whose element class the table may settle (data/flydsl_types.txt `vectors`).
 _VECTOR_DUNDERS = {ast.Add: "__add__", ast.Sub: "__sub__", ast.Mult: "__mul__", ast.BitAnd: "__and__",
                    ast.BitOr: "__or__", ast.BitXor: "__xor__"}
+# What an expression whose type is being inferred answers a read of itself (a cycle).
+_DEFINED_THROUGH_ITSELF = (UNKNOWN_TYPE, "unknown: defined through itself")
+
+
 _ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.Pow, ast.Div)
 _INT_ONLY = (ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift, ast.RShift)
 
@@ -273,12 +277,18 @@ class _ValueTypes:
             return found
         if depth > _MAX_DEPTH:
             return UNKNOWN_TYPE, "unknown: expression too deep"
-        if type(node) is not ast.Name:
-            # A cycle reads this. Not for a name: `x = x.maximumf(y)` reads the very name asked,
-            # which must see the type its bindings are checked under (`_rebound_type` and the
-            # bound value's own entry catch a name's cycles).
-            memo[node] = (UNKNOWN_TYPE, "unknown: defined through itself")
-        answer = self._infer(node, depth + 1)
+        if type(node) is ast.Name:
+            # No cycle mark for a name: `x = x.maximumf(y)` reads the very name asked, which must
+            # see the type its bindings are checked under (`_rebound_type` and the bound value's
+            # own entry catch a name's cycles).
+            answer = self._infer(node, depth + 1)
+        else:
+            memo[node] = _DEFINED_THROUGH_ITSELF  # a cycle reads this
+            self._in_progress.append((memo, node))
+            try:
+                answer = self._infer(node, depth + 1)
+            finally:
+                self._in_progress.pop()
         self._remember(memo, node, answer)
         return answer
 
@@ -434,7 +444,20 @@ class _ValueTypes:
         answers, read = self._answers["rebound_type"], self._answers["rebound_read"]
         mark = len(self._provisional)
         answers[key], read[key] = (UNKNOWN_TYPE, f"unknown: `{name}` is defined through itself"), False
-        answer = self._agreed_type(bindings, key, mark, depth)
+        # An expression still being typed when the check starts (`x.maximumf(y)` of the binding
+        # `x = x.maximumf(y)`, asked first) would read as a cycle to the binding it is part of:
+        # the check types it afresh under its assumption, and its mark comes back after unless
+        # it got an answer (which the outer inference then replaces with its own).
+        memo = self._answers["value_type"]
+        hidden = list(dict.fromkeys(  # a node re-typed under an outer check is in progress twice
+            node for owner, node in self._in_progress if owner is memo and memo.get(node) is _DEFINED_THROUGH_ITSELF))
+        for node in hidden:
+            del memo[node]
+        try:
+            answer = self._agreed_type(bindings, key, mark, depth)
+        finally:
+            for node in hidden:
+                memo.setdefault(node, _DEFINED_THROUGH_ITSELF)
         del answers[key], read[key]
         return answer
 
