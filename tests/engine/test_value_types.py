@@ -733,6 +733,8 @@ def test_a_name_bound_once_that_a_region_carries_is_rebuilt_from_then_on():
     assert probe(before="    probe = x\n", after="")[0] == "ArithValue (signed=None)"
     assert probe(value="fx.Int32(n)", use="y = x.to(fx.Int64)")[0] == "fx.Int32"
     assert probe(use="y = x + n")[0] == "ArithValue (signed=None)"
+    assert probe(region="for i in fx.range_constexpr(4)")[0] == probe(region="for s in [8, 4]")[0] \
+        == "ArithValue (signed=None)"  # Python's own loops: the rewriter carries nothing through them
     assert type_of("def f(n, t):\n    x = ArithValue(n)\n    if n:\n        x.owner()\n    probe = x\n") \
         == "ArithValue (signed=None)"
 

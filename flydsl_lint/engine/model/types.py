@@ -347,7 +347,7 @@ class _ValueTypes:
         return found
 
     def _carried_before(self, binding, read: ast.Name) -> bool:
-        """Whether an `if`/`for`/`while` of traced code that starts after `binding` and not after
+        """Whether an `if`, `while` or `range` loop of traced code that starts after `binding` and not after
         `read` carries the name: FlyDSL's rewriter carries a name a region calls a method of
         (`x.f()`, `x.a.f()`) or stores into (`x[i] = v`, `x.a = v`) besides names it assigns
         (`_collect_assigned_vars` in compiler/ast_rewriter.py, 0.3.0 to 0.5.0), and from then on
@@ -363,7 +363,7 @@ class _ValueTypes:
                    for region in regions[None].get(binding.name, ()))
 
     def _carrying_regions(self) -> dict[str, list[ast.stmt]]:
-        """name -> the `if`/`for`/`while` statements whose body calls a method of it or stores into it."""
+        """name -> the `if`/`while` statements and `range` loops that call a method of it or store into it."""
         carried: dict[str, list[ast.stmt]] = {}
         bases = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
         bases += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
@@ -377,7 +377,7 @@ class _ValueTypes:
             for ancestor in self.ancestors(node):
                 if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                     break
-                if isinstance(ancestor, (ast.If, ast.For, ast.While)):
+                if isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor):
                     found = carried.setdefault(base.id, [])
                     if ancestor not in found:
                         found.append(ancestor)
@@ -1179,6 +1179,15 @@ def _promote(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -
     if isinstance(op, ast.Div) and not common.is_float:
         return table.scalar("Float64" if common.width > 32 else "Float32")
     return common
+
+
+def _rewritten_loop(node: ast.AST) -> bool:
+    """A `for` the rewriter turns into an `scf.for`: over a call named `range` (`range(...)`,
+    `fx.range(...)`); a `range_constexpr` loop or one over a list is Python's own."""
+    if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
+        return False
+    callee = node.iter.func
+    return (callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)) == "range"
 
 
 def _vector_operator_type(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -> tuple[ValueType, str]:
