@@ -627,6 +627,16 @@ class WrapInCompileTimeBuilder(Rule):
                 fixed="import flydsl.expr as fx\nTILE = 16\nif wide:\n    TILE = 32\nt = fx.make_shape(TILE)\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nt = fx.make_shape(fx.Int32(BLOCK / 2))\n",
                 fixed="import flydsl.expr as fx\nt = fx.make_shape(BLOCK / 2)\n", unsafe=True),
+        # A closure constant of the host factory, bound once to a literal: safe.
+        Invalid("import flydsl.expr as fx\ndef build(m):\n    TILE = 16\n    def body():\n"
+                "        return fx.make_layout((m, fx.Int32(TILE)), (fx.Int32(TILE), 1))\n    return body\n",
+                fixed="import flydsl.expr as fx\ndef build(m):\n    TILE = 16\n    def body():\n"
+                      "        return fx.make_layout((m, TILE), (TILE, 1))\n    return body\n", count=2),
+        # A module constant some function rebinds through `global`: its value is not known.
+        Invalid("import flydsl.expr as fx\nTILE = 16\ndef widen():\n    global TILE\n    TILE = 2**40\n"
+                "t = fx.make_shape(fx.Int32(TILE))\n",
+                fixed="import flydsl.expr as fx\nTILE = 16\ndef widen():\n    global TILE\n    TILE = 2**40\n"
+                      "t = fx.make_shape(TILE)\n", unsafe=True),
         # Another wrap than Int32, and make_tile: read otherwise, unsafe.
         Invalid("import flydsl.expr as fx\nt = fx.make_shape(fx.Uint32(-1))\n",
                 fixed="import flydsl.expr as fx\nt = fx.make_shape(-1)\n", unsafe=True),
