@@ -590,8 +590,8 @@ class WrapInCompileTimeBuilder(Rule):
     for a `k` whose value is known: an int literal, a name bound once to one,
     or arithmetic of such, within the Int32 range. A host value such as
     `K = int(dim)` is a Python int of unknown size (a wrap would wrap it),
-    and `make_tile`, `range_constexpr` and `Constexpr` read their arguments
-    otherwise: those fixes stay unsafe."""
+    and `make_tile` (rewritten in 0.4.2), `range_constexpr` and `Constexpr`
+    are not covered by that reading: those fixes stay unsafe."""
 
     code = "FLY113"
     follows = TYPED_SCALARS | _BUILDERS
@@ -637,7 +637,7 @@ class WrapInCompileTimeBuilder(Rule):
                 "t = fx.make_shape(fx.Int32(TILE))\n",
                 fixed="import flydsl.expr as fx\nTILE = 16\ndef widen():\n    global TILE\n    TILE = 2**40\n"
                       "t = fx.make_shape(TILE)\n", unsafe=True),
-        # Another wrap than Int32, and make_tile: read otherwise, unsafe.
+        # Another wrap than Int32 (Uint32(-1) holds 2**32 - 1), and make_tile: unsafe.
         Invalid("import flydsl.expr as fx\nt = fx.make_shape(fx.Uint32(-1))\n",
                 fixed="import flydsl.expr as fx\nt = fx.make_shape(-1)\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nt = fx.make_tile(fx.Int32(4), 8)\n",
