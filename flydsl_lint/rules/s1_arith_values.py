@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import operator
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
@@ -577,9 +578,20 @@ _BUILDERS = release_paths(
 class WrapInCompileTimeBuilder(Rule):
     """Compile-time shapes, strides and bounds (`make_layout`, `make_shape`,
     `range_constexpr`, `Constexpr`) take plain Python ints. Wrapping a
-    compile-time constant in `fx.Int32` turns it into a runtime value the
-    builder does not need. Wraps of runtime values (thread ids, loads) are
-    dynamic layout inputs and are not flagged."""
+    compile-time constant in `fx.Int32` adds a wrapper the builder does not
+    need. Wraps of runtime values (thread ids, loads) are dynamic layout
+    inputs and are not flagged.
+
+    What the safe fix relies on (FlyDSL 0.3.0 to 0.5.0): `fx.Int32(k)` of a
+    Python int `k` emits no op and holds `k` itself when `k` fits in 32 bits
+    (out of range it wraps); `make_layout`, `make_shape`, `make_stride` and
+    `make_coord` read a wrap's held value as the leaf, so `fx.Int32(k)` and
+    `k` give them the same Python int. The fix is safe only there and only
+    for a `k` whose value is known: an int literal, a name bound once to one,
+    or arithmetic of such, within the Int32 range. A host value such as
+    `K = int(dim)` is a Python int of unknown size (a wrap would wrap it),
+    and `make_tile` (rewritten in 0.4.2), `range_constexpr` and `Constexpr`
+    are not covered by that reading: those fixes stay unsafe."""
 
     code = "FLY113"
     follows = TYPED_SCALARS | _BUILDERS
@@ -587,14 +599,53 @@ class WrapInCompileTimeBuilder(Rule):
     valid = [
         "import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n",
         "import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(n_rows), 1)\n",
+        # A run-time value is a dynamic leaf: not a compile-time constant.
+        "import flydsl.expr as fx\ndef f(n):\n    return fx.make_layout(fx.Int32(n * 4), fx.Int32(1 + n))\n",
     ]
     invalid = [
-        Invalid("import flydsl.expr as fx\ntile = fx.make_layout(fx.Int32(BLOCK), fx.Int32(1))\n",
-                fixed="import flydsl.expr as fx\ntile = fx.make_layout(BLOCK, 1)\n", count=2, unsafe=True),
+        # Unknown values (a host parameter, a CONSTANT_CASE name never bound here): unsafe.
+        Invalid("import flydsl.expr as fx\nfrom kernels.config import BLOCK\ntile = fx.make_layout(fx.Int32(BLOCK), 1)\n",
+                fixed="import flydsl.expr as fx\nfrom kernels.config import BLOCK\ntile = fx.make_layout(BLOCK, 1)\n",
+                unsafe=True),
+        # Literals and names bound once to literals, in range, in a layout/shape/stride/coord: safe.
+        Invalid("import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(n_rows), fx.Int32(1))\n",
+                fixed="import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(n_rows), 1)\n"),
+        Invalid("import flydsl.expr as fx\nBLOCK = 64\ndef f(m):\n"
+                "    return fx.make_layout((m, fx.Int32(BLOCK)), (fx.Int32(BLOCK * 2), fx.Int32(-1)))\n",
+                fixed="import flydsl.expr as fx\nBLOCK = 64\ndef f(m):\n"
+                      "    return fx.make_layout((m, BLOCK), (BLOCK * 2, -1))\n", count=3),
+        Invalid("import flydsl.expr as fx\nc = fx.make_coord(fx.Int32(0), (fx.Int32(3),))\n",
+                fixed="import flydsl.expr as fx\nc = fx.make_coord(0, (3,))\n", count=2),
+        # A host value of unknown size: `fx.Int32(K)` wraps a K of 2**31 or more, K does not.
+        Invalid("import flydsl.expr as fx\ndef build(dim):\n    K = int(dim)\n    return fx.make_layout(fx.Int32(K), 1)\n",
+                fixed="import flydsl.expr as fx\ndef build(dim):\n    K = int(dim)\n    return fx.make_layout(K, 1)\n",
+                unsafe=True),
+        # Out of the Int32 range (the wrap wraps it), a name bound twice, a float, a bool: unsafe.
+        Invalid("import flydsl.expr as fx\nview = fx.make_layout(fx.Int32(2**31), 1)\n",
+                fixed="import flydsl.expr as fx\nview = fx.make_layout(2**31, 1)\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nTILE = 16\nif wide:\n    TILE = 32\nt = fx.make_shape(fx.Int32(TILE))\n",
+                fixed="import flydsl.expr as fx\nTILE = 16\nif wide:\n    TILE = 32\nt = fx.make_shape(TILE)\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nt = fx.make_shape(fx.Int32(BLOCK / 2))\n",
+                fixed="import flydsl.expr as fx\nt = fx.make_shape(BLOCK / 2)\n", unsafe=True),
+        # A closure constant of the host factory, bound once to a literal: safe.
+        Invalid("import flydsl.expr as fx\ndef build(m):\n    TILE = 16\n    def body():\n"
+                "        return fx.make_layout((m, fx.Int32(TILE)), (fx.Int32(TILE), 1))\n    return body\n",
+                fixed="import flydsl.expr as fx\ndef build(m):\n    TILE = 16\n    def body():\n"
+                      "        return fx.make_layout((m, TILE), (TILE, 1))\n    return body\n", count=2),
+        # A module constant some function rebinds through `global`: its value is not known.
+        Invalid("import flydsl.expr as fx\nTILE = 16\ndef widen():\n    global TILE\n    TILE = 2**40\n"
+                "t = fx.make_shape(fx.Int32(TILE))\n",
+                fixed="import flydsl.expr as fx\nTILE = 16\ndef widen():\n    global TILE\n    TILE = 2**40\n"
+                      "t = fx.make_shape(TILE)\n", unsafe=True),
+        # Another wrap than Int32 (Uint32(-1) holds 2**32 - 1), and make_tile: unsafe.
+        Invalid("import flydsl.expr as fx\nt = fx.make_shape(fx.Uint32(-1))\n",
+                fixed="import flydsl.expr as fx\nt = fx.make_shape(-1)\n", unsafe=True),
+        Invalid("import flydsl.expr as fx\nt = fx.make_tile(fx.Int32(4), 8)\n",
+                fixed="import flydsl.expr as fx\nt = fx.make_tile(4, 8)\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import range_constexpr\nfor i in range_constexpr(fx.Int32(n)):\n    pass\n",
                 fixed="from flydsl.expr import range_constexpr\nfor i in range_constexpr(n):\n    pass\n", unsafe=True),
         Invalid("import flydsl.expr as fx\nshape = fx.make_shape((fx.Int32(4), 8))\n",
-                fixed="import flydsl.expr as fx\nshape = fx.make_shape((4, 8))\n", unsafe=True),
+                fixed="import flydsl.expr as fx\nshape = fx.make_shape((4, 8))\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -614,10 +665,53 @@ class WrapInCompileTimeBuilder(Rule):
             wrap = typed_scalar(self.model, argument)
             inner = single_positional(argument) if wrap else None
             # Any wrap is flagged in range_constexpr and Constexpr: only Python ints are valid there.
-            if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))):
+            if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))
+                                     or _known_int(self.model, inner, 0) is not None):
                 continue
-            fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`")
+            safe = wrap == "Int32" and builder.endswith(_SAME_LEAF_BUILDERS) and _fits_int32(self.model, inner)
+            fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`",
+                                None if safe else Applicability.UNSAFE)
             self.report(argument, fix=fix, type=wrap)
+
+
+# The builders that read a wrap's held Python int as the leaf (FlyDSL 0.3.0 to 0.5.0: their
+# int-tuple leaves are expanded alike), so `fx.Int32(k)` and `k` give them the same leaf.
+_SAME_LEAF_BUILDERS = (".make_layout", ".make_shape", ".make_stride", ".make_coord")
+
+
+_INT_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+                  ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift}
+
+
+def _fits_int32(model, node: ast.expr) -> bool:
+    """Whether `node` is a Python int whose value is known and that `fx.Int32` holds unchanged."""
+    value = _known_int(model, node, 0)
+    return value is not None and -(1 << 31) <= value < (1 << 31)
+
+
+def _known_int(model, node: ast.expr, depth: int) -> int | None:
+    """The value of an int literal, a name bound once to a known int, or +, -, *, //, %, << of
+    such (no bool, no float: `fx.Int32` would truncate a float); None when not known."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant):
+        return node.value if type(node.value) is int else None
+    if isinstance(node, ast.Name):
+        bound = model.single_assigned_value(node)
+        return None if bound is None else _known_int(model, bound, depth + 1)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _known_int(model, node.operand, depth + 1)
+        return None if operand is None else (-operand if isinstance(node.op, ast.USub) else operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPERATORS:
+        left, right = _known_int(model, node.left, depth + 1), _known_int(model, node.right, depth + 1)
+        if left is None or right is None or max(abs(left), abs(right)) >= 1 << 64:
+            return None
+        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right == 0:
+            return None
+        if isinstance(node.op, ast.LShift) and not 0 <= right < 64:
+            return None
+        return _INT_OPERATORS[type(node.op)](left, right)
+    return None
 
 
 def _compile_time(node: ast.expr) -> bool:

@@ -308,3 +308,20 @@ def test_release_forgets_every_memoized_answer():
     model.local_name_for("flydsl.expr.max")
     model.release()
     assert not model._answers and not model._parents and not model.nodes_by_type
+
+
+@pytest.mark.parametrize(
+    "source, value",
+    [
+        ("TILE = 16\nuse(TILE)", "16"),
+        ("def f():\n    TILE = 16\n    def g():\n        return use(TILE)\n    return g", "16"),
+        ("TILE = 16\ndef widen():\n    global TILE\n    TILE = 32\nuse(TILE)", None),
+        ("def f():\n    TILE = 16\n    def g():\n        nonlocal TILE\n        TILE = 32\n    return use(TILE)", None),
+        ("TILE = 16\nif wide:\n    TILE = 32\nuse(TILE)", None),
+    ],
+)
+def test_single_assigned_value_refuses_names_rebound_through_global_or_nonlocal(source, value):
+    model, _ = calls(source)
+    read = next(c.args[0] for c in model.nodes(ast.Call) if ast.unparse(c.func) == "use")
+    found = model.single_assigned_value(read)
+    assert (None if found is None else ast.unparse(found)) == value

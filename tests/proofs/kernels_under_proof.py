@@ -536,3 +536,47 @@ def lanes(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32, stream: fx.Stream =
 def build():
     lanes(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
 '''
+
+# FLY113: `fx.Int32(k)` of a known Python int (a literal, a module constant bound once, arithmetic
+# of such) inside make_layout / make_shape / make_stride / make_coord becomes `k`; the layouts mix
+# those static leaves with a run-time one (`rows`), and the index they give picks the lane stored.
+LAYOUT_LEAVES = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+
+BLOCK = 64
+HEADS = 4
+HEAD_DIM = 16
+
+
+@flyc.kernel
+def leaves_kernel(Out: fx.Tensor, rows: fx.Int32):
+    tid = fx.Int32(fx.thread_idx.x)
+    per_thread = fx.make_layout(fx.Int32(1), fx.Int32(1))
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+
+    head_layout = fx.make_layout((rows, fx.Int32(HEADS), fx.Int32(HEAD_DIM)),
+                                 (fx.Int32(HEADS * HEAD_DIM), fx.Int32(HEAD_DIM), 1))
+    lane = tid % HEAD_DIM
+    head = (tid // HEAD_DIM) % HEADS
+    at = fx.get_scalar(fx.crd2idx(fx.make_coord(fx.Int32(0), head, lane), head_layout))
+
+    tile = fx.make_layout(fx.make_shape(fx.Int32(HEADS), rows), fx.make_stride(1, fx.Int32(HEADS)))
+    turn = fx.get_scalar(fx.crd2idx(fx.make_coord(fx.Int32(HEADS - 1), fx.Int32(2)), tile))
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Float32(fx.Int32(turn) + rows)
+    fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(at) % BLOCK)))
+
+
+@flyc.jit
+def leaves(Out: fx.Tensor, rows: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    leaves_kernel(Out, rows).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    leaves(torch.empty(BLOCK, device="cuda"), 3, stream=torch.cuda.current_stream())
+'''

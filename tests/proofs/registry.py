@@ -38,6 +38,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
     "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
+    "LAYOUT_LEAVES": (CDNA_AND_RDNA, ("FLY113",)),
 }
 
 

@@ -28,12 +28,24 @@ class _Queries:
         return self.nodes_by_type.get(kind, [])
 
     def single_assigned_value(self, name: ast.Name) -> ast.expr | None:
-        """The value of the one plain assignment that binds `name`."""
+        """The value of the one plain assignment that binds `name`: None as well when some
+        function declares the name `global` or `nonlocal` (its assignments there are recorded
+        in that function's scope, so the binding only looks single)."""
         binding = self.binding_of(name)
         if binding is None or binding.kind != "assign" or not self.is_single_binding(binding):
             return None
+        if binding.name in self.names_declared_global_or_nonlocal():
+            return None
         statement = self.parent(binding.node)
         return statement.value if isinstance(statement, ast.Assign) and statement.targets == [binding.node] else None
+
+    def names_declared_global_or_nonlocal(self) -> frozenset[str]:
+        """The names some scope of the module declares `global` or `nonlocal`. Computed on first request."""
+        answers = self._answers["names_declared_global_or_nonlocal"]
+        if None not in answers:
+            answers[None] = frozenset(name for scope in self.scopes
+                                      for name in (*scope.declared_global, *scope.declared_nonlocal))
+        return answers[None]
 
     def attributes_by_name(self) -> dict[str, list[ast.Attribute]]:
         """Attribute nodes grouped by `.attr`, each group in source order: rules
