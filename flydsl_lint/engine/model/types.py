@@ -386,10 +386,7 @@ class _ValueTypes:
     def _bound_from_another_scope(self, binding) -> bool:
         """Whether a `global`/`nonlocal` statement lets some function rebind the name
         (the walk records that assignment in the function's scope, not in the one read)."""
-        declared = self._answers["declared_global_or_nonlocal"]
-        if None not in declared:
-            declared[None] = {name for scope in self.scopes for name in (*scope.declared_global, *scope.declared_nonlocal)}
-        return binding.name in declared[None]
+        return binding.name in self.names_declared_global_or_nonlocal()
 
     def _rebound_type(self, binding, depth: int) -> tuple[ValueType, str]:
         """The one type every binding of a name bound more than once in its scope gives.
