@@ -470,6 +470,101 @@ def wrapper_results(sources: dict[str, str], raw: dict[str, str]) -> dict[str, s
     return found | math_results(_parse(sources, "flydsl/expr/math.py"), raw, wraps)
 
 
+# `ArithValue.__add__ = partialmethod(_binary_op, op="add")`: the module-level helpers operators are bound to.
+_PARTIAL = "partialmethod"
+
+
+def _dispatched_builders(function: ast.FunctionDef, tables: set[str]) -> set[str]:
+    """Names a function binds from one of `tables` (`fn = _BITWISE_OPS[op]`,
+    `float_fn, int_fn = _ARITH_OPS[op]`): each is one of that table's raw builders."""
+    names: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.value, ast.Subscript) \
+                and isinstance(node.value.value, ast.Name) and node.value.value.id in tables:
+            target = node.targets[0]
+            items = target.elts if isinstance(target, ast.Tuple) else [target]
+            names.update(item.id for item in items if isinstance(item, ast.Name))
+    return names
+
+
+def _builder_tables(utils: ast.Module, aliases: dict[str, str], raw: dict[str, str]) -> set[str]:
+    """Module-level `_X = {"add": (arith.addf, arith.addi), ...}` dicts whose every value
+    (or tuple item) names a raw builder of the table (a caster-made result when called)."""
+    tables = set()
+    for node in utils.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Dict) and node.value.values:
+            items = [i for v in node.value.values for i in (v.elts if isinstance(v, ast.Tuple) else [v])]
+            if all(isinstance(i, ast.Attribute) and isinstance(i.value, ast.Name) and i.value.id in aliases
+                   and raw.get(f"flydsl._mlir.dialects.{aliases[i.value.id]}.{i.attr}") == ARITH_VALUE
+                   and i.attr[:1].islower() for i in items):
+                tables.add(node.targets[0].id)
+    return tables
+
+
+def _operator_result(function: ast.FunctionDef, aliases, raw, helpers, tables) -> str | None:
+    """`arith-value` when every return of an operator helper is a caster-made value (a raw
+    builder, one dispatched from a builder table, or a helper giving one) or `NotImplemented`
+    (Python then asks the other operand); `self-or-arith-value` when some return `self`."""
+    if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
+        return None
+    dispatched = _dispatched_builders(function, tables)
+    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    if not returned or any(value is None for value in returned):
+        return None
+    kinds = set()
+    for value in returned:
+        if isinstance(value, ast.Name) and value.id in ("NotImplemented", "self"):
+            kinds.add(value.id)
+        elif isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in dispatched:
+            kinds.add(ARITH_VALUE)
+        elif _caster_made(value, aliases, raw, helpers):
+            kinds.add(ARITH_VALUE)
+        else:
+            return None
+    if ARITH_VALUE not in kinds:
+        return None
+    return SELF_OR_ARITH_VALUE if "self" in kinds else ARITH_VALUE
+
+
+def arith_value_operators(sources: dict[str, str], raw: dict[str, str]) -> dict[str, str]:
+    """`flydsl.expr.arith.ArithValue.__add__` -> what ArithValue's operators return: the helper each
+    dunder is bound to (`partialmethod(_binary_op, op="add")`, `_neg_op`), when every return of it
+    is a caster-made ArithValue (signed=None); plus `literal-operand own-type-constant` when
+    `_coerce_other` turns a Python number into `arith_const(other, self.type)` (a constant of the
+    ArithValue's own MLIR type, with its signedness) before anything else."""
+    utils = _parse(sources, "flydsl/expr/utils/arith.py")
+    if utils is None:
+        return {}
+    aliases = _dialect_aliases(utils)
+    tables = _builder_tables(utils, aliases, raw)
+    functions = {node.name: node for node in utils.body if isinstance(node, ast.FunctionDef)}
+    helpers: dict[str, str] = {}
+    changed = True
+    while changed:  # `_rbinary_op` returns `_binary_op(...)`
+        changed = False
+        for name, function in functions.items():
+            if name not in helpers and _operator_result(function, aliases, raw, helpers, tables) is not None:
+                helpers[name] = _operator_result(function, aliases, raw, helpers, tables)
+                changed = True
+    found: dict[str, str] = {}
+    arith_value = _top_defs(utils).get("ArithValue")
+    for node in getattr(arith_value, "body", ()):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        dunder, value = node.targets[0].id, node.value
+        if isinstance(value, ast.Call) and ast.unparse(value.func) == _PARTIAL and value.args:
+            value = value.args[0]
+        if dunder.startswith("__") and isinstance(value, ast.Name) and value.id in helpers:
+            found[f"flydsl.expr.arith.ArithValue.{dunder}"] = helpers[value.id]
+    coerce = functions.get("_coerce_other")
+    first = coerce.body[0] if coerce is not None and coerce.body else None
+    if first is not None and " ".join(ast.unparse(first).split()) == (
+            "if isinstance(other, (int, float, bool)): return arith_const(other, self.type).with_signedness(self.signed)"):
+        found["literal-operand"] = "own-type-constant"
+    return found
+
+
 def math_results(math_module: ast.Module | None, raw: dict[str, str], wraps: bool) -> dict[str, str]:
     """`flydsl.expr.math.exp2` -> what the builders of flydsl/expr/math.py return (`_wrapped_result`)."""
     aliases = _dialect_aliases(math_module) if math_module is not None else {}
@@ -561,12 +656,13 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     return {
         "scalars": {name: scalars[name] for name in sorted(scalars)},
         "literals": literal_scalars(numeric),
-        "operators": {"promotion": "numeric-lattice"} if has_promotion_lattice(numeric) else {},
+        "operators": ({"promotion": "numeric-lattice"} if has_promotion_lattice(numeric) else {})
+        | arith_value_operators(sources, raw := caster_results(sources)),
         "methods": scalar_methods(numeric),
         "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
-        "results": (raw := caster_results(sources)) | wrapper_results(sources, raw),
+        "results": raw | wrapper_results(sources, raw),
         "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")),
     }
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
+from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
@@ -612,7 +613,12 @@ class RawArithConstant(Rule):
     `arith.constant` by the operator: the result and its type are the same,
     so such an operation (`(x >> c4) & c3`) is in turn an fx operand of x's
     type when the constant is of x's own class. So is a literal offset of the legacy `buffer_ops.buffer_load` / `buffer_store`,
-    which build an int offset as that i32 constant."""
+    which build an int offset as that i32 constant. Next to a run-time ArithValue (`ArithValue(x)`,
+    `v.bitcast(T.i32)`, an operator's result), a Python int or float the model proves (`23`,
+    `BLOCK // 4`) stands for the constant: ArithValue's operator builds `arith_const(v, av.type)`,
+    the same `arith.constant` where the code compiles (arith's ops take one operand type). On the
+    right of every operator but int true division, which reads the constant's signedness; on the
+    left (`254 - av`, the reflected operator) of `+ - * & | ^ <<` and, float, `+ - * /`."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -648,6 +654,24 @@ class RawArithConstant(Rule):
         # Not the offset (the stored value), or not an i32 constant: no fix.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom kernels.common import buffer_ops\n"
                 "buffer_ops.buffer_store(arith.constant(0, type=T.i32), rsrc, arith.constant(4, type=T.i64))\n", count=2),
+        # Next to a run-time ArithValue: the number, also on the left of `-` and `<<`, and a proven Python int.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "BLOCK = 64\nv = ArithValue(tid)\nbits = v.bitcast(T.i32)\n"
+                "up = (bits + arith.constant(0x400000, type=T.i32)) & arith.constant(0xFF800000, type=T.i32)\n"
+                "q = arith.constant(254, type=T.i32) - (up >> arith.constant(23, type=T.i32))\n"
+                "s = (arith.constant(1, type=T.i32) << q) * arith.constant(BLOCK // 4, type=T.i32)\n"
+                "f = ArithValue(x) / arith.constant(2, type=T.f32) - arith.constant(0.5, type=T.f32)\n"
+                "g = arith.constant(1.0, type=T.f32) / f\n",
+                fixed="from flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "BLOCK = 64\nv = ArithValue(tid)\nbits = v.bitcast(T.i32)\n"
+                "up = (bits + 0x400000) & 0xFF800000\nq = 254 - (up >> 23)\ns = (1 << q) * (BLOCK // 4)\n"
+                "f = ArithValue(x) / 2 - 0.5\ng = 1.0 / f\n", count=9),
+        # Int true division and a reflected shift read the constant's own signedness; a float for an
+        # int constant is not what the operator builds; an unknown left operand or number: no fix.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "v = ArithValue(tid)\nr = v / arith.constant(3, type=T.i32)\nt = arith.constant(1, type=T.i32) >> v\n"
+                "u = v + arith.constant(1.0, type=T.i32)\nw = x + arith.constant(2, type=T.i32)\n"
+                "z = v * arith.constant(n, type=T.i32)\nc = arith.constant(2, type=T.i32) < v\n", count=6),
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
                 at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)'),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
@@ -684,6 +708,10 @@ class RawArithConstant(Rule):
             text = self.text(literal)
             fix = self.make_fix([self.replace(node, f"({text})" if isinstance(literal, ast.UnaryOp) else text)],
                                 "Use the plain literal")
+        elif op == "constant" and leaf and (number := self._arith_value_takes_number(node)) is not None:
+            text = self.text(number)
+            atomic = isinstance(number, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call))
+            fix = self.make_fix([self.replace(node, text if atomic else f"({text})")], "Use the plain number")
         self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
 
     def _raw_operand(self, node: ast.expr) -> bool:
@@ -751,6 +779,60 @@ class RawArithConstant(Rule):
         carried = literal is not None and _SAME_CLASS_CONSTANTS.get(left_type) == leaf
         return left_type if carried and self._keeps_literal(node.left, left_type, leaf, literal) else None
 
+    def _arith_value_takes_number(self, node: ast.Call) -> ast.expr | None:
+        """The number `v` of `arith.constant(v, type=T)` when `v` can stand for the constant: the
+        right operand of an operator whose left operand is a run-time ArithValue (`av + c`), or, for
+        the operators that ignore signedness, the left operand of one whose right operand is (`c - av`).
+        ArithValue's operator makes a Python number `arith_const(v, av.type)` (data: `literal-operand
+        own-type-constant`), and arith's ops take operands of one type, so where the code compiles the
+        constant is of av's (element) type and both build `arith.constant(type, v)` from the same number
+        (an int for an integer type, a float for a float one: a float for an integer type is refused).
+        A vector av broadcasts the scalar constant where the number is splatted: the same constant
+        once folded (tests/proofs ARITH_VALUE_CONSTANTS). Int true division and reversed shifts,
+        divisions and comparisons read the constant's own signedness: no fix."""
+        model = self.model
+        # Below the releases the API table covers, the fix-since gate (the table's first release)
+        # withholds any fix: the shape alone then lets the checker name the release the fix needs.
+        before_table = model.type_table.release is not None and model.type_table.release < releases().oldest_supported
+        if not before_table and model.type_table.operators.get("literal-operand") != "own-type-constant":
+            return None
+        number = _constant_number(model, node)
+        if number is None:
+            return None
+        argument, kind = number
+        leaf = _constant_type_leaf(self, node)
+        floating = leaf in _FLOAT_LEAVES
+        if leaf is None or leaf == "i1" or (kind == "py-float" and not floating):
+            return None
+        parent = model.parent(node)
+        if isinstance(parent, ast.BinOp) and parent.right is node:
+            other, operators = parent.left, _FLOAT_RIGHT_OPERATORS if floating else _LITERAL_OPERATORS
+            ok = isinstance(parent.op, operators)
+        elif isinstance(parent, ast.Compare) and len(parent.comparators) == 1 and parent.comparators[0] is node:
+            other, ok = parent.left, True
+        elif isinstance(parent, ast.BinOp) and parent.left is node:
+            other = parent.right
+            ok = isinstance(parent.op, _FLOAT_REVERSED_OPERATORS if floating else _INT_REVERSED_OPERATORS)
+        else:
+            return None
+        return argument if ok and (before_table or model.value_type(other).kind == "arith-value") else None
+
+
+# Float constant types: a number for them is `float(v)` on both paths (`constant`, `arith_const`).
+_FLOAT_LEAVES = frozenset({"f16", "bf16", "f32", "f64"})
+# `c <op> av` -> `v <op> av` (av's reflected operator): the operators that read no signedness.
+_INT_REVERSED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
+_FLOAT_REVERSED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
+
+
+def _constant_number(model, node: ast.Call) -> tuple[ast.expr, str] | None:
+    """`v` of `arith.constant(v, type=T)` and its kind when the model proves it a Python int or
+    float (a literal, a name bound once to one, arithmetic of them), never a bool."""
+    if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or [k.arg for k in node.keywords] != ["type"]:
+        return None
+    kind = model.value_type(node.args[0]).kind
+    return (node.args[0], kind) if kind in ("py-int", "py-float") else None
+
 
 # The legacy buffer helpers -> the position of their element `offset` argument.
 _BUFFER_OFFSET_POSITIONS = {"kernels.common.buffer_ops.buffer_load": 1, "kernels.common.buffer_ops.buffer_store": 2}
@@ -759,6 +841,7 @@ _BUFFER_OFFSET_POSITIONS = {"kernels.common.buffer_ops.buffer_load": 1, "kernels
 # Operators that turn a plain literal right operand into a constant of the left operand's type.
 _LITERAL_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Mod, ast.BitAnd, ast.BitOr, ast.BitXor,
                       ast.LShift, ast.RShift)
+_FLOAT_RIGHT_OPERATORS = _LITERAL_OPERATORS + (ast.Div,)
 
 
 # Left operand types whose constant of the same class leaves the operator's result in that class.

@@ -806,3 +806,78 @@ def test_a_helper_calling_itself_with_other_arguments_is_not_typed_for_the_outer
     # Inside `f(fx.Int32(a), 1)` the inner call passes an Int64: its return is not the outer call's.
     body = "def f(v, n):\n    if n:\n        y = f(fx.Int64(v), 0)\n        return y\n    return v\nprobe = f(fx.Int32(a), 1)\n"
     assert type_of(body) == "unknown"
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("ArithValue(a) + 1", "ArithValue (signed=None)"),
+    ("ArithValue(a) * ArithValue(b)", "ArithValue (signed=None)"),
+    ("ArithValue(a) + fx.Int32(b)", "ArithValue (signed=None)"),  # `_coerce_other` takes `b.ir_value()`
+    ("ArithValue(a).bitcast(i32) >> 23", "ArithValue (signed=None)"),
+    ("ArithValue(a) < 3.0", "ArithValue (signed=None)"),
+    ("254 - ArithValue(a)", "ArithValue (signed=None)"),  # int.__sub__ gives NotImplemented: `__rsub__`
+    ("2 < ArithValue(a)", "unknown"),  # the reflected comparison is not followed
+    ("fx.Int32(b) + ArithValue(a)", "unknown"),  # the fx scalar's own operator
+    ("ArithValue(a) + a", "unknown"),
+    ("ArithValue(a) is None", "unknown"),
+])
+def test_arith_value_operators(expr, expected):
+    assert type_of(f"probe = {expr}\n") == expected
+
+
+def test_arith_value_operators_need_the_release_fact():
+    # Below the first release the table covers, no operator fact: unknown stays unknown.
+    assert type_of("probe = ArithValue(a) + 1\n", release="0.2.0") == "unknown"
+
+
+def test_the_derive_script_reads_arith_value_operators():
+    derive = derive_types_script()
+    utils = textwrap.dedent('''\
+        from ..._mlir.dialects import arith, math
+        def arith_const(value, ty=None):
+            return arith.constant(ty, value)
+        @dsl_loc_tracing
+        def _coerce_other(self, other):
+            if isinstance(other, (int, float, bool)):
+                return arith_const(other, self.type).with_signedness(self.signed)
+            return other
+        _OPS = {"add": (arith.addf, arith.addi)}
+        _MIXED = {"and": (arith.andi, helper)}
+        @dsl_loc_tracing
+        def _binary_op(self, other, op):
+            other = _coerce_other(self, other)
+            if other is NotImplemented:
+                return NotImplemented
+            float_fn, int_fn = _OPS[op]
+            if self.is_float:
+                return float_fn(self, other)
+            return math.floor(int_fn(self, other))
+        def _rbinary_op(self, other, op):
+            return _binary_op(other, self, op)
+        def _bitwise_op(self, other, op):
+            fn = _MIXED[op]
+            return fn(self, other)
+        def _abs_op(self):
+            if not self.signed:
+                return self
+            return math.absi(self)
+        @cached
+        def _neg_op(self):
+            return arith.negf(self)
+        class ArithValue(ir.Value):
+            __add__ = partialmethod(_binary_op, op="add")
+            __radd__ = partialmethod(_rbinary_op, op="add")
+            __and__ = partialmethod(_bitwise_op, op="and")
+            __abs__ = _abs_op
+            __neg__ = _neg_op
+    ''')
+    raw = {f"flydsl._mlir.dialects.{name}": "arith-value"
+           for name in ("arith.addf", "arith.addi", "arith.andi", "arith.negf", "arith.constant", "math.floor", "math.absi")}
+    found = derive.arith_value_operators({"flydsl/expr/utils/arith.py": utils}, raw)
+    # A builder table with a non-builder value (`_MIXED`), another decorator (`_neg_op`): not recorded.
+    assert found == {"flydsl.expr.arith.ArithValue.__add__": "arith-value",
+                     "flydsl.expr.arith.ArithValue.__radd__": "arith-value",
+                     "flydsl.expr.arith.ArithValue.__abs__": "self-or-arith-value",
+                     "literal-operand": "own-type-constant"}
+    # A literal coerced to a constant of its own type, not the ArithValue's: no literal fact.
+    changed = utils.replace("arith_const(other, self.type)", "arith_const(other)")
+    assert "literal-operand" not in derive.arith_value_operators({"flydsl/expr/utils/arith.py": changed}, raw)

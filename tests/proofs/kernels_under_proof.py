@@ -537,6 +537,74 @@ def build():
     lanes(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY343: `arith.constant(v, type=T)` next to a run-time ArithValue (signed=None), as an e8m0
+# scale encoder and an offset computation spell them: on the right of every operator whose
+# result does not read the constant's signedness (`+ - * & | ^ << >> // %`, a comparison, float
+# `/`), a number the model proves a Python int (`BLOCK // 4`, `HEADROOM`), an int for a float
+# constant (`2` for `T.f32`), and on the left of `+ - * & | ^ <<` (int) and `+ - * /` (float),
+# which the ArithValue's reflected operator builds. `ivec + c` broadcasts the scalar constant
+# where `ivec + 1` splats it. Left unfixed: `lane / c` (int true division reads the constant's
+# signedness), `c >> lane` and the constants the raw `arith.maxsi` takes.
+ARITH_VALUE_CONSTANTS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import vector
+from flydsl.expr import arith
+from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
+
+BLOCK = 64
+HEADROOM = 7
+
+
+@flyc.kernel
+def e8m0_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
+    tid = fx.thread_idx.x
+    lane = ArithValue(tid)
+    amax = ArithValue(scale) * arith.constant(1.5, type=T.f32) + arith.constant(2, type=T.f32)
+    bits = amax.bitcast(T.i32)
+    bits_up = (bits + arith.constant(0x400000, type=T.i32)) & arith.constant(0xFF800000, type=T.i32)
+    exp_field = bits_up >> arith.constant(23, type=T.i32)
+    biased = arith.maxsi(exp_field - arith.constant(HEADROOM, type=T.i32), arith.constant(0, type=T.i32))
+    quant_exp = arith.constant(254, type=T.i32) - biased
+    quant_scale = (quant_exp << arith.constant(23, type=T.i32)).bitcast(T.f32)
+
+    row = lane * arith.constant(BLOCK // 4, type=T.i32)
+    odd = arith.constant(1, type=T.i32) | lane
+    mixed = arith.constant(3, type=T.i32) * lane + arith.constant(5, type=T.i32)
+    flip = arith.constant(0x55, type=T.i32) ^ (lane & arith.constant(0xFF, type=T.i32))
+    low = (lane % arith.constant(16, type=T.i32)) + (lane // arith.constant(4, type=T.i32))
+    wide = arith.constant(2, type=T.i32) << (lane ^ arith.constant(3, type=T.i32))
+    early = (lane < arith.constant(32, type=T.i32)).select(row, odd)
+    ratio = lane / arith.constant(3, type=T.i32)
+    top = arith.constant(1 << 20, type=T.i32) >> lane
+    ivec = vector.from_elements(T.vec(4, T.i32), [row, odd, mixed, flip])
+    bumped = ivec + arith.constant(1, type=T.i32)
+    folded = vector.reduction(T.i32, vector.CombiningKind.ADD, bumped)
+    total = folded + low + wide + early + exp_field + top
+    dst = fx.Int32(total) % BLOCK
+
+    inv = arith.constant(1.0, type=T.f32) / (amax - arith.constant(0.25, type=T.f32))
+    half = amax / arith.constant(2.0, type=T.f32) + ratio
+    offset = arith.constant(0.5, type=T.f32) - half
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Float32(quant_scale * inv + offset * arith.constant(3.0, type=T.f32))
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def e8m0(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    e8m0_kernel(Out, shift, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    e8m0(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
+'''
+
 # FLY113: `fx.Int32(k)` of a known Python int (a literal, a module constant bound once, arithmetic
 # of such) inside make_layout / make_shape / make_stride / make_coord becomes `k`; the layouts mix
 # those static leaves with a run-time one (`rows`), and the index they give picks the lane stored.

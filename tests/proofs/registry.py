@@ -37,6 +37,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ARITH_VALUE_INDEX": (CDNA_AND_RDNA, ("FLY101", "FLY105")),
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
     "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
+    "ARITH_VALUE_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
     "LAYOUT_LEAVES": (CDNA_AND_RDNA, ("FLY113",)),
 }

@@ -141,6 +141,8 @@ class TypeTable:
         self.scalars: dict[str, dict] = facts.get("scalars", {})
         self.literals: dict[str, str] = facts.get("literals", {})
         self.promotion = facts.get("operators", {}).get("promotion")
+        # `flydsl.expr.arith.ArithValue.__add__` -> `arith-value`, `literal-operand` -> `own-type-constant`.
+        self.operators: dict[str, str] = facts.get("operators", {})
         # `maximumf` -> `receiver-class`, ...: the `Numeric` methods every scalar class has.
         prefix = "flydsl.expr.numeric.Numeric."
         self.scalar_methods: dict[str, str] = {
@@ -1034,6 +1036,9 @@ class _ValueTypes:
         if python is not None:
             return python, "Python arithmetic"
         table = self.type_table
+        arith_value = _arith_value_operator_type(table, op, left_type, right_type)
+        if arith_value is not None:
+            return arith_value
         if table.promotion != "numeric-lattice":
             return UNKNOWN_TYPE, f"unknown: no operator promotion known for {table.release}"
         if VECTOR in (left_type.kind, right_type.kind):
@@ -1185,6 +1190,42 @@ def _rewritten_loop(node: ast.AST) -> bool:
         return False
     callee = node.iter.func
     return (callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)) == "range"
+
+
+# An operator -> ArithValue's dunder for it, and the reflected one Python calls on a right
+# ArithValue when the left operand is a Python number (comparisons are not followed reflected).
+_ARITH_VALUE_DUNDERS = {
+    ast.Add: ("__add__", "__radd__"), ast.Sub: ("__sub__", "__rsub__"), ast.Mult: ("__mul__", "__rmul__"),
+    ast.Div: ("__truediv__", "__rtruediv__"), ast.FloorDiv: ("__floordiv__", "__rfloordiv__"),
+    ast.Mod: ("__mod__", "__rmod__"), ast.Pow: ("__pow__", "__rpow__"), ast.BitAnd: ("__and__", "__rand__"),
+    ast.BitOr: ("__or__", "__ror__"), ast.BitXor: ("__xor__", "__rxor__"),
+    ast.LShift: ("__lshift__", "__rlshift__"), ast.RShift: ("__rshift__", "__rrshift__"),
+    ast.Lt: ("__lt__", None), ast.LtE: ("__le__", None), ast.Gt: ("__gt__", None), ast.GtE: ("__ge__", None),
+    ast.Eq: ("__eq__", None), ast.NotEq: ("__ne__", None),
+}
+# What ArithValue's operators take as the other operand without returning NotImplemented
+# (`_coerce_other`: a Python number, an ArithValue, an fx scalar through its `.ir_value()`).
+_ARITH_VALUE_OTHERS = (PY_INT, PY_FLOAT, PY_BOOL, ARITH_VALUE, SCALAR)
+
+
+def _arith_value_operator_type(table: TypeTable, op: ast.AST, left: ValueType,
+                               right: ValueType) -> tuple[ValueType, str] | None:
+    """`av <op> x` (x a Python number, an ArithValue or an fx scalar) and `3 <op> av`: the
+    result of ArithValue's operator, a caster-made ArithValue (signed=None) where the release's
+    table says every return of the operator's helper is one (data/flydsl_types.txt `operators`);
+    None when neither shape applies (an fx scalar on the left has its own operators)."""
+    dunders = _ARITH_VALUE_DUNDERS.get(type(op))
+    if dunders is None:
+        return None
+    if left.kind == ARITH_VALUE and right.kind in _ARITH_VALUE_OTHERS:
+        dunder = dunders[0]
+    elif right.kind == ARITH_VALUE and left.kind in (PY_INT, PY_FLOAT, PY_BOOL) and dunders[1]:
+        dunder = dunders[1]  # the Python number's operator gives NotImplemented for an ir.Value
+    else:
+        return None
+    if table.operators.get(f"flydsl.expr.arith.ArithValue.{dunder}") == ARITH_VALUE:
+        return SIGNLESS_ARITH_VALUE, f"`ArithValue.{dunder}` gives the value caster's ArithValue ({table.source})"
+    return UNKNOWN_TYPE, f"unknown: `ArithValue.{dunder}` is not known to give an ArithValue in {table.release}"
 
 
 def _vector_operator_type(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -> tuple[ValueType, str]:
