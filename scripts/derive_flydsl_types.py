@@ -544,8 +544,11 @@ def arith_value_operators(sources: dict[str, str], raw: dict[str, str]) -> dict[
     while changed:  # `_rbinary_op` returns `_binary_op(...)`
         changed = False
         for name, function in functions.items():
-            if name not in helpers and _operator_result(function, aliases, raw, helpers, tables) is not None:
-                helpers[name] = _operator_result(function, aliases, raw, helpers, tables)
+            if name in helpers:
+                continue
+            result = _operator_result(function, aliases, raw, helpers, tables)
+            if result is not None:
+                helpers[name] = result
                 changed = True
     found: dict[str, str] = {}
     arith_value = _top_defs(utils).get("ArithValue")

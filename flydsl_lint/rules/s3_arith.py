@@ -8,7 +8,7 @@ from ..engine.diagnostics import Applicability
 from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
-from ._edits import _OPEN_CONTEXTS, is_parenthesized, reference, replace_callee
+from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -710,8 +710,8 @@ class RawArithConstant(Rule):
                                 "Use the plain literal")
         elif op == "constant" and leaf and (number := self._arith_value_takes_number(node)) is not None:
             text = self.text(number)
-            atomic = isinstance(number, (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Call))
-            fix = self.make_fix([self.replace(node, text if atomic else f"({text})")], "Use the plain number")
+            fix = self.make_fix([self.replace(node, f"({text})" if needs_parentheses(self, number, node) else text)],
+                                "Use the plain number")
         self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
 
     def _raw_operand(self, node: ast.expr) -> bool:
