@@ -697,6 +697,9 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     # In traced code too, with no region between that could carry the name.
     traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        y = n\n    probe = x\n    x = q\n"
     assert type_of(traced) == "ArithValue (signed=None)"
+    # A `for` target, for a read in the loop's own body: bound again before each run of it.
+    loops = "def f(a):\n    for i in fx.range_constexpr(4):\n        probe = i * 2\n        i = q\n    for i in range(a):\n        y = i\n"
+    assert explain(loops) == ("py-int", "Python arithmetic")
 
 
 @pytest.mark.parametrize("body", [
@@ -706,6 +709,10 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     "def f(a):\n    x = fx.Int32(a)\n    while x < 4:\n        x = q\n    probe = x\n",
     "def f(a):\n    x = fx.Int32(a)\n    while probe := x:\n        x = q\n",
     "def f(n: fx.Int64):\n    for i in range(4):\n        probe = n\n        n = q\n",  # the parameter, in a loop
+    # A loop target read after the loop, in a nested block, or after a rebinding in the body.
+    "def f(a):\n    for i in fx.range_constexpr(4):\n        pass\n    probe = i\n    i = q\n",
+    "def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            probe = i\n    i = q\n",
+    "def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            i = q\n        probe = i\n",
     "def f(a):\n    x = fx.Int32(a)\n    probe = [x for _ in a]\n    x = q\n",  # another scope reads it
     "def f(a):\n    x = fx.Int32(a)\n    def g():\n        probe = x\n    x = q\n",
     "def f(a):\n    x = fx.Int32(a)\n    y = (x := q) + x\n    probe = x\n",  # a walrus in between
@@ -881,3 +888,16 @@ def test_the_derive_script_reads_arith_value_operators():
     # A literal coerced to a constant of its own type, not the ArithValue's: no literal fact.
     changed = utils.replace("arith_const(other, self.type)", "arith_const(other)")
     assert "literal-operand" not in derive.arith_value_operators({"flydsl/expr/utils/arith.py": changed}, raw)
+
+
+def test_a_builtin_number_annotation_is_trusted_outside_kernels_and_jit_functions():
+    # Host code and the helpers kernels call run as plain Python: `int` is what a type checker reads.
+    assert explain("def build(n: int, s: float, q: bool):\n    probe = (n * 2, s, q)[0]\n")[0] == "unknown"  # a tuple
+    assert type_of("def build(n: int):\n    probe = n * 2\n") == "py-int"
+    assert type_of("def build(s: float):\n    probe = s\n") == "py-float"
+    assert type_of("def build(n: int):\n    def helper():\n        probe = n\n") == "py-int"
+    # FlyDSL makes the parameters of a kernel or jit function values of its own.
+    assert type_of("@flyc.kernel\ndef k(n: int):\n    probe = n\n") == "unknown"
+    assert type_of("@flyc.jit\ndef j(n: int):\n    probe = n\n") == "unknown"
+    # A module that rebinds the name: not the builtin.
+    assert type_of("int = fx.Int32\ndef build(n: int):\n    probe = n\n") != "py-int"

@@ -16,9 +16,10 @@ class _ReachingBindings:
     def reaching_binding(self, read: ast.Name) -> Binding | None:
         """The binding every execution reaching `read` made last, when it is provably one: in a
         function's own scope, an assignment earlier in the statement list of the read's statement
-        (or the parameter, for a read in the function's top-level block), with no binding of the
-        name in between. Any path to the read runs down that list, so through the assignment, and
-        nothing after it rebinds the name before the read. In traced code no compound statement in
+        (the parameter, for a read in the function's top-level block; a `for` target, for a read in
+        the loop's own body), with no binding of the name in between. Any path to the read runs
+        down that list, so through the assignment, and nothing after it rebinds the name before
+        the read. In traced code no compound statement in
         between may read the name either: the rewriter carries a name a dynamic region stores
         into, subscripts or calls a method of, and rebinds it after the region
         (`_collect_assigned_vars` in compiler/ast_rewriter.py). None when not provably one."""
@@ -60,6 +61,13 @@ class _ReachingBindings:
             return None  # `x, x = ...`: which one wins is not followed
         if last.kind == "param":
             block, start = scope.node.body, 0  # a read in a nested block may be reached by a later binding (a loop)
+        elif last.kind == "loop":
+            # A `for` target is bound again before each run of the body: a read in the body's own
+            # list, with no binding of the name before it there, sees this iteration's value.
+            loop = self.parent(last.node)
+            if not (isinstance(loop, (ast.For, ast.AsyncFor)) and loop.target is last.node):
+                return None
+            block, start = loop.body, 0
         else:
             bound = self._assignment_statement(last)
             block = self._block_of(bound) if bound is not None else None

@@ -492,7 +492,7 @@ class _ValueTypes:
             annotation = getattr(target, "annotation", None)
             if annotation is None:
                 return self._passed_type(binding, depth)
-            found = self._annotation_type(annotation)
+            found = self._parameter_annotation_type(binding)
             return found, "annotation" if found.known else f"unknown: annotation of `{name}`"
         statement = self.parent(target)
         while isinstance(statement, (ast.Tuple, ast.List)):  # an unpacking target: up to its statement
@@ -590,6 +590,16 @@ class _ValueTypes:
         if read is None or not read[0].known:
             read = self._rebound_type(binding, depth)
         return self._combined_type(statement.op, (statement.target, *read), statement.value, depth)
+
+    def _parameter_annotation_type(self, binding) -> ValueType:
+        """What a parameter's annotation declares. A builtin `int`, `float` or `bool` is trusted as
+        a type checker trusts it, except on a @flyc.kernel / @flyc.jit function, whose parameters
+        FlyDSL makes values of its own (and does not enforce the annotation)."""
+        annotation = binding.node.annotation
+        if isinstance(annotation, ast.Name) and annotation.id in _BUILTIN_NUMBERS and self.binding_of(annotation) is None:
+            function = self.parent(self.parent(binding.node))
+            return UNKNOWN_TYPE if self.function_kind(function) else ValueType(_BUILTIN_NUMBERS[annotation.id])
+        return self._annotation_type(annotation)
 
     def _annotation_type(self, annotation: ast.expr) -> ValueType:
         if isinstance(annotation, ast.Subscript):
@@ -914,7 +924,7 @@ class _ValueTypes:
         """What a parameter holds for one call: the type passed (or its default's), which an
         annotation must not contradict; the annotation's when the argument's is unknown."""
         name, annotation = binding.name, binding.node.annotation
-        annotated = self._annotation_type(annotation) if annotation is not None else UNKNOWN_TYPE
+        annotated = self._parameter_annotation_type(binding) if annotation is not None else UNKNOWN_TYPE
         found = self._typed(default, depth)[0] if passed is None else passed
         if found.known and annotated.known and found != annotated:
             return UNKNOWN_TYPE, f"unknown: the call passes `{name}` as {found}, annotated {annotated}"
@@ -1061,6 +1071,9 @@ class _ValueTypes:
             spelled = self.type_table.literals.get({PY_INT: "int", PY_FLOAT: "float", PY_BOOL: "bool"}[found.kind])
             return self.type_table.scalar(spelled) if spelled else None
         return None
+
+
+_BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 
 
 def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
