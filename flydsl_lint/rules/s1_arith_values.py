@@ -135,9 +135,14 @@ class ArithValueWrap(Rule):
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
                 "def f(n: fx.Int32):\n    return ArithValue(n).index_cast(T.index) < 3\n",
                 fixed="import flydsl.expr as fx\ndef f(n: fx.Int32):\n    return fx.Index(n) < 3\n", unsafe=True),
+        # Safe for an x of unknown type too: whatever `ArithValue(x)` takes, `fx.Index(x)` casts alike.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
                 "def f(n):\n    return fx.Int64(ArithValue(n).index_cast(T.index))\n",
-                fixed="import flydsl.expr as fx\ndef f(n):\n    return fx.Int64(fx.Index(n))\n", unsafe=True),
+                fixed="import flydsl.expr as fx\ndef f(n):\n    return fx.Int64(fx.Index(n))\n"),
+        # ... but not for a known value no index cast takes (a float).
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "def f(s: fx.Float32):\n    return fx.Int64(ArithValue(s).index_cast(T.index))\n",
+                fixed="import flydsl.expr as fx\ndef f(s: fx.Float32):\n    return fx.Int64(fx.Index(s))\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -155,11 +160,15 @@ class ArithValueWrap(Rule):
 
     def _index_fix(self, cast: ast.Call, argument: ast.expr):
         """`ArithValue(x).index_cast(T.index)` -> `fx.Index(x)` (the guide's `off = fx.Index(x)`):
-        both build one `arith.index_cast` of `x.ir_value()`, for a signed or an unsigned x (and a
-        compile-time fx value is materialized alike)."""
+        both build one `arith.index_cast` of x's ir.Value (none when it already is an index), for a
+        signed or an unsigned x, and materialize a compile-time fx value alike. That holds for every x
+        `ArithValue(x)` takes, so for an x of unknown type too: an ir.Value or an fx value (a Python
+        number makes it raise; an fx.Vector or a float cannot be index-cast), `ArithValue.__init__`,
+        `.index_cast` and `Index.__init__` being the same in every release 0.3.0 to 0.5.0."""
         found = self.model.value_type(argument)
-        known = found.kind == "scalar" and found.scalar in _INTEGER_SCALARS
-        return _index_value_fix(self, cast, argument, None if known else _unknown_operand(self, argument))
+        takes = found.kind in ("unknown", "raw", "arith-value") or (
+            found.kind == "scalar" and found.scalar in _INTEGER_SCALARS)
+        return _index_value_fix(self, cast, argument, None if takes else f"`{self.text(argument)}` is {found}")
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same

@@ -56,7 +56,8 @@ def build():
 
 # FLY101 on receiver casts: `ArithValue(x).index_cast(T.index)` of an fx integer (signed, unsigned,
 # compile-time) becomes `fx.Index(x)` where every use reads it alike: a loop bound (the rewriter's auto
-# loop and its `init=` loop), an fx integer wrap, a helper passing it to one, a raw op (`.ir_value()`).
+# loop and its `init=` loop), an fx integer wrap, a helper passing it to one, a raw op (`.ir_value()`);
+# of an x the model cannot type (a rocdl builder's result) and of a raw op's result alike.
 # FLY105 on literal index constants: `arith.index(n)` becomes `fx.Index(n)` in the same uses.
 ARITH_VALUE_INDEX = '''\
 import torch
@@ -96,6 +97,11 @@ def index_kernel(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32):
         step = state[0] + fx.Int32(j)
         results = yield [step]
     total = results
+    uniform = fx.rocdl.readfirstlane(T.i32, arith.AddIOp(lane.ir_value(), four.ir_value()).result)
+    for k in range(fx.Index(0), ArithValue(uniform).index_cast(T.index), fx.Index(1)):
+        total = total + fx.Int32(k)
+    raw_ix = ArithValue(arith.MulIOp(uniform, n.ir_value()).result).index_cast(T.index)
+    total = total + _as_i32(raw_ix)
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
