@@ -10,6 +10,7 @@ import pytest
 
 from flydsl_lint.engine.metadata import load_metadata
 from flydsl_lint.engine.project import release_paths, legacy_aliases
+from flydsl_lint.engine.target import releases
 from flydsl_lint.engine.tomlcompat import tomllib
 from flydsl_lint.engine.versions import Version
 from flydsl_lint.rules import all_rules
@@ -100,10 +101,13 @@ def _cases_with_a_gated_fix():
 
 @pytest.mark.parametrize("code, case, target", list(_cases_with_a_gated_fix()))
 def test_a_target_without_the_replacement_keeps_the_diagnostic(code, case, target, tmp_path):
-    """Below fix-since every finding stays, without its fix, naming the release the fix needs."""
+    """Below fix-since every finding stays, without its fix, naming the release the fix needs. Below
+    the first release the value-type table covers the model knows no operator's type, so a finding
+    that needs one (FLY112's `fx.Int32(4 * tx)`) is not made there at all."""
     settings = {**case.settings, "target_version": target}
     found = [d for d in lint_text(case.source, tmp_path, name=case.path, select=(code,), **settings) if d.code == code]
-    assert len(found) == case.count
+    covered = target >= releases().oldest_supported
+    assert len(found) == case.count if covered else len(found) <= case.count
     since = load_metadata()[code].fix_since
     for diagnostic in found:
         assert diagnostic.fix is None

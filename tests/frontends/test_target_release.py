@@ -12,13 +12,14 @@ from tests.conftest import without_target_variable
 KERNEL = """import flydsl.compiler as flyc
 import flydsl.expr as fx
 from flydsl.expr import arith
+from flydsl.expr.typing import T
 
 
 @flyc.kernel
-def k(a: fx.Float32, b: fx.Float32):
-    m = arith.maximumf(a, b)  # FLY301: its replacement comes with 0.3.2
+def k(n: fx.Int32):
+    i = arith.index_cast(T.index, n)  # FLY103: its fix is offered from 0.4.2
     # ==========================================
-    return m
+    return fx.Int32(i)
 """
 
 
@@ -40,11 +41,11 @@ def test_a_project_pinned_to_0_3_1_gets_only_fixes_that_release_has(tmp_path):
     project = pinned_project(tmp_path, "flydsl==0.3.1")
     result = flydsl_lint("check", "--no-cache", "--fix", "kernels", cwd=project)
     fixed = (project / "kernels" / "k.py").read_text()
-    assert "arith.maximumf(a, b)" in fixed and "fx.max" not in fixed  # held back
+    assert "arith.index_cast(T.index, n)" in fixed and "fx.Index" not in fixed  # held back
     assert "# ====" not in fixed  # FLY801's fix needs no particular release: applied
     assert result.returncode == 1
-    assert "(fix needs FlyDSL >= 0.3.2; target is 0.3.1)" in result.stdout
-    assert result.stdout.splitlines()[-1] == "1 fix needs FlyDSL >= 0.3.2; target 0.3.1 from requirements.txt (flydsl==0.3.1)"
+    assert "(fix needs FlyDSL >= 0.4.2; target is 0.3.1)" in result.stdout
+    assert result.stdout.splitlines()[-1] == "1 fix needs FlyDSL >= 0.4.2; target 0.3.1 from requirements.txt (flydsl==0.3.1)"
 
 
 def test_show_settings_says_where_the_target_came_from(tmp_path):
@@ -57,7 +58,7 @@ def test_show_settings_says_where_the_target_came_from(tmp_path):
 def test_the_command_line_beats_the_pin(tmp_path):
     project = pinned_project(tmp_path, "flydsl==0.3.1")
     result = flydsl_lint("check", "--no-cache", "--fix", "--target-version", "0.5.0", "kernels", cwd=project)
-    assert "fx.max(a, b)" in (project / "kernels" / "k.py").read_text()
+    assert "fx.Index(n)" in (project / "kernels" / "k.py").read_text()
     assert "need FlyDSL" not in result.stdout
 
 

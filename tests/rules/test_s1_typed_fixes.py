@@ -132,3 +132,13 @@ def test_unwrap_of_an_arith_constant_and_arith_value_of_a_method_result(tmp_path
     assert [f[:2] for f in fixes] == [(3, Applicability.SAFE), (4, Applicability.UNSAFE), (5, Applicability.SAFE)]
     fixed = fix_text(HEADER + body, tmp_path, select=("FLY101", "FLY102"))
     assert "    c = arith.constant(v, type=T.i32)\n    h = ArithValue(x).bitcast(T.i16)\n    w = h.extui(T.i32)\n" in fixed
+
+
+def test_below_the_type_table_a_rewrap_of_an_operator_result_is_not_reported(tmp_path):
+    # 0.2.4 predates the value-type table: `4 * tx` has no known type there, a parameter still has.
+    source = "import flydsl.expr as fx\ndef k(tx: fx.Int32):\n    return fx.Int32(4 * tx) + fx.Int32(tx)\n"
+    found = lambda target: [d for d in lint_text(source, tmp_path, select=("FLY112",), target_version=target)]
+    assert [d.start.col for d in found(Version.parse("0.3.0"))] == [11, 30]
+    older = found(Version.parse("0.2.4"))
+    assert [d.start.col for d in older] == [30] and older[0].fix is None
+    assert older[0].message.endswith("(fix needs FlyDSL >= 0.3.0; target is 0.2.4)")
