@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import operator
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
@@ -14,6 +13,7 @@ from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
     typed_scalar,
 )
+from ._numbers import known_int
 from ._raw_dialects import provably_dynamic
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
@@ -675,7 +675,7 @@ class WrapInCompileTimeBuilder(Rule):
             inner = single_positional(argument) if wrap else None
             # Any wrap is flagged in range_constexpr and Constexpr: only Python ints are valid there.
             if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))
-                                     or _known_int(self.model, inner, 0) is not None):
+                                     or known_int(self.model, inner) is not None):
                 continue
             safe = wrap == "Int32" and builder.endswith(_SAME_LEAF_BUILDERS) and _fits_int32(self.model, inner)
             fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`",
@@ -688,39 +688,10 @@ class WrapInCompileTimeBuilder(Rule):
 _SAME_LEAF_BUILDERS = (".make_layout", ".make_shape", ".make_stride", ".make_coord")
 
 
-_INT_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-                  ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift}
-
-
 def _fits_int32(model, node: ast.expr) -> bool:
     """Whether `node` is a Python int whose value is known and that `fx.Int32` holds unchanged."""
-    value = _known_int(model, node, 0)
+    value = known_int(model, node)
     return value is not None and -(1 << 31) <= value < (1 << 31)
-
-
-def _known_int(model, node: ast.expr, depth: int) -> int | None:
-    """The value of an int literal, a name bound once to a known int, or +, -, *, //, %, << of
-    such (no bool, no float: `fx.Int32` would truncate a float); None when not known."""
-    if depth > 8:
-        return None
-    if isinstance(node, ast.Constant):
-        return node.value if type(node.value) is int else None
-    if isinstance(node, ast.Name):
-        bound = model.single_assigned_value(node)
-        return None if bound is None else _known_int(model, bound, depth + 1)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        operand = _known_int(model, node.operand, depth + 1)
-        return None if operand is None else (-operand if isinstance(node.op, ast.USub) else operand)
-    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPERATORS:
-        left, right = _known_int(model, node.left, depth + 1), _known_int(model, node.right, depth + 1)
-        if left is None or right is None or max(abs(left), abs(right)) >= 1 << 64:
-            return None
-        if isinstance(node.op, (ast.FloorDiv, ast.Mod)) and right == 0:
-            return None
-        if isinstance(node.op, ast.LShift) and not 0 <= right < 64:
-            return None
-        return _INT_OPERATORS[type(node.op)](left, right)
-    return None
 
 
 def _compile_time(node: ast.expr) -> bool:

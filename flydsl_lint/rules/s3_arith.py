@@ -9,6 +9,7 @@ from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
+from ._numbers import known_number
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -637,6 +638,12 @@ class RawArithConstant(Rule):
                 "    m = n * arith.constant(4, type=T.i32)\n    t = s * arith.constant(0.5, type=T.f32)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Float32):\n    m = n * 4\n    t = s * 0.5\n", count=2),
+        # Int arithmetic of known ints: the operator reads the same number (parenthesized where needed).
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "from flydsl.expr.typing import T\nBLOCK = 64\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    m = n * arith.constant(BLOCK * 2 - 1, type=T.i32)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nBLOCK = 64\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    m = n * (BLOCK * 2 - 1)\n"),
         # Negative against Uint32: the operator would wrap it. No fix.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Uint32):\n"
@@ -706,7 +713,7 @@ class RawArithConstant(Rule):
         if literal is not None and (self._operator_takes_literal(node, leaf, literal)
                                     or self._buffer_offset_takes_literal(node, leaf, literal)):
             text = self.text(literal)
-            fix = self.make_fix([self.replace(node, f"({text})" if isinstance(literal, ast.UnaryOp) else text)],
+            fix = self.make_fix([self.replace(node, f"({text})" if needs_parentheses(self, literal, node) else text)],
                                 "Use the plain literal")
         elif op == "constant" and leaf and (number := self._arith_value_takes_number(node)) is not None:
             text = self.text(number)
@@ -730,7 +737,7 @@ class RawArithConstant(Rule):
         of every FlyDSL checkout 0.3.0 to 0.5.0), then treats it as it treats the raw constant."""
         parent = self.model.parent(node)
         call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
-        value = _literal_value(self.model, literal)
+        value = known_number(self.model, literal)
         if not (isinstance(call, ast.Call) and leaf == "i32" and type(value) is int and _fits(value, "Int32")):
             return False
         position = _BUFFER_OFFSET_POSITIONS.get(self.model.resolve(call.func) or "")
@@ -755,7 +762,7 @@ class RawArithConstant(Rule):
 
     def _keeps_literal(self, left: ast.expr, left_type: str | None, leaf: str, literal: ast.expr) -> bool:
         """Whether an operator on the run-time `left` of `left_type` builds the constant from the literal."""
-        value = _literal_value(self.model, literal)
+        value = known_number(self.model, literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
         return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
 
@@ -855,12 +862,12 @@ _LITERAL_OPERAND_TYPES = {"Int32": ("i32", int), "Uint32": ("i32", int), "Int64"
 
 
 def _constant_literal(model, node: ast.Call) -> ast.expr | None:
-    """`v` of FlyDSL's `arith.constant(v, type=T)` when it is a number literal (maybe negated),
-    or a name bound once to one (`MFMA_N = 16`): the operator reads the same Python number."""
+    """`v` of FlyDSL's `arith.constant(v, type=T)` when its value is known (a literal, a name bound
+    once to one such as `MFMA_N = 16`, int arithmetic of them): the operator reads the same number."""
     if len(node.args) != 1 or [k.arg for k in node.keywords] != ["type"]:
         return None
     value = node.args[0]
-    return value if _literal_value(model, value) is not None else None
+    return value if known_number(model, value) is not None else None
 
 
 def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
@@ -869,18 +876,6 @@ def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
     name = rule.model.resolve(spelled) if isinstance(spelled, (ast.Name, ast.Attribute)) else None
     leaf = (name or "").rpartition(".")[2]
     return leaf if leaf in _FX_CONSTANT_TYPES else None
-
-
-def _literal_value(model, node: ast.expr) -> int | float | None:
-    if isinstance(node, ast.Name):
-        bound = model.single_assigned_value(node)
-        return None if bound is None or isinstance(bound, ast.Name) else _literal_value(model, bound)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        inner = _literal_value(model, node.operand)
-        return None if inner is None else -inner
-    if isinstance(node, ast.Constant) and type(node.value) in (int, float):
-        return node.value
-    return None
 
 
 def _fits(value: int | float, left_type: str) -> bool:
@@ -1074,7 +1069,7 @@ def _literal_takes_type(model, values: list[ast.expr], types: list[str | None]) 
     an fx value taking that value's type: FlyDSL's `arith.select` builds the constant of the other
     value's type, `.select` the same one (an int literal within Int32's range for Int32, Int64 and
     Uint32, not negative for Uint32; a float literal for Float32; proven in tests/proofs)."""
-    literals = [_literal_value(model, value) for value in values]
+    literals = [known_number(model, value) for value in values]
     for literal, other in ((0, 1), (1, 0)):
         value, known = literals[literal], types[other]
         if value is not None and literals[other] is None and known in _LITERAL_OPERAND_TYPES \

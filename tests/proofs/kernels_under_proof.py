@@ -217,7 +217,7 @@ def build():
 # dialect op (readfirstlane, select here). FLY343's: `arith.constant(v, type=T)`
 # as the right operand of an operator on a run-time fx value of type T (a thread id
 # spelled `gpu.thread_idx.x` too, or an operator on such a constant: `(x >> c4) & c3`;
-# `v` a number literal or a name bound once to one, BLOCK).
+# `v` a number literal, a name bound once to one, BLOCK, or int arithmetic of them).
 RAW_ARITH_VIEWS = '''\
 import torch
 
@@ -268,8 +268,9 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     head = warp * fx_arith.constant(4, type=T.i32) + row
     far = (wide + fx_arith.constant(8, type=T.i64)) * fx_arith.constant(2, type=T.i64)
     block = lane * fx_arith.constant(BLOCK, type=T.i32)
+    strided = lane + fx_arith.constant(BLOCK * 2 - 1, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
-                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block) % BLOCK
+                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
