@@ -109,11 +109,37 @@ def reads_of(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name]:
 
 def reads_of_only_binding(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name] | None:
     """reads_of `target` when it is the only binding of its name in its scope, so that every
-    read sees its value; None when the name is bound more than once."""
-    reads = reads_of(rule, target)
-    if reads and not rule.model.is_single_binding(rule.model.binding_of(reads[0])):
+    read sees its value; None when the name is bound more than once (a read then may see this
+    binding even where the text shows another one last, as in a loop or after a branch)."""
+    model = rule.model
+    name = target.id if isinstance(target, ast.Name) else target.arg
+    bindings = (model.bindings_opened_by(model.enclosing_function(target) or model.tree) or {}).get(name, [])
+    if len(bindings) != 1 or bindings[0].node is not target:
         return None
-    return reads
+    return reads_of(rule, target)
+
+
+def reads_seeing(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name] | None:
+    """The reads that may see the value `target` binds: reads_of_only_binding for a name bound
+    once; for one bound more than once, the reads this binding provably reaches (the model's
+    reaching_binding), when every other read of the name in its scope provably sees another
+    binding. None when some read may see this one and the model cannot tell."""
+    model = rule.model
+    reads = reads_of_only_binding(rule, target)
+    if reads is not None:
+        return reads
+    name = target.id if isinstance(target, ast.Name) else target.arg
+    seeing = []
+    for read in model.loads_of(name):
+        binding = model.binding_of(read)
+        if binding is None or all(other.node is not target for other in binding.scope.bindings.get(name, ())):
+            continue  # another scope's name (a closure's read has the scope it reads from: caught below)
+        reaching = model.reaching_binding(read)
+        if reaching is None:
+            return None
+        if reaching.node is target:
+            seeing.append(read)
+    return seeing
 
 
 def reads_of_value(rule: "Rule", value: ast.expr) -> list[ast.Name] | None:

@@ -7,7 +7,7 @@ import ast
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import reads_of_only_binding, reads_of_value
+from ._codemods import reads_of_value, reads_seeing
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
@@ -131,6 +131,18 @@ class ArithValueWrap(Rule):
                 fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\ndef _as_i64(idx):\n"
                       "    return fx.Int64(idx)\ndef f(u: fx.Uint32):\n    off = fx.Index(u).ir_value()\n"
                       "    return _as_i64(off), arith.AddIOp(off, off).result\n"),
+        # A name bound twice: each read provably sees one binding, an fx integer wrap: safe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "def f(n: fx.Int32, m: fx.Int32):\n    ix = ArithValue(n).index_cast(T.index)\n    a = fx.Int32(ix)\n"
+                "    ix = ArithValue(m).index_cast(T.index)\n    return a + fx.Int32(ix)\n",
+                fixed="import flydsl.expr as fx\ndef f(n: fx.Int32, m: fx.Int32):\n    ix = fx.Index(n)\n"
+                      "    a = fx.Int32(ix)\n    ix = fx.Index(m)\n    return a + fx.Int32(ix)\n", count=2),
+        # A read that either binding may reach: unsafe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
+                "def f(n: fx.Int32, m: fx.Int32, c):\n    ix = ArithValue(n).index_cast(T.index)\n    if c:\n"
+                "        ix = ArithValue(m).index_cast(T.index)\n    return fx.Int32(ix)\n",
+                fixed="import flydsl.expr as fx\ndef f(n: fx.Int32, m: fx.Int32, c):\n    ix = fx.Index(n)\n    if c:\n"
+                      "        ix = fx.Index(m)\n    return fx.Int32(ix)\n", count=2, unsafe=True),
         # A comparison of an fx.Index is unsigned, of an index ArithValue of signed=None signed: unsafe.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
                 "def f(n: fx.Int32):\n    return ArithValue(n).index_cast(T.index) < 3\n",
@@ -284,10 +296,12 @@ def _index_uses(rule: Rule, value: ast.expr, depth: int) -> tuple[str, str | Non
 
 
 def _name_uses(rule: Rule, target: ast.AST, depth: int) -> tuple[str, str | None]:
-    """_index_uses over every read of a name bound once (an assignment target or a parameter)."""
-    reads = reads_of_only_binding(rule, target)
+    """_index_uses over every read that may see the value a name binds (an assignment target or
+    a parameter): all its reads when bound once, else the reads this binding provably reaches."""
+    reads = reads_seeing(rule, target)
     if reads is None:
-        return RAW_USE, f"`{target.id if isinstance(target, ast.Name) else target.arg}` is bound more than once"
+        return RAW_USE, (f"`{target.id if isinstance(target, ast.Name) else target.arg}` is bound more than once, "
+                         f"and a read may see this binding")
     needs = ANY_USE
     for read in reads:
         use, why = _index_uses(rule, read, depth)

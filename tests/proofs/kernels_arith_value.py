@@ -102,6 +102,11 @@ def index_kernel(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32):
         total = total + fx.Int32(k)
     raw_ix = ArithValue(arith.MulIOp(uniform, n.ir_value()).result).index_cast(T.index)
     total = total + _as_i32(raw_ix)
+    for r in fx.range_constexpr(2):
+        row_ix = ArithValue(lane + r).index_cast(T.index)  # a name bound again below: each read sees one
+        total = total + _as_i32(row_ix)
+    row_ix = ArithValue(n).index_cast(T.index)
+    total = total + fx.Int32(row_ix)
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
