@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -124,6 +125,18 @@ def _run(command: list[str], *, cwd: Path, env: dict, log_path: Path, timeout: f
     return returncode, log_path.read_text(encoding="utf-8", errors="replace")[-LOG_TAIL_CHARS:]
 
 
+KILLED_BY = "killed by "
+
+
+def killed_message(number: int) -> str:
+    """What ended a capture run that a signal killed (SIGKILL mostly comes from the out-of-memory killer)."""
+    try:
+        name = signal.Signals(number).name
+    except ValueError:
+        name = f"signal {number}"
+    return KILLED_BY + name + (" (the system's out-of-memory killer?)" if number == signal.SIGKILL else "")
+
+
 def _read_json_lines(path: Path) -> list[dict]:
     if not path.is_file():
         return []
@@ -210,6 +223,8 @@ def run_capture(
         collect_evidence(dump_root, result)
         if returncode is None:
             result.failures.append(CompileFailure(name, "", f"timed out after {timeout:.0f}s"))
+        elif returncode < 0:
+            result.failures.append(CompileFailure(name, "", killed_message(-returncode)))
         elif returncode not in tolerated_exits[name] and not result.outcomes:
             # Without a single recorded outcome the run never got going (say,
             # flydsl failed to import): that is a failure, not an empty success.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -11,10 +12,11 @@ from typing import Callable, Mapping
 from flydsl_lint.verify.base_cache import BaseCache
 from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND
 from flydsl_lint.verify.compare import (
-    CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, KernelComparison, Unverified, compare_kernels, first_line,
+    CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, ONLY_AFTER, ONLY_BEFORE, KernelComparison, Unverified,
+    compare_kernels, first_line,
 )
 from flydsl_lint.verify.compile import (
-    CompileResult, SpecializationKey, compare, kill_running_captures, run_capture,
+    CompileResult, SpecializationKey, compare, kill_running_captures, killed_message, run_capture,
 )
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
@@ -224,6 +226,26 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                                               f"(compile mode computes no outputs): {error}"))
 
 
+def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[CompileResult, CompileResult],
+                           findings: CompileModeFindings) -> None:
+    """A capture run SIGKILL ended (the machine's out-of-memory killer, most often) never reached the
+    tests after the kill: a kernel missing on its side is not verified, and nor is the kill itself,
+    where they would otherwise read as the change breaking parity."""
+    killed = {side: failure.message for side, result in zip((BEFORE, AFTER), sides) for failure in result.failures
+              if failure.label in ("tests", "probes") and failure.message.startswith(killed_message(signal.SIGKILL))}
+    for comparison in list(comparisons) if killed else ():
+        missing = {ONLY_BEFORE: AFTER, ONLY_AFTER: BEFORE}.get(comparison.verdict)
+        if comparison.verdict == COMPILE_ERROR and comparison.side in killed and comparison.message in killed.values():
+            side, what = comparison.side, "the capture of the tests"
+        elif missing in killed:
+            side, what = missing, f"the capture before it compiled {comparison.kernel}"
+        else:
+            continue
+        comparisons.remove(comparison)
+        findings.unverified.append(Unverified(comparison.test_id, comparison.arch,
+                                              f"{what} on the {side} side was {killed[side]}"))
+
+
 def _differs(first, again) -> bool:
     return again is None or compare_kernels(first, again).verdict != IDENTICAL
 
@@ -273,6 +295,8 @@ def run_compile_mode(
     sides = {arch: _merged_sides(arch, evidence_root, results) for arch in plan.archs}
     comparisons = {arch: compare(*sides[arch]) for arch in plan.archs}
     outcomes = {arch: _outcome_findings(arch, *sides[arch]) for arch in plan.archs}
+    for arch in plan.archs:
+        _set_aside_killed_runs(comparisons[arch], sides[arch], outcomes[arch])
     changed = {(c.arch, c.test_id) for arch in plan.archs for c in comparisons[arch] if c.verdict == CHANGED}
     erred = {(c.arch, c.test_id) for arch in plan.archs for c in outcomes[arch].comparisons}
     if changed or erred:

@@ -161,3 +161,47 @@ def test_keep_prints_one_line_per_side_naming_its_evidence(tmp_path):
     assert f"kept after (working tree /repo): {evidence / 'after'}: 1 compilation, 1 ISA file (*_final_isa.s), " \
            f"logs gfx942/tests.log" in lines
     assert json.loads(render_json(report))["kept"][1]["directories"] == [str(evidence / "after")]
+
+
+def test_what_a_capture_killed_by_sigkill_never_reached_is_not_verified_not_broken():
+    # The out-of-memory killer ended the changed side's run after its first test: the kernels
+    # of the tests it never ran are missing there, which must not read as the change's doing.
+    import signal
+
+    from flydsl_lint.verify.compile import CompileFailure, compare, killed_message
+    from flydsl_lint.verify.isa import KernelIsa, Resources
+    from flydsl_lint.verify.runner import CompileModeFindings, _set_aside_killed_runs
+
+    def side(labels, failures=()):
+        result = CompileResult("gfx950", Path("/nonexistent"), failures=list(failures))
+        for label in labels:
+            result.specializations[SpecializationKey(label, "gemm_0", 0)] = KernelIsa("gemm_0", "gfx950", ["s_endpgm"], Resources())
+        return result
+
+    killed = killed_message(signal.SIGKILL)
+    assert killed == "killed by SIGKILL (the system's out-of-memory killer?)"
+    before = side([f"{TEST}::a", f"{TEST}::b"])
+    after = side([f"{TEST}::a"], [CompileFailure("tests", "", killed)])
+    comparisons, findings = compare(before, after), CompileModeFindings()
+    _set_aside_killed_runs(comparisons, (before, after), findings)
+    assert [(c.test_id, c.verdict) for c in comparisons] == [(f"{TEST}::a", IDENTICAL)]
+    assert findings.unverified == [
+        Unverified(f"{TEST}::b", "gfx950", f"the capture before it compiled gemm_0 on the after side was {killed}"),
+        Unverified("tests", "gfx950", f"the capture of the tests on the after side was {killed}")]
+    # Another signal (a segfault in the compiler) is the change's crash: it still breaks parity.
+    crashed = side([f"{TEST}::a"], [CompileFailure("tests", "", killed_message(signal.SIGSEGV))])
+    comparisons, findings = compare(before, crashed), CompileModeFindings()
+    _set_aside_killed_runs(comparisons, (before, crashed), findings)
+    assert {c.verdict for c in comparisons} == {IDENTICAL, "only-before", COMPILE_ERROR} and not findings.unverified
+
+
+def test_a_capture_run_a_signal_ends_records_which_signal(tmp_path):
+    import signal
+
+    from flydsl_lint.verify.compile import killed_message, run_capture
+    from flydsl_lint.verify.toolchain import Linker
+
+    (tmp_path / "test_dies.py").write_text("import os, signal\n\ndef test_dies():\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+    result = run_capture(tmp_path, arch="gfx942", evidence_dir=tmp_path / "evidence",
+                         linker=Linker("none", tmp_path), tests=["test_dies.py"], timeout=120)
+    assert [(f.label, f.message) for f in result.failures] == [("tests", killed_message(signal.SIGKILL))]
