@@ -45,6 +45,7 @@ class Target(NamedTuple):
 class Releases(NamedTuple):
     known: tuple[Version, ...]  # oldest first
     oldest_supported: Version
+    commonly_pinned: tuple[Version, ...]  # what downstream projects typically pin
 
 
 @lru_cache(maxsize=1)
@@ -56,7 +57,8 @@ def releases() -> Releases:
             if not line.startswith("#") and " = " in line:
                 key, _, rest = line.partition(" = ")
                 values[key] = rest.split()
-    return Releases(tuple(Version.parse(v) for v in values["releases"]), Version.parse(values["oldest-supported"][0]))
+    return Releases(tuple(Version.parse(v) for v in values["releases"]), Version.parse(values["oldest-supported"][0]),
+                    tuple(Version.parse(v) for v in values.get("commonly-pinned", ())))
 
 
 def discover_target(start: Path) -> Target:

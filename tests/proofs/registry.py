@@ -7,7 +7,8 @@ Kinds:
                 for the proof and both versions are compiled with the real flydsl
                 wheel under COMPILE_ONLY: identical normalized ISA and resources on
                 every arch listed in PLAN, on the oldest and the newest FlyDSL release
-                the fix is offered for (proof_releases).
+                the fix is offered for and on the commonly pinned releases between
+                (proof_releases).
   ast-equality  comment-only fixes: the module's AST is unchanged, so the compiler
                 cannot see the edit.
 """
@@ -52,12 +53,14 @@ def offered_from(code: str) -> Version:
 
 
 def proof_releases(code: str) -> tuple[str, ...]:
-    """Where a code's fix is proven: its oldest and newest release (FLYDSL_RELEASES: those offering it)."""
+    """Where a code's fix is proven: its oldest release, the commonly pinned ones it is offered for
+    (data/releases.txt) and the newest (FLYDSL_RELEASES: those of them offering it)."""
     first = offered_from(code)
     chosen = chosen_releases()
     if chosen is not None:
         return tuple(release for release in chosen if Version.parse(release) >= first)
-    return tuple(dict.fromkeys((str(first), str(releases().known[-1]))))
+    pinned = [str(release) for release in releases().commonly_pinned if release > first]
+    return tuple(dict.fromkeys((str(first), *pinned, str(releases().known[-1]))))
 
 
 ISA_TEST = "tests/proofs/test_safe_fixes_compile_identically.py::test_fix_compiles_identically"

@@ -1,8 +1,8 @@
 """Safe fixes must not change what the compiler emits: prove it per code, arch and release.
 
 For every (kernel module, code, arch) in registry.PLAN and every release of
-registry.proof_releases (the oldest and the newest the fix is offered for) the
-code's fix is applied with the real engine (only that code selected,
+registry.proof_releases (the oldest and the newest the fix is offered for, and the
+commonly pinned releases between) the code's fix is applied with the real engine (only that code selected,
 target-arch set to the arch, target-version to the release), then the original
 and the fixed module are compiled with that flydsl release under COMPILE_ONLY,
 in its own environment (tests/release_envs.py). The fix must change the source
