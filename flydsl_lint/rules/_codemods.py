@@ -111,10 +111,8 @@ def reads_of_only_binding(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.
     """reads_of `target` when it is the only binding of its name in its scope, so that every
     read sees its value; None when the name is bound more than once (a read then may see this
     binding even where the text shows another one last, as in a loop or after a branch)."""
-    model = rule.model
-    name = target.id if isinstance(target, ast.Name) else target.arg
-    bindings = (model.bindings_opened_by(model.enclosing_function(target) or model.tree) or {}).get(name, [])
-    if len(bindings) != 1 or bindings[0].node is not target:
+    binding = rule.model.binding_made_by(target)
+    if binding is None or not rule.model.is_single_binding(binding):
         return None
     return reads_of(rule, target)
 
@@ -125,15 +123,14 @@ def reads_seeing(rule: "Rule", target: ast.Name | ast.arg) -> list[ast.Name] | N
     reaching_binding), when every other read of the name in its scope provably sees another
     binding. None when some read may see this one and the model cannot tell."""
     model = rule.model
-    reads = reads_of_only_binding(rule, target)
-    if reads is not None:
-        return reads
-    name = target.id if isinstance(target, ast.Name) else target.arg
+    binding = model.binding_made_by(target)
+    if binding is None or model.is_single_binding(binding):
+        return None if binding is None else reads_of(rule, target)
     seeing = []
-    for read in model.loads_of(name):
-        binding = model.binding_of(read)
-        if binding is None or all(other.node is not target for other in binding.scope.bindings.get(name, ())):
-            continue  # another scope's name (a closure's read has the scope it reads from: caught below)
+    for read in model.loads_of(binding.name):
+        seen = model.binding_of(read)
+        if seen is None or seen.scope is not binding.scope:
+            continue  # another scope's own name (a closure's read of this one is this scope's: no reaching binding)
         reaching = model.reaching_binding(read)
         if reaching is None:
             return None

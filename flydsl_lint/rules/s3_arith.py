@@ -9,8 +9,8 @@ from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
-from ._numbers import known_number
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
+from ._numbers import known_number
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
     visibly_raw,
@@ -1065,7 +1065,7 @@ class RawArithSelect(Rule):
 
 
 def _literal_takes_type(model, values: list[ast.expr], types: list[str | None]) -> list[str | None]:
-    """The types of select's two values, a number literal (or a name bound once to one) next to
+    """The types of select's two values, a number whose value is known (`known_number`) next to
     an fx value taking that value's type: FlyDSL's `arith.select` builds the constant of the other
     value's type, `.select` the same one (an int literal within Int32's range for Int32, Int64 and
     Uint32, not negative for Uint32; a float literal for Float32; proven in tests/proofs)."""

@@ -231,11 +231,13 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
     """A capture run SIGKILL ended (the machine's out-of-memory killer, most often) never reached the
     tests after the kill: a kernel missing on its side is not verified, and nor is the kill itself,
     where they would otherwise read as the change breaking parity."""
-    killed = {side: failure.message for side, result in zip((BEFORE, AFTER), sides) for failure in result.failures
-              if failure.label in ("tests", "probes") and failure.message.startswith(killed_message(signal.SIGKILL))}
+    sigkill = killed_message(signal.SIGKILL)
+    killed = {side for side, result in zip((BEFORE, AFTER), sides)
+              if any(failure.label in ("tests", "probes") and failure.message == sigkill
+                     for failure in result.failures)}
     for comparison in list(comparisons) if killed else ():
         missing = {ONLY_BEFORE: AFTER, ONLY_AFTER: BEFORE}.get(comparison.verdict)
-        if comparison.verdict == COMPILE_ERROR and comparison.side in killed and comparison.message in killed.values():
+        if comparison.verdict == COMPILE_ERROR and comparison.side in killed and comparison.message == sigkill:
             side, what = comparison.side, "the capture of the tests"
         elif missing in killed:
             side, what = missing, f"the capture before it compiled {comparison.kernel}"
@@ -243,7 +245,7 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
             continue
         comparisons.remove(comparison)
         findings.unverified.append(Unverified(comparison.test_id, comparison.arch,
-                                              f"{what} on the {side} side was {killed[side]}"))
+                                              f"{what} on the {side} side was {sigkill}"))
 
 
 def _differs(first, again) -> bool:

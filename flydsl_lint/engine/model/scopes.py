@@ -105,6 +105,12 @@ class _Scopes:
             same_scope = False
         return None
 
+    def binding_made_by(self, target: ast.AST) -> Binding | None:
+        """The binding a bound Name or a parameter (`ast.arg`) makes, in whichever scope it binds."""
+        name = target.id if isinstance(target, ast.Name) else getattr(target, "arg", None)
+        return next((binding for scope in self.scopes for binding in scope.bindings.get(name, ())
+                     if binding.node is target), None)
+
     def is_single_binding(self, binding: Binding) -> bool:
         """Whether `binding` is the only binding of its name in its scope."""
         return binding.scope is not None and len(binding.scope.bindings[binding.name]) == 1
