@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from .segments import Outline, read_outline
+from .source import DEFAULT_MAX_FILE_SIZE, read_regular
 
 T = TypeVar("T")
 
@@ -241,10 +242,13 @@ class ProjectIndex:
     """Finds and summarizes project modules under a set of source roots."""
 
     def __init__(self, roots: list[Path] | None = None, legacy_roots: tuple[str, ...] = (),
-                 follows: frozenset[str] = frozenset()) -> None:
+                 follows: frozenset[str] = frozenset(), max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
         # The leaf names some rule matches on (`Rule.follows`): following a name
         # through project modules means reading them, so only these are followed.
         self.follows = follows
+        # A project file is read as a checked one is: a larger one, a FIFO or a device
+        # (`x.py -> /dev/zero`) counts as unreadable, never as a read that does not end.
+        self.max_file_size = max_file_size
         self.roots: list[Path] = []
         self._found: dict[str, tuple[Path, bool] | None] = {}  # module -> where it lives (a run's files do not move)
         for root in roots or []:
@@ -305,7 +309,7 @@ class ProjectIndex:
         files' paths and every file's module name; None if there are too many files to read."""
         if not self._files_read:
             self._files_read = True
-            files = _read_python_files(self.roots)
+            files = _read_python_files(self.roots, self.max_file_size)
             self._index = None if files is None else _index_private_names(files)
         return self._index
 
@@ -350,7 +354,7 @@ class ProjectIndex:
     def outline(self, module: str) -> tuple[Outline, bool] | None:
         """A project module's outline (function bodies unparsed) and whether it
         is a package; None if absent or unparsable. Not kept, as `parse`."""
-        source = self._source(module)
+        source = self.source(module)
         module_outline = read_outline(source[0]) if source is not None else None
         return (module_outline, source[1]) if module_outline is not None else None
 
@@ -360,7 +364,7 @@ class ProjectIndex:
         Callers cache what they derive from it (see `derived`); the index keeps the tree
         only for the check of the module's own file later in the run (`take_tree`).
         """
-        source = self._source(module)
+        source = self.source(module)
         if source is None:
             return None
         data, is_package = source
@@ -389,14 +393,15 @@ class ProjectIndex:
         data, tree = kept
         return tree if text.encode("utf-8", "surrogatepass") == data else None
 
-    def _source(self, module: str) -> tuple[bytes, bool] | None:
-        """A project module's bytes and whether it is a package; None if absent or unreadable."""
+    def source(self, module: str) -> tuple[bytes, bool] | None:
+        """A project module's bytes and whether it is a package; None if absent, unreadable,
+        larger than max-file-size or not a regular file."""
         found = self.find(module)
         if found is None:
             return None
         path, is_package = found
         try:
-            return path.read_bytes(), is_package
+            return read_regular(path, self.max_file_size), is_package
         except OSError:
             return None
 
@@ -463,10 +468,11 @@ class ProjectIndex:
         return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES
 
 
-def _read_python_files(roots: list[Path]) -> dict[str, tuple[str | None, str | None]] | None:
+def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple[str | None, str | None]] | None:
     """Real path -> (module name under the first root holding it, or None when its path
-    is no importable name, and its text, None when unreadable) of the Python files under `roots`; None if
-    there are more than MAX_SCANNED_FILES."""
+    is no importable name, and its text, None when unreadable, larger than `max_file_size`
+    or not a regular file) of the Python files under `roots`; None if there are more
+    than MAX_SCANNED_FILES."""
     files: dict[str, tuple[str | None, str | None]] = {}
     for root in roots:
         for folder, subfolders, names in os.walk(root):
@@ -480,7 +486,7 @@ def _read_python_files(roots: list[Path]) -> dict[str, tuple[str | None, str | N
                 if len(files) == MAX_SCANNED_FILES:
                     return None
                 try:
-                    text = Path(path).read_text(encoding="utf-8", errors="replace")
+                    text = read_regular(path, max_file_size).decode("utf-8", errors="replace")
                 except OSError:
                     text = None  # unreadable: it may name anything
                 files[path] = (_module_of(Path(folder, name).relative_to(root)), text)

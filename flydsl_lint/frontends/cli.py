@@ -372,7 +372,7 @@ def _check(args: argparse.Namespace) -> int:
         from .diff_base import DiffBaseError, added_lines, filter_result, restrict
 
         try:
-            added = added_lines(args.diff_base, Path(args.paths[0]) if args.paths else Path.cwd())
+            added = added_lines(args.diff_base, Path(args.paths[0]) if args.paths else Path.cwd(), settings.max_file_size)
         except DiffBaseError as exc:
             print(f"flydsl-lint: error: --diff-base {args.diff_base}: {exc}", file=sys.stderr)
             return EXIT_ERROR

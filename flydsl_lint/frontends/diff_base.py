@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 from .. import readonly_git
+from ..engine.source import read_regular
 
 _HUNK_RE = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 
@@ -68,8 +69,9 @@ def _git(args: list[str], cwd: Path) -> str:
     return result.stdout.decode("utf-8", "surrogateescape")
 
 
-def added_lines(ref: str, cwd: Path) -> dict[Path, set[int]]:
-    """Rows added or changed since `ref` in the repository holding `cwd`; untracked files whole."""
+def added_lines(ref: str, cwd: Path, max_file_size: int) -> dict[Path, set[int]]:
+    """Rows added or changed since `ref` in the repository holding `cwd`; untracked files whole
+    (one larger than `max_file_size` or not a regular file is refused by the check anyway)."""
     cwd = cwd.resolve()
     if not cwd.is_dir():
         cwd = cwd.parent if cwd.parent.is_dir() else Path.cwd()
@@ -82,7 +84,7 @@ def added_lines(ref: str, cwd: Path) -> dict[Path, set[int]]:
         if name.endswith((".py", ".pyi")):
             path = (top / name).resolve()
             try:
-                count = len(path.read_bytes().splitlines()) or 1
+                count = len(read_regular(path, max_file_size).splitlines()) or 1
             except OSError:
                 continue
             added[path] = set(range(1, count + 1))

@@ -512,14 +512,8 @@ def _project_module(project, module: str) -> _ForeignModule | None:
 
 
 def _read_project_module(project, module: str) -> _ForeignModule | None:
-    found = project.find(module)
-    if found is None:
-        return None
-    path, is_package = found
-    try:
-        return _ForeignModule(path.read_bytes(), module, is_package, project)
-    except OSError:
-        return None
+    source = project.source(module)
+    return None if source is None else _ForeignModule(source[0], module, source[1], project)
 
 
 _H = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"

@@ -116,7 +116,7 @@ class Checker:
         index = self._projects.get(package_root)
         if index is None:
             index = ProjectIndex(source_roots(self.settings.root, package_root, self.settings.src),
-                                 self.settings.legacy_module_roots, self._follows)
+                                 self.settings.legacy_module_roots, self._follows, self.settings.max_file_size)
             self._projects[package_root] = index
         return index, module, is_package
 

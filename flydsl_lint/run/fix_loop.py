@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..engine.diagnostics import Diagnostic
 from ..engine.files import discover
-from ..engine.source import SourceError, SourceFile
+from ..engine.source import SourceError, SourceFile, read_regular
 from ..fixes.apply import MAX_PASSES, apply_edits, choose_fixes, remove_dead_aliases, remove_unused_imports
 from .checker import Checker
 
@@ -89,6 +89,6 @@ def _other_project_texts(checker: Checker, path: str):
             continue
         seen.add(real)
         try:
-            yield Path(real).read_text(encoding="utf-8", errors="replace")
+            yield read_regular(real, checker.settings.max_file_size).decode("utf-8", errors="replace")
         except OSError:
             continue  # unreadable: its check reports it

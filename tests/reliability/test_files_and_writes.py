@@ -172,6 +172,40 @@ def test_a_walk_skips_fifos_and_device_links(project: Path) -> None:
     assert listed.stdout.decode().splitlines() == [str((folder / "ok.py").resolve())]
 
 
+def test_project_modules_a_check_reads_are_read_boundedly(project: Path) -> None:
+    # The check of k.py reads other project files: the modules it imports, and every
+    # file under the source roots to tell whether `_doubled` is called from elsewhere.
+    # A FIFO or a /dev/zero link there is unreadable (so `_doubled` may be), never a
+    # read that blocks or does not end.
+    folder = project / "kernels"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "k.py").write_text(
+        "import flydsl.compiler as flyc\nimport flydsl.expr as fx\n\n"
+        "from .zero import zero_helper\nfrom .fifo import fifo_helper\n\n\n"
+        "def _doubled(count):\n    return fx.Int32(count) * 2\n\n\n"
+        "@flyc.kernel\ndef scale_kernel(n: fx.Int32):\n    tid = fx.Int32(fx.thread_idx.x)\n"
+        "    zero_helper(fifo_helper(_doubled(tid), n))\n"
+    )
+    os.mkfifo(folder / "fifo.py")
+    (folder / "zero.py").symlink_to("/dev/zero")
+    result = run_cli("check", "--no-cache", "--select", "FLY112", "kernels/k.py", cwd=project)
+    assert (result.returncode, result.stderr) == (1, b"")
+    assert [line.split(" ")[:2] for line in result.stdout.decode().splitlines() if "FLY" in line] == [
+        ["kernels/k.py:14:11:", "FLY112"]]  # not row 9: an unreadable file may call `_doubled`
+
+
+def test_diff_base_skips_an_untracked_device_link(project: Path) -> None:
+    # git lists an untracked symbolic link (not a FIFO): its rows are not counted through it
+    for command in (["init", "-q", "."], ["add", "pyproject.toml"], ["commit", "-qm", "base"]):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *command], cwd=project, check=True)
+    (project / "zero.py").symlink_to("/dev/zero")
+    (project / "new.py").write_text(LEGACY)
+    result = run_cli("check", "--no-cache", "--diff-base", "HEAD", "--select", "FLY1", "new.py", cwd=project)
+    assert result.returncode == 1 and result.stderr == b""
+    assert result.stdout.decode().startswith("new.py:")
+
+
 def test_a_named_path_that_is_not_a_regular_file_is_one_line_and_exit_2(project: Path) -> None:
     os.mkfifo(project / "fifo.py")
     (project / "zero.py").symlink_to("/dev/zero")
