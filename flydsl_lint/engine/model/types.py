@@ -254,6 +254,7 @@ class _ValueTypes:
     """Value-type inference (part of `SemanticModel`); needs `self.target_version`."""
 
     follows_project_returns = True  # False in the model of another module read for its helpers
+    plain_functions: dict = {}  # in that model: its top-level plain defs by name (`_plain_functions`)
     # While a helper's returns are typed for one call: its parameter bindings -> what the call passes
     # (replaced, never changed in place), and the (function, arguments) specializations in progress.
     _call_site_params: dict = {}
@@ -355,35 +356,43 @@ class _ValueTypes:
         (`_collect_assigned_vars` in compiler/ast_rewriter.py, 0.3.0 to 0.5.0), and from then on
         the name holds `_promote(x)`'s rebuild (`as_dsl_value`), not the Python number or
         ir.Value bound. Only fx scalars pass through unchanged."""
-        regions = self._answers["carrying_regions"]
-        if None not in regions:
-            regions[None] = self._carrying_regions()
         start = binding.position
         position = (read.lineno, read.col_offset)
         return any(start < (region.lineno, region.col_offset) <= position and self.traced_function(region) is not None
                    and self.enclosing_function(region) is self.enclosing_function(read)
-                   for region in regions[None].get(binding.name, ()))
+                   for region in self._carrying_regions(binding.name))
 
-    def _carrying_regions(self) -> dict[str, list[ast.stmt]]:
-        """name -> the `if`/`while` statements and `range` loops that call a method of it or store into it."""
-        carried: dict[str, list[ast.stmt]] = {}
-        bases = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
-        bases += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
-                  if isinstance(target.ctx, ast.Store)]
-        for node in bases:
-            base = node
-            while isinstance(base, (ast.Attribute, ast.Subscript)):
-                base = base.value
-            if not isinstance(base, ast.Name):
-                continue
-            for ancestor in self.ancestors(node):
-                if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                    break
-                if isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor):
-                    found = carried.setdefault(base.id, [])
-                    if ancestor not in found:
+    def _carrying_regions(self, name: str) -> list[ast.stmt]:
+        """The `if`/`while` statements and `range` loops that call a method of `name` or store into it
+        (asked per name: climbing from every such node to its function is the cost)."""
+        regions = self._answers["carrying_regions"]
+        if name not in regions:
+            found: list[ast.stmt] = []
+            for node in self._method_and_store_bases().get(name, ()):
+                for ancestor in self.ancestors(node):
+                    if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        break
+                    if (isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor)) and ancestor not in found:
                         found.append(ancestor)
-        return carried
+            regions[name] = found
+        return regions[name]
+
+    def _method_and_store_bases(self) -> dict[str, list[ast.expr]]:
+        """name -> the method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on it."""
+        bases = self._answers["method_and_store_bases"]
+        if None not in bases:
+            by_name: dict[str, list[ast.expr]] = {}
+            nodes = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
+            nodes += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
+                      if isinstance(target.ctx, ast.Store)]
+            for node in nodes:
+                base = node
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    by_name.setdefault(base.id, []).append(node)
+            bases[None] = by_name
+        return bases[None]
 
     def _bound_from_another_scope(self, binding) -> bool:
         """Whether a `global`/`nonlocal` statement lets some function rebind the name
@@ -684,14 +693,16 @@ class _ValueTypes:
                     if spelled is not None:
                         return self.type_table.parse(spelled), self.type_table.source
             if not name.startswith("flydsl.") and self.follows_project_returns:
-                found = self._project_returns(module).get(leaf)
-                if found is not None:
-                    return found, f"return of `{leaf}` in {module}"
                 helpers = self._project_helpers(module)
-                function = _plain_functions(helpers.tree).get(leaf) if helpers is not None else None
-                specialized = self._call_site_return(helpers, function, node, depth) if function is not None else None
-                if specialized is not None:
-                    return specialized[0], f"{specialized[1]} in {module}"
+                function = helpers.plain_functions.get(leaf) if helpers is not None else None
+                if function is not None:
+                    # The helper's own model types (and keeps) only the functions asked of it.
+                    found = helpers._return_type(function, 0)[0]
+                    if found.known:
+                        return found, f"return of `{leaf}` in {module}"
+                    specialized = self._call_site_return(helpers, function, node, depth)
+                    if specialized is not None:
+                        return specialized[0], f"{specialized[1]} in {module}"
             return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
         if isinstance(func, ast.Attribute):
             receiver, why = self._typed(func.value, depth)
@@ -838,23 +849,6 @@ class _ValueTypes:
             return SIGNLESS_ARITH_VALUE, f"{what}: the value caster's ArithValue ({self.type_table.source})"
         return ValueType(RAW), what
 
-    def _project_returns(self, module: str) -> dict[str, ValueType]:
-        """Top-level plain functions of project module `module` -> the one known type
-        they return, read through the project index (never imported), for the run."""
-
-        def derive(name: str) -> dict[str, ValueType]:
-            model = self._project_helpers(name)
-            if model is None:
-                return {}
-            found = {}
-            for leaf, function in _plain_functions(model.tree).items():
-                returned = model._return_type(function, 0)[0]
-                if returned.known:
-                    found[leaf] = returned
-            return found
-
-        return self.project.derived(f"value types: returns for {self.type_table.release}", module, derive)
-
     def _project_helpers(self, module: str) -> _ValueTypes | None:
         """The model of project module `module` its helpers' returns are typed in, for the run
         (kept: calls type them again for their arguments). It follows no further module:
@@ -867,6 +861,7 @@ class _ValueTypes:
                 return None
             model = type(self)(parsed[0], name, parsed[1], project, self.target_version)
             model.follows_project_returns = False
+            model.plain_functions = _plain_functions(model.tree)
             return model
 
         return project.derived(f"value types: helper models for {self.type_table.release}", module, derive)
