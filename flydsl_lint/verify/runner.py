@@ -24,6 +24,7 @@ from flydsl_lint.verify.toolchain import Linker
 
 BEFORE, AFTER = "before", "after"
 RECHECK = "recheck"  # evidence of the second captures, apart from each side's first
+ALONE = "alone"  # evidence of the captures run again by themselves after a kill
 HOST_ERROR = "errored before reaching FlyDSL: "  # a test that erred outside FlyDSL, before compiling
 
 
@@ -232,9 +233,7 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
     tests after the kill: a kernel missing on its side is not verified, and nor is the kill itself,
     where they would otherwise read as the change breaking parity."""
     sigkill = killed_message(signal.SIGKILL)
-    killed = {side for side, result in zip((BEFORE, AFTER), sides)
-              if any(failure.label in ("tests", "probes") and failure.message == sigkill
-                     for failure in result.failures)}
+    killed = {side for side, result in zip((BEFORE, AFTER), sides) if _killed_by_sigkill(result)}
     for comparison in list(comparisons) if killed else ():
         missing = {ONLY_BEFORE: AFTER, ONLY_AFTER: BEFORE}.get(comparison.verdict)
         if comparison.verdict == COMPILE_ERROR and comparison.side in killed and comparison.message == sigkill:
@@ -246,6 +245,11 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
         comparisons.remove(comparison)
         findings.unverified.append(Unverified(comparison.test_id, comparison.arch,
                                               f"{what} on the {side} side was {sigkill}"))
+
+
+def _killed_by_sigkill(result: CompileResult) -> bool:
+    sigkill = killed_message(signal.SIGKILL)
+    return any(failure.label in ("tests", "probes") and failure.message == sigkill for failure in result.failures)
 
 
 def _differs(first, again) -> bool:
@@ -292,6 +296,11 @@ def run_compile_mode(
 
     with progress:
         results.update(_run_all(to_run, capture, jobs))
+    if jobs > 1:
+        # With captures side by side the out-of-memory killer ends the largest; by itself it may
+        # fit: each killed one runs again alone before what it never reached is not verified.
+        for job in [job for job in to_run if _killed_by_sigkill(results[job])]:
+            results[job] = capture(job, evidence_root / ALONE)
 
     findings = CompileModeFindings()
     sides = {arch: _merged_sides(arch, evidence_root, results) for arch in plan.archs}

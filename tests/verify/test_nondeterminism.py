@@ -166,3 +166,41 @@ def test_a_host_error_the_change_brings_each_time_still_breaks_parity(tmp_path, 
     [broken] = report.broken
     assert (broken.test_id, broken.side, broken.message) == (HOST_LABEL, "after", f"errored before reaching FlyDSL: {GARBAGE}")
     assert report.exit_code == EXIT_BROKEN
+
+
+class KilledOnce(FakeCompile):
+    """run_capture's stand-in whose first capture of the head side ends as the out-of-memory
+    killer ends one: nothing compiled, the run's failure recorded."""
+
+    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, **kwargs):
+        import signal
+
+        from flydsl_lint.verify.compile import CompileFailure, killed_message
+
+        if tree.name == "head" and not any(name == "head" for name, _ in self.calls):
+            self.calls.append((tree.name, evidence_dir))
+            return CompileResult(arch, evidence_dir, failures=[CompileFailure("tests", "", killed_message(signal.SIGKILL))])
+        return super().__call__(tree, arch=arch, evidence_dir=evidence_dir, **kwargs)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_capture_the_killer_ended_beside_others_runs_again_alone(tmp_path, monkeypatch, jobs):
+    fake = KilledOnce()
+    monkeypatch.setattr(runner, "run_capture", fake)
+    plan = Plan("base", "head", [], [], [TEST], [], ["gfx942"], "compile")
+    trees = {runner.BEFORE: tmp_path / "base", runner.AFTER: tmp_path / "head"}
+    for tree in trees.values():
+        (tree / TEST).parent.mkdir(parents=True)
+        (tree / TEST).write_text("")
+    findings = runner.run_compile_mode(plan, trees, config=VerifyConfig(), linker=Linker("fake", tmp_path),
+                                       evidence_root=tmp_path / "evidence", jobs=jobs)
+    if jobs == 1:  # it ran alone already: what it never reached is not verified
+        assert sorted(name for name, _ in fake.calls) == ["base", "head"]
+        assert findings.comparisons == []
+        assert sorted(u.reason.split(" on the ")[0] for u in findings.unverified) == [
+            "the capture before it compiled flaky", "the capture before it compiled stable", "the capture of the tests"]
+    else:  # the two sides ran side by side (in either order), then the killed one by itself
+        assert sorted(name for name, _ in fake.calls) == ["base", "head", "head"]
+        assert fake.calls[-1] == ("head", tmp_path / "evidence" / runner.ALONE / runner.AFTER / "gfx942" / "part-0")
+        assert {c.kernel: c.verdict for c in findings.comparisons} == {"flaky": IDENTICAL, "stable": IDENTICAL}
+        assert findings.unverified == []
