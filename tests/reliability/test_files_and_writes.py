@@ -195,6 +195,24 @@ def test_project_modules_a_check_reads_are_read_boundedly(project: Path) -> None
         ["kernels/k.py:14:11:", "FLY112"]]  # not row 9: an unreadable file may call `_doubled`
 
 
+def test_a_project_module_above_max_file_size_is_not_read_for_its_helpers(project: Path) -> None:
+    # `helpers.count()` returns an Int32, so `fx.Int32(helpers.count())` re-wraps one (FLY112):
+    # known only by reading helpers.py, which max-file-size refuses once it is padded past it.
+    (project / "pyproject.toml").write_text('[tool.flydsl-lint]\ntarget-version = "0.5.0"\n'
+                                            'respect-gitignore = false\nmax-file-size = "1 KiB"\n')
+    folder = project / "kernels"
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    helper = "import flydsl.expr as fx\n\n\ndef count():\n    return fx.Int32(fx.thread_idx.x)\n"
+    (folder / "helpers.py").write_text(helper)
+    (folder / "k.py").write_text("import flydsl.expr as fx\n\nfrom . import helpers\n\nn = fx.Int32(helpers.count())\n")
+    reported = run_cli("check", "--no-cache", "--select", "FLY112", "kernels/k.py", cwd=project)
+    assert reported.returncode == 1 and b"kernels/k.py:5:5: FLY112" in reported.stdout
+    (folder / "helpers.py").write_text(helper + "#" * 2000 + "\n")
+    refused = run_cli("check", "--no-cache", "--select", "FLY112", "kernels/k.py", cwd=project)
+    assert (refused.returncode, refused.stderr) == (0, b"")
+
+
 def test_diff_base_skips_an_untracked_device_link(project: Path) -> None:
     # git lists an untracked symbolic link (not a FIFO): its rows are not counted through it
     for command in (["init", "-q", "."], ["add", "pyproject.toml"], ["commit", "-qm", "base"]):
