@@ -254,7 +254,6 @@ class _ValueTypes:
     """Value-type inference (part of `SemanticModel`); needs `self.target_version`."""
 
     follows_project_returns = True  # False in the model of another module read for its helpers
-    plain_functions: dict = {}  # in that model: its top-level plain defs by name (`_plain_functions`)
     # While a helper's returns are typed for one call: its parameter bindings -> what the call passes
     # (replaced, never changed in place), and the (function, arguments) specializations in progress.
     _call_site_params: dict = {}
@@ -694,7 +693,7 @@ class _ValueTypes:
                         return self.type_table.parse(spelled), self.type_table.source
             if not name.startswith("flydsl.") and self.follows_project_returns:
                 helpers = self._project_helpers(module)
-                function = helpers.plain_functions.get(leaf) if helpers is not None else None
+                function = _plain_functions(helpers.tree).get(leaf) if helpers is not None else None
                 if function is not None:
                     # The helper's own model types (and keeps) only the functions asked of it.
                     found = helpers._return_type(function, 0)[0]
@@ -861,7 +860,6 @@ class _ValueTypes:
                 return None
             model = type(self)(parsed[0], name, parsed[1], project, self.target_version)
             model.follows_project_returns = False
-            model.plain_functions = _plain_functions(model.tree)
             return model
 
         return project.derived(f"value types: helper models for {self.type_table.release}", module, derive)
