@@ -5,10 +5,10 @@ back until the import is done: a KeyboardInterrupt raised inside the import
 machinery can surface as an "Exception ignored" traceback, or (raised in code
 that a module runs through ``exec``, as dataclasses do) make CPython end the
 process by SIGINT instead of with the exit status given. So an interrupt at
-any moment ends in one "interrupted" line and exit status 130.
+any moment after the hold below ends in one "interrupted" line and exit
+status 130. (The hold is the module's first statement, so there is no
+`from __future__` import before it.)
 """
-
-from __future__ import annotations
 
 if __name__ == "__main__":
     # Run as `python -m`: hold Ctrl-C back before the first import below (`signal` alone
