@@ -73,6 +73,21 @@ def test_assignments_parameters_and_unpacking():
     assert model.explain_type(model.parent(probe).value.elts[0])[1] == "assignment at 7:5"
 
 
+def test_a_conditional_expression_has_the_type_both_branches_give():
+    assert explain("probe = 64 if wide else 32\n") == ("py-int", "both branches of a conditional expression (literal)")
+    assert type_of("probe = fx.Int32(a) if c else fx.Int32(b)\n") == "fx.Int32"
+    assert type_of("probe = fx.Int32(a) if c else fx.Int64(b)\n") == "unknown"
+    assert type_of("probe = fx.Int32(a) if c else b\n") == "unknown"
+    # In traced code a run-time condition makes the rewriter build an scf.if and rebuild the
+    # promoted then-branch: only an fx scalar keeps its class; a compile-time one picks in Python.
+    kernel = "@flyc.kernel\ndef k(n: fx.Int32, c: fx.Constexpr[bool]):\n"
+    assert type_of(kernel + "    probe = fx.Int32(n) if n > 0 else fx.Int32(0)\n") == "fx.Int32"
+    assert explain(kernel + "    probe = 1 if n > 0 else 2\n")[1].startswith(
+        "unknown: a conditional expression in traced code whose condition may be a run-time value")
+    assert type_of(kernel + "    probe = ArithValue(n) if n > 0 else ArithValue(n)\n") == "unknown"
+    assert type_of(kernel + "    probe = 1 if c else 2\n") == "py-int"
+
+
 def model_of(body: str, release: str = "0.5.0") -> tuple[SemanticModel, ast.Module]:
     tree = ast.parse(HEADER + textwrap.dedent(body))
     return SemanticModel(tree, target_version=Version.parse(release)), tree

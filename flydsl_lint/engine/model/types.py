@@ -326,7 +326,28 @@ class _ValueTypes:
         if kind is ast.UnaryOp and isinstance(node.op, (ast.USub, ast.UAdd)):
             operand, why = self._typed(node.operand, depth)
             return (operand, why) if operand.kind in (SCALAR, PY_INT, PY_FLOAT) else (UNKNOWN_TYPE, why)
+        if kind is ast.IfExp:
+            return self._conditional_type(node, depth)
         return UNKNOWN_TYPE, f"unknown: no rule for {kind.__name__}"
+
+    def _conditional_type(self, node: ast.IfExp, depth: int) -> tuple[ValueType, str]:
+        """`a if c else b`: the one type both branches give. In traced code FlyDSL's rewriter
+        turns it into `scf_ifexp_dispatch(c, lambda: a, lambda: b)` (compiler/ast_rewriter.py,
+        the same in every release 0.3.0 to 0.5.0): a compile-time `c` picks a branch in Python;
+        a run-time one builds an `scf.if` whose result is `_pack_states` of the promoted
+        then-branch, so only an fx scalar comes out of the class it went in as (see `_rebound_type`)."""
+        branches = [self._typed(branch, depth) for branch in (node.body, node.orelse)]
+        (then_type, then_why), (else_type, else_why) = branches
+        if not then_type.known or not else_type.known:
+            return UNKNOWN_TYPE, then_why if not then_type.known else else_why
+        if then_type != else_type:
+            return UNKNOWN_TYPE, f"unknown: the branches of a conditional expression give {then_type} and {else_type}"
+        if then_type.kind != SCALAR and self.in_traced_code(node):
+            condition = self._typed(node.test, depth)[0]
+            if condition.kind not in (PY_BOOL, PY_INT, PY_FLOAT):
+                return UNKNOWN_TYPE, (f"unknown: a conditional expression in traced code whose condition may be a "
+                                      f"run-time value, where the rewriter rebuilds a {then_type} as an fx value")
+        return then_type, f"both branches of a conditional expression ({then_why})"
 
     def _name_type(self, node: ast.Name, depth: int) -> tuple[ValueType, str]:
         binding = self.binding_of(node)
