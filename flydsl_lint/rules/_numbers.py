@@ -40,3 +40,46 @@ def known_int(model, node: ast.expr, depth: int = 0) -> int | None:
     """`known_number` when it is an int (no float: `fx.Int32` would truncate one)."""
     value = known_number(model, node, depth)
     return value if type(value) is int else None
+
+
+def int_bounds(model, node: ast.expr, depth: int = 0) -> tuple[int, int] | None:
+    """The least and the greatest int `node` can hold: a known int's; for a name the model types
+    a Python int (so not a traced loop's run-time index), over every binding of it, each a plain
+    assignment of a known int or a `for` target over `range(...)` / `range_constexpr(...)` of known
+    ints. None when some value is not known."""
+    value = known_int(model, node, depth)
+    if value is not None:
+        return value, value
+    if not isinstance(node, ast.Name) or depth > _MAX_DEPTH or model.value_type(node).kind != "py-int":
+        return None
+    binding = model.binding_of(node)
+    if binding is None or binding.name in model.names_declared_global_or_nonlocal():
+        return None
+    bounds = [_binding_bounds(model, each, depth + 1) for each in binding.scope.bindings[binding.name]]
+    if not bounds or None in bounds:
+        return None
+    return min(low for low, _ in bounds), max(high for _, high in bounds)
+
+
+def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
+    statement = model.parent(binding.node)
+    if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
+        value = known_int(model, statement.value, depth)
+        return None if value is None else (value, value)
+    if binding.kind != "loop" or not (isinstance(statement, ast.For) and statement.target is binding.node):
+        return None
+    loop = statement.iter
+    if not (isinstance(loop, ast.Call) and not loop.keywords and 1 <= len(loop.args) <= 3 and _is_range(model, loop.func)):
+        return None
+    arguments = [known_int(model, argument, depth) for argument in loop.args]
+    if None in arguments or (len(arguments) == 3 and arguments[2] == 0):
+        return None
+    values = range(*arguments)
+    return (min(values[0], values[-1]), max(values[0], values[-1])) if values else None
+
+
+def _is_range(model, callee: ast.expr) -> bool:
+    """The builtin `range` (not rebound) or FlyDSL's `range_constexpr` (unrolled in Python)."""
+    if isinstance(callee, ast.Name) and callee.id == "range" and model.binding_of(callee) is None:
+        return True
+    return (model.resolve(callee) or "").rpartition(".")[2] == "range_constexpr"

@@ -10,7 +10,7 @@ from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
-from ._numbers import known_number
+from ._numbers import int_bounds, known_number
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
     visibly_raw,
@@ -619,7 +619,9 @@ class RawArithConstant(Rule):
     `BLOCK // 4`) stands for the constant: ArithValue's operator builds `arith_const(v, av.type)`,
     the same `arith.constant` where the code compiles (arith's ops take one operand type). On the
     right of every operator but int true division, which reads the constant's signedness; on the
-    left (`254 - av`, the reflected operator) of `+ - * & | ^ <<` and, float, `+ - * /`."""
+    left (`254 - av`, the reflected operator) of `+ - * & | ^ <<` and, float, `+ - * /`.
+    Elsewhere than an operator's operand, `fx.Int32(v).ir_value()` is the same run-time constant
+    (`_run_time_fx_constant`)."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -658,9 +660,11 @@ class RawArithConstant(Rule):
                 "buffer_ops.buffer_store(v, rsrc, offset=arith.constant(4, type=T.i32))\n",
                 fixed="from kernels.common import buffer_ops\nv = buffer_ops.buffer_load(rsrc, 0, vec_width=1)\n"
                       "buffer_ops.buffer_store(v, rsrc, offset=4)\n", count=2),
-        # Not the offset (the stored value), or not an i32 constant: no fix.
+        # Not the offset (the stored value), or not an i32 constant: the same run-time constant, spelled fx.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom kernels.common import buffer_ops\n"
-                "buffer_ops.buffer_store(arith.constant(0, type=T.i32), rsrc, arith.constant(4, type=T.i64))\n", count=2),
+                "buffer_ops.buffer_store(arith.constant(0, type=T.i32), rsrc, arith.constant(4, type=T.i64))\n", count=2,
+                fixed="from kernels.common import buffer_ops\nimport flydsl.expr as fx\n"
+                      "buffer_ops.buffer_store(fx.Int32(0).ir_value(), rsrc, fx.Int64(4).ir_value())\n"),
         # Next to a run-time ArithValue: the number, also on the left of `-` and `<<`, and a proven Python int.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl.expr.typing import T\n"
                 "BLOCK = 64\nv = ArithValue(tid)\nbits = v.bitcast(T.i32)\n"
@@ -680,12 +684,45 @@ class RawArithConstant(Rule):
                 "u = v + arith.constant(1.0, type=T.i32)\nw = x + arith.constant(2, type=T.i32)\n"
                 "z = v * arith.constant(n, type=T.i32)\nc = arith.constant(2, type=T.i32) < v\n", count=6),
         Invalid("from flydsl.expr import arith as ea\nfrom flydsl.expr.typing import T\nc = ea.constant(4, type=T.i64)\n",
-                at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)'),
+                at=(3, 5), message='Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int64`)',
+                fixed="import flydsl.expr as fx\nc = fx.Int64(4).ir_value()\n"),
         Invalid("from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nc = arith.constant(T.f32, 0.0)\n"),
-        Invalid("from flydsl.expr import arith\nc = arith.constant(1, index=True)\n"),
+        Invalid("from flydsl.expr import arith\nc = arith.constant(1, index=True)\n",
+                fixed="import flydsl.expr as fx\nc = fx.Index(1).ir_value()\n"),
+        # Elsewhere than an operator's operand: `fx.T(v).ir_value()` builds the same run-time constant
+        # (a Python float for a float type, an int its class holds); an unwrap of it is then FLY102's.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import vector\n"
+                "def f(scale: float):\n    v = vector.from_elements(T.vec(2, T.f32), [arith.constant(scale, type=T.f32), "
+                "arith.constant(1, type=T.f16)])\n    return arith.unwrap(arith.constant(-8, type=T.i8))\n",
+                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nfrom flydsl._mlir.dialects import vector\n"
+                      "import flydsl.expr as fx\ndef f(scale: float):\n    v = vector.from_elements(T.vec(2, T.f32), "
+                      "[fx.Float32(scale).ir_value(), fx.Float16(1).ir_value()])\n"
+                      "    return arith.unwrap(fx.Int8(-8).ir_value())\n", count=3),
+        # Ints known only by their bounds: an unrolled loop's index, a name every binding gives a known int.
+        # A traced `range` loop's index is a run-time value, and 0..199 does not fit an i8: no fix.
+        Invalid("import flydsl.compiler as flyc\nfrom flydsl.expr import arith, range_constexpr\nfrom flydsl.expr.typing import T\n"
+                "def build(wide: bool):\n    dma = 4\n    if wide:\n        dma = 16\n    @flyc.kernel\n    def k(p):\n"
+                "        for i in range_constexpr(4):\n            load(p, arith.constant(i, type=T.i32))\n"
+                "        for t in range(3):\n            load(p, arith.constant(t, type=T.i32))\n"
+                "        for j in range_constexpr(200):\n            load(p, arith.constant(j, type=T.i8))\n"
+                "        load(p, arith.constant(dma, type=T.i32))\n    return k\n",
+                fixed="import flydsl.compiler as flyc\nfrom flydsl.expr import arith, range_constexpr\nfrom flydsl.expr.typing import T\n"
+                      "import flydsl.expr as fx\ndef build(wide: bool):\n    dma = 4\n    if wide:\n        dma = 16\n"
+                      "    @flyc.kernel\n    def k(p):\n        for i in range_constexpr(4):\n"
+                      "            load(p, fx.Int32(i).ir_value())\n"
+                      "        for t in range(3):\n            load(p, arith.constant(t, type=T.i32))\n"
+                      "        for j in range_constexpr(200):\n            load(p, arith.constant(j, type=T.i8))\n"
+                      "        load(p, fx.Int32(dma).ir_value())\n    return k\n", count=4),
+        # An int the class cannot hold, a float for an int type, an unknown number: no fix.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "a = [arith.constant(0xFF800000, type=T.i32), arith.constant(128, type=T.i8)]\n"
+                "b = [arith.constant(1.0, type=T.i32), arith.constant(n, type=T.i64), arith.constant(n, type=T.f32)]\n",
+                count=5),
         Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),
         Invalid("from flydsl._mlir.dialects import llvm\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-                "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p)\nacc = zero + 1\n", at=(4, 8)),
+                "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p)\nacc = zero + 1\n", at=(4, 8),
+                fixed="from flydsl._mlir.dialects import llvm\nimport flydsl.expr as fx\n"
+                      "zero = fx.Int32(0).ir_value()\nllvm.StoreOp(zero, p)\nacc = zero + 1\n"),
     ]
     use_instead = "c = fx.Int64(4)"
 
@@ -719,7 +756,49 @@ class RawArithConstant(Rule):
             text = self.text(number)
             fix = self.make_fix([self.replace(node, f"({text})" if needs_parentheses(self, number, node) else text)],
                                 "Use the plain number")
+        elif op == "constant" and leaf and (number := self._fx_constant_number(node, leaf)) is not None:
+            fix = self._run_time_fx_constant(node, leaf, number)
         self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
+
+    def _fx_constant_number(self, node: ast.Call, leaf: str) -> ast.expr | None:
+        """`v` of FlyDSL's own `arith.constant(v, type=T.<leaf>)` / `arith.constant(v, index=True)`
+        when `fx.<Class>(v).ir_value()` builds the very same constant: an int leaf needs an int whose
+        every value is known to be in its class's signed range (`int_bounds`: the class converts
+        through numpy, which refuses what does not fit), a float leaf a Python number (both paths
+        take `float(v)`). Not as an operator's operand: there the plain literal is the fix, once the
+        other operand's type is known."""
+        module = (self.model.resolve(node.func) or "").rpartition(".")[0]
+        keywords = [(k.arg, k.value) for k in node.keywords]
+        if module not in EXPR_ARITH or len(node.args) != 1 or len(keywords) != 1:
+            return None
+        name, spelled = keywords[0]
+        if not (name == "type" or (name == "index" and isinstance(spelled, ast.Constant) and spelled.value is True)):
+            return None
+        if isinstance(self.model.parent(node), (ast.BinOp, ast.Compare, ast.AugAssign)) or leaf == "i1":
+            return None
+        value = node.args[0]
+        if _before_type_table(self.model):
+            return value
+        number = known_number(self.model, value)
+        if leaf in _FLOAT_LEAVES:
+            known = number is not None or self.model.value_type(value).kind in ("py-int", "py-float")
+            return value if known else None
+        bounds = int_bounds(self.model, value)
+        bits = 64 if leaf == "index" else int(leaf[1:])
+        return value if bounds is not None and -(1 << (bits - 1)) <= bounds[0] <= bounds[1] < 1 << (bits - 1) else None
+
+    def _run_time_fx_constant(self, node: ast.Call, leaf: str, number: ast.expr):
+        """`arith.constant(v, type=T.i32)` -> `fx.Int32(v).ir_value()`: a compile-time fx.Int32's
+        `.ir_value()` is `arith_const(v, Int32.ir_type)`, which builds `arith.constant(type, v)` from
+        the number as `constant` does, returning the value caster's ArithValue of `signed=None`, as
+        `constant` does (expr/numeric.py `Numeric.to`, expr/utils/arith.py, every release 0.3.0 to
+        0.5.0). So every use sees the same run-time value; it stays run-time, never folds."""
+        spelled = reference(self, f"flydsl.expr.{_FX_CONSTANT_TYPES[leaf].removeprefix('fx.')}", "fx", "flydsl.expr")
+        if spelled is None:
+            return None
+        callee, imports = spelled
+        text = f"{callee}({self.text(number)}).ir_value()"
+        return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`: the same run-time constant")
 
     def _raw_operand(self, node: ast.expr) -> bool:
         parent = self.model.parent(node)
@@ -798,9 +877,7 @@ class RawArithConstant(Rule):
         once folded (tests/proofs ARITH_VALUE_CONSTANTS). Int true division and reversed shifts,
         divisions and comparisons read the constant's own signedness: no fix."""
         model = self.model
-        # Below the releases the API table covers, the fix-since gate (the table's first release)
-        # withholds any fix: the shape alone then lets the checker name the release the fix needs.
-        before_table = model.type_table.release is not None and model.type_table.release < releases().oldest_supported
+        before_table = _before_type_table(model)
         if not before_table and model.type_table.operators.get("literal-operand") != "own-type-constant":
             return None
         number = _constant_number(model, node)
@@ -859,6 +936,13 @@ _SAME_CLASS_CONSTANTS = {"Int32": "i32", "Int64": "i64", "Float32": "f32"}
 # an Int32, a float literal a Float32 to the operator; proven in tests/proofs).
 _LITERAL_OPERAND_TYPES = {"Int32": ("i32", int), "Uint32": ("i32", int), "Int64": ("i64", int),
                           "Float32": ("f32", float)}
+
+
+def _before_type_table(model) -> bool:
+    """Whether the target is older than the releases the API table covers. The fix-since gate (the
+    table's first release) then withholds any fix: the shape alone lets the checker name the release
+    the fix needs."""
+    return model.type_table.release is not None and model.type_table.release < releases().oldest_supported
 
 
 def _constant_literal(model, node: ast.Call) -> ast.expr | None:

@@ -606,6 +606,76 @@ def build():
     e8m0(torch.empty(BLOCK, device="cuda"), 3, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY343 elsewhere than an operator's operand: `arith.constant(v, type=T)` -> `fx.T(v).ir_value()`,
+# the same run-time constant. Named once and read by raw ops, by ArithValue operators on either side
+# (signedness-sensitive ones too), by `.select`, in a vector's elements, unwrapped, as an index mask;
+# floats that f32 cannot hold exactly, an f16, a wide i64, a negative i8; ints known by their bounds
+# (an unrolled loop's index, a module constant bound twice).
+RUN_TIME_CONSTANTS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import vector
+from flydsl.expr import arith, range_constexpr
+from flydsl.expr.arith import ArithValue
+from flydsl.expr.typing import T
+
+BLOCK = 64
+GROUP = 4
+EPS = 1e-6
+STRIDE = 8
+if BLOCK > 128:
+    STRIDE = 16
+
+
+@flyc.kernel
+def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
+    tid = fx.thread_idx.x
+    lane = ArithValue(tid)
+    c_group = arith.constant(GROUP, type=T.i32)
+    c_neg = arith.constant(-3, type=T.i32)
+    c_tenth = arith.constant(0.1, type=T.f32)
+    c_third = arith.constant(1.0 / 3.0, type=T.f32)
+    c_eps = arith.constant(EPS, type=T.f32)
+
+    group = lane // c_group
+    rem = lane % c_group
+    below = c_neg >> rem
+    floor = arith.maxsi(group, c_neg)
+    picked = (lane < c_group).select(group, rem)
+    ratio = c_neg / (rem + c_group)
+    mask = arith.constant(BLOCK - 1, index=True)
+    lane_ix = arith.index_cast(T.index, lane)
+    wrapped = arith.index_cast(T.i32, arith.andi(lane_ix, mask))
+    wide = arith.extsi(T.i64, picked + wrapped) * arith.unwrap(arith.constant(1 << 40, type=T.i64))
+    narrow = arith.trunci(T.i8, below) * arith.constant(-8, type=T.i8)
+    ints = arith.trunci(T.i32, wide >> 40) + arith.extsi(T.i32, narrow) + floor
+    for i in range_constexpr(GROUP):
+        ints = arith.maxsi(arith.xori(ints, arith.constant(i, type=T.i32)), arith.constant(STRIDE, type=T.i32))
+
+    fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
+    fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)
+    half = arith.extf(T.f32, arith.constant(0.5, type=T.f16))
+    scaled = ArithValue(bias) * c_tenth + c_third - c_eps / ArithValue(bias)
+    total = fsum + half + scaled + ratio + arith.sitofp(T.f32, ints)
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Float32(total)
+    fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid))))
+
+
+@flyc.jit
+def bias_clamp(Out: fx.Tensor, bias: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    bias_clamp_kernel(Out, bias).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    bias_clamp(torch.empty(BLOCK, device="cuda"), 0.5, stream=torch.cuda.current_stream())
+'''
+
 # FLY113: `fx.Int32(k)` of a known Python int (a literal, a module constant bound once, arithmetic
 # of such) inside make_layout / make_shape / make_stride / make_coord becomes `k`; the layouts mix
 # those static leaves with a run-time one (`rows`), and the index they give picks the lane stored.

@@ -39,6 +39,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "TYPED_METHODS": (CDNA_AND_RDNA, ("FLY302",)),
     "BUFFER_OFFSETS": (CDNA_AND_RDNA, ("FLY343",)),
     "ARITH_VALUE_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
+    "RUN_TIME_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
     "LAYOUT_LEAVES": (CDNA_AND_RDNA, ("FLY113",)),
 }
