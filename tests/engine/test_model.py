@@ -84,6 +84,18 @@ def test_use_before_a_later_rebinding_still_resolves():
     assert resolved["arith.unwrap"] == "flydsl.expr.arith.unwrap"
 
 
+def test_parallel_assignment_aliases_each_element():
+    _, resolved = calls("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                        "i32, i64 = T.i32, T.i64\n[add, mul] = [arith.addi, arith.muli]\ni32(); i64(); add(); mul()")
+    assert [resolved[name] for name in ("i32", "i64", "add", "mul")] == [
+        "flydsl.expr.typing.T.i32", "flydsl.expr.typing.T.i64", "flydsl.expr.arith.addi", "flydsl.expr.arith.muli"]
+    # Not one to one, starred, nested or bound again: no alias.
+    for source in ("a, b = pair\n", "a, b = T.i32, *rest\n", "a, (b, c) = T.i32, (T.i64, T.f32)\n",
+                   "a, b = T.i32, T.i64\na = T.f32\n"):
+        _, resolved = calls("from flydsl.expr.typing import T\n" + source + "a()")
+        assert resolved["a"] is None, source
+
+
 def test_builtins_and_unknown_names_do_not_resolve():
     _, resolved = calls("print(x)\nunknown_fn(y)\n")
     assert resolved == {"print": None, "unknown_fn": None}

@@ -16,6 +16,14 @@ def _position(node: ast.AST, end: bool = False) -> tuple[int, int]:
 
 
 
+def _parallel_assignment(target: ast.expr, value: ast.expr) -> bool:
+    """`a, b = x, y`: names bound one to one to the elements of a tuple or list display."""
+    sequences = (ast.Tuple, ast.List)
+    return (type(target) in sequences and type(value) in sequences and len(target.elts) == len(value.elts)
+            and all(type(name) is ast.Name for name in target.elts)
+            and not any(type(element) is ast.Starred for element in value.elts))
+
+
 def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
     names = []
     types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
@@ -107,6 +115,14 @@ class _Walk:
             self._plain_name_assignments.append((node, target, value))
             if type(value) is ast.Name or type(value) is ast.Attribute:
                 binding.alias_of = value
+            return
+        if len(targets) == 1 and _parallel_assignment(targets[0], value):  # `i32, i64 = T.i32, T.i64`
+            self._record(targets[0], node)
+            for target, element in zip(targets[0].elts, value.elts):
+                self._parents[target] = targets[0]
+                binding = Binding(target.id, "assign", position, target, scope, None, fallback)
+                if type(element) is ast.Name or type(element) is ast.Attribute:
+                    binding.alias_of = element
             return
         for target in targets:
             self._visit_target(target, node, scope, position, fallback)
