@@ -9,6 +9,7 @@ import operator
 _INT_OPERATORS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
                   ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.LShift: operator.lshift}
 _MAX_DEPTH = 8
+_LOOPS = {"loop": ast.For, "comprehension": ast.comprehension}  # the statement a loop binding's target is in
 
 
 def known_number(model, node: ast.expr, depth: int = 0) -> int | float | None:
@@ -45,8 +46,8 @@ def known_int(model, node: ast.expr, depth: int = 0) -> int | None:
 def int_bounds(model, node: ast.expr, depth: int = 0) -> tuple[int, int] | None:
     """The least and the greatest int `node` can hold: a known int's; for a name the model types
     a Python int (so not a traced loop's run-time index), over every binding of it, each a plain
-    assignment of a known int or a `for` target over `range(...)` / `range_constexpr(...)` of known
-    ints. None when some value is not known."""
+    assignment of a known int or a `for` (or comprehension) target over `range(...)` /
+    `range_constexpr(...)` of known ints. None when some value is not known."""
     value = known_int(model, node, depth)
     if value is not None:
         return value, value
@@ -66,7 +67,7 @@ def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
     if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
         value = known_int(model, statement.value, depth)
         return None if value is None else (value, value)
-    if binding.kind != "loop" or not (isinstance(statement, ast.For) and statement.target is binding.node):
+    if not (isinstance(statement, _LOOPS.get(binding.kind, ())) and statement.target is binding.node):
         return None
     loop = statement.iter
     if not (isinstance(loop, ast.Call) and not loop.keywords and 1 <= len(loop.args) <= 3 and _is_range(model, loop.func)):

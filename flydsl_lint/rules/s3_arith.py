@@ -713,6 +713,22 @@ class RawArithConstant(Rule):
                       "        for t in range(3):\n            load(p, arith.constant(t, type=T.i32))\n"
                       "        for j in range_constexpr(200):\n            load(p, arith.constant(j, type=T.i8))\n"
                       "        load(p, fx.Int32(dma).ir_value())\n    return k\n", count=4),
+        # A comprehension's index over known bounds, its type named through a parallel assignment;
+        # arithmetic of a bounded index is not bounded, and 0..192 does not fit an i8.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ni32, i64 = T.i32, T.i64\n"
+                "ptrs = [load(base, arith.constant(i, type=i32)) for i in range(8)]\n"
+                "wide = [arith.constant(i << 40, type=i64) for i in range(1, 4)]\n"
+                "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n",
+                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+                      "i32, i64 = T.i32, T.i64\nptrs = [load(base, fx.Int32(i).ir_value()) for i in range(8)]\n"
+                      "wide = [arith.constant(i << 40, type=i64) for i in range(1, 4)]\n"
+                      "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n", count=3),
+        # A builtin float(...) is a Python float, -inf too.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(head_dim):\n"
+                "    scale = float(head_dim) ** -0.5\n    return [arith.constant(scale, type=T.f32), "
+                "arith.constant(float(\"-inf\"), type=T.f32)]\n",
+                fixed="import flydsl.expr as fx\ndef f(head_dim):\n    scale = float(head_dim) ** -0.5\n"
+                      "    return [fx.Float32(scale).ir_value(), fx.Float32(float(\"-inf\")).ir_value()]\n", count=2),
         # An int the class cannot hold, a float for an int type, an unknown number: no fix.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
                 "a = [arith.constant(0xFF800000, type=T.i32), arith.constant(128, type=T.i8)]\n"

@@ -339,6 +339,31 @@ def test_range_loop_variables_follow_the_rewriter():
     assert type_of(constexpr) == "py-int"
 
 
+def test_builtin_conversions_give_python_values():
+    for call, expected in (("int(x)", "py-int"), ("len(x)", "py-int"), ("float(x)", "py-float"), ("bool(x)", "py-bool")):
+        assert explain(f"@flyc.kernel\ndef k(x):\n    probe = {call}\n") == (expected, f"builtin `{call[:-3]}(...)`")
+    # Rebound, or a builtin whose result type depends on its arguments: unknown.
+    assert type_of("def float(v):\n    return v\nprobe = float(x)\n") == "unknown"
+    assert type_of("probe = abs(x)\n") == "unknown"
+    # A star import from outside FlyDSL may bind the name; FlyDSL's own do not.
+    assert type_of("from helpers import *\nprobe = float(x)\n") == "unknown"
+    assert type_of("from flydsl.expr import *\nprobe = float(x)\n") == "py-float"
+
+
+def test_comprehension_targets_are_python_ints_over_a_range():
+    # The rewriter rewrites `for` statements only: a comprehension's range is the builtin, in traced code too.
+    def element_type(comprehension: str) -> str:
+        tree = ast.parse(HEADER + f"@flyc.kernel\ndef k(n: fx.Int32, items):\n    probe = {comprehension}\n")
+        model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+        return str(model.value_type(next(node for node in ast.walk(tree) if isinstance(node, ast.ListComp)).elt))
+
+    for iterable in ("range(4)", "range(0, 8, 2)", "range(n)", "fx.range_constexpr(4)"):
+        assert element_type(f"[i for i in {iterable}]") == "py-int", iterable
+    # Over anything else, or unpacked, the target stays unknown.
+    for comprehension in ("[i for i in items]", "[i for i in enumerate(items)]", "[j for i, j in enumerate(items)]"):
+        assert element_type(comprehension) == "unknown", comprehension
+
+
 @pytest.mark.parametrize("expr, expected, why", [
     # ArithValue(v) resets the signedness: signed=None whatever v carried.
     ("ArithValue(fx.Uint32(x).ir_value())", "ArithValue (signed=None)", "`ArithValue(v)` sets signed=None (API table 0.5.0)"),

@@ -610,7 +610,8 @@ def build():
 # the same run-time constant. Named once and read by raw ops, by ArithValue operators on either side
 # (signedness-sensitive ones too), by `.select`, in a vector's elements, unwrapped, as an index mask;
 # floats that f32 cannot hold exactly, an f16, a wide i64, a negative i8; ints known by their bounds
-# (an unrolled loop's index, a module constant bound twice).
+# (an unrolled loop's index, a comprehension's, a module constant bound twice); i16, bf16 and f64
+# named through a parallel assignment; builtin float(...) values, -inf among them.
 RUN_TIME_CONSTANTS = '''\
 import torch
 
@@ -624,6 +625,7 @@ from flydsl.expr.typing import T
 BLOCK = 64
 GROUP = 4
 EPS = 1e-6
+SCALE = float(1.0 / (float(BLOCK) ** 0.5))
 STRIDE = 8
 if BLOCK > 128:
     STRIDE = 16
@@ -653,10 +655,17 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     ints = arith.trunci(T.i32, wide >> 40) + arith.extsi(T.i32, narrow) + floor
     for i in range_constexpr(GROUP):
         ints = arith.maxsi(arith.xori(ints, arith.constant(i, type=T.i32)), arith.constant(STRIDE, type=T.i32))
+    i16, bf16, f64 = T.i16, T.bf16, T.f64
+    lanes = vector.from_elements(T.vec(GROUP, T.i32), [arith.constant(j * 3, type=T.i32) for j in range(GROUP)])
+    spread = vector.from_elements(T.vec(GROUP, T.i32), [arith.constant(j, type=T.i32) for j in range(GROUP)])
+    ints = ints + vector.reduction(T.i32, vector.CombiningKind.XOR, arith.addi(lanes, spread))
+    ints = ints * arith.extsi(T.i32, arith.constant(-300, type=i16))
 
     fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
     fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)
+    fsum = arith.maximumf(fsum, arith.constant(float("-inf"), type=T.f32)) * arith.constant(SCALE, type=T.f32)
     half = arith.extf(T.f32, arith.constant(0.5, type=T.f16))
+    half = half + arith.extf(T.f32, arith.constant(0.3, type=bf16)) + arith.truncf(T.f32, arith.constant(1.0 / 7.0, type=f64))
     scaled = ArithValue(bias) * c_tenth + c_third - c_eps / ArithValue(bias)
     total = fsum + half + scaled + ratio + arith.sitofp(T.f32, ints)
 

@@ -168,6 +168,18 @@ class _Resolution:
         # A name no one binds can only come from a star import we cannot read.
         return f"{unknown[0]}.{name}" if len(unknown) == 1 else None
 
+    def star_import_may_bind(self, name: str) -> bool:
+        """Whether a star import of the module may bind `name` (a builtin's, say): a project module
+        that defines or imports it, or a module outside FlyDSL whose names are not known. FlyDSL's
+        own modules export no builtin's name but `max`, `min` and `round` (0.3.0 to 0.5.0)."""
+        for module in self.star_imports:
+            summary = self.project.summary(module)
+            if summary is not None and (name in summary.defined or name in summary.imported):
+                return True
+            if summary is None and not module.startswith("flydsl."):
+                return True
+        return False
+
     def local_name_for(self, qualified: str) -> str | None:
         """A module-level name (or dotted path) that reaches `qualified` here.
 

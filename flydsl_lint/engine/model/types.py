@@ -51,6 +51,8 @@ _AGREEING_BINDINGS = ("assign", "param", "loop")
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
 SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
 POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
+# Builtins whose result is always a Python number or bool of one type.
+_BUILTIN_CONVERSIONS = {"int": PY_INT, "len": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 
 # Where the scalar constructors live (fx.Int32 is flydsl.expr.Int32 through a star import).
 SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
@@ -542,7 +544,7 @@ class _ValueTypes:
                 return UNKNOWN_TYPE, f"unknown: `{name}` is not assigned one value"
             found, why = self._typed(value, depth)
             return (found, f"assignment at {where}") if found.known else (found, why)
-        if binding.kind == "loop":
+        if binding.kind in ("loop", "comprehension"):
             return self._loop_variable_type(target, where)
         return UNKNOWN_TYPE, f"unknown: `{name}` is a {binding.kind} binding"
 
@@ -652,7 +654,9 @@ class _ValueTypes:
 
     def _loop_variable_type(self, target: ast.AST, where: str) -> tuple[ValueType, str]:
         """A `for` target: `range_constexpr` -> Python int; `range` -> what the
-        rewriter makes it in traced code (a plain Python int elsewhere)."""
+        rewriter makes it in traced code (a plain Python int elsewhere). A comprehension's
+        target is a Python int over either: the rewriter rewrites `for` statements only
+        (ast_rewriter.py of every release 0.3.0 to 0.5.0), so its `range` is the builtin."""
         loop = target
         while loop is not None and not isinstance(loop, (ast.For, ast.comprehension)):
             loop = self.parent(loop)
@@ -747,6 +751,9 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
         if isinstance(func, ast.Name):
             binding = self.binding_of(func)
+            if binding is None and func.id in _BUILTIN_CONVERSIONS and not self.star_import_may_bind(func.id):
+                # The rewriter leaves calls alone, so they return Python's own number or bool (or raise).
+                return ValueType(_BUILTIN_CONVERSIONS[func.id]), f"builtin `{func.id}(...)`"
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
                 if self._specializing(binding.node):  # its parameters hold what the outer call passes
                     return self._call_site_return(self, binding.node, node, depth) or (
