@@ -150,6 +150,16 @@ def _project_calls(root: Path, relative: str):
     return calls(path.read_text(), module, is_package, index)[1]
 
 
+def test_a_star_import_may_bind_a_builtin_name_the_project_module_defines(tmp_path):
+    _write(tmp_path, {"pkg/__init__.py": "", "pkg/shims.py": "def float(v):\n    return v\n",
+                      "pkg/plain.py": "LANES = 4\n", "pkg/k.py": "from pkg.shims import *\nfrom pkg.plain import *\n"})
+    module, is_package, package_root = module_name_for(tmp_path / "pkg" / "k.py")
+    tree = ast.parse((tmp_path / "pkg" / "k.py").read_text())
+    model = SemanticModel(tree, module, is_package, ProjectIndex([package_root], follows=FOLLOWS))
+    assert model.star_import_may_bind("float")
+    assert not model.star_import_may_bind("len")
+
+
 def test_relative_imports_and_project_reexports(tmp_path):
     _write(
         tmp_path,
