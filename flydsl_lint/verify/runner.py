@@ -247,6 +247,22 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
                                               f"{what} on the {side} side was {sigkill}"))
 
 
+def _set_aside_failures_on_both_sides(comparisons: list[KernelComparison], findings: CompileModeFindings) -> None:
+    """A test or probe that fails to compile the same way before and after the change (a checkout
+    newer than the installed flydsl, say) shows nothing of the change: not verified, not broken."""
+    before = [c for c in comparisons if c.verdict == COMPILE_ERROR and c.side == BEFORE]
+    for comparison in [c for c in comparisons if c.verdict == COMPILE_ERROR and c.side == AFTER]:
+        twin = next((c for c in before if (c.test_id, c.message) == (comparison.test_id, comparison.message)), None)
+        if twin is None:
+            continue
+        before.remove(twin)
+        comparisons.remove(twin)
+        comparisons.remove(comparison)
+        findings.unverified.append(Unverified(comparison.test_id, comparison.arch,
+                                              f"fails to compile on both sides, the same way: "
+                                              f"{first_line(comparison.message)}"))
+
+
 def _killed_by_sigkill(result: CompileResult) -> bool:
     sigkill = killed_message(signal.SIGKILL)
     return any(failure.label in ("tests", "probes") and failure.message == sigkill for failure in result.failures)
@@ -308,6 +324,7 @@ def run_compile_mode(
     outcomes = {arch: _outcome_findings(arch, *sides[arch]) for arch in plan.archs}
     for arch in plan.archs:
         _set_aside_killed_runs(comparisons[arch], sides[arch], outcomes[arch])
+        _set_aside_failures_on_both_sides(comparisons[arch], outcomes[arch])
     changed = {(c.arch, c.test_id) for arch in plan.archs for c in comparisons[arch] if c.verdict == CHANGED}
     erred = {(c.arch, c.test_id) for arch in plan.archs for c in outcomes[arch].comparisons}
     if changed or erred:

@@ -195,6 +195,27 @@ def test_what_a_capture_killed_by_sigkill_never_reached_is_not_verified_not_brok
     assert {c.verdict for c in comparisons} == {IDENTICAL, "only-before", COMPILE_ERROR} and not findings.unverified
 
 
+def test_a_kernel_failing_to_compile_the_same_way_on_both_sides_is_not_verified_not_broken():
+    from flydsl_lint.verify.compile import CompileFailure, compare
+    from flydsl_lint.verify.runner import CompileModeFindings, _set_aside_failures_on_both_sides
+
+    newer_checkout = "DSLCompileError: 'fly.extract_aligned_pointer_as_index' op operand #0 must be ..."
+    probe = "probe:kernels.attention.probes:probe_bf16"
+
+    def side(*failures):
+        return CompileResult("gfx942", Path("/nonexistent"), failures=[CompileFailure(*f) for f in failures])
+
+    comparisons, findings = compare(side((probe, "", newer_checkout)), side((probe, "", newer_checkout))), CompileModeFindings()
+    _set_aside_failures_on_both_sides(comparisons, findings)
+    assert comparisons == [] and findings.unverified == [
+        Unverified(probe, "gfx942", f"fails to compile on both sides, the same way: {newer_checkout}")]
+    # The change's own failure, or another one than before, still breaks parity.
+    for before, after in ((side(), side((probe, "", "boom"))), (side((probe, "", "boom")), side((probe, "", "bang")))):
+        comparisons, findings = compare(before, after), CompileModeFindings()
+        _set_aside_failures_on_both_sides(comparisons, findings)
+        assert ("after", COMPILE_ERROR) in {(c.side, c.verdict) for c in comparisons} and not findings.unverified
+
+
 def test_a_capture_run_a_signal_ends_records_which_signal(tmp_path):
     import signal
 
