@@ -47,11 +47,16 @@ def int_bounds(model, node: ast.expr, depth: int = 0) -> tuple[int, int] | None:
     """The least and the greatest int `node` can hold: a known int's; for a name the model types
     a Python int (so not a traced loop's run-time index), over every binding of it, each a plain
     assignment of a known int or a `for` (or comprehension) target over `range(...)` /
-    `range_constexpr(...)` of known ints. None when some value is not known."""
+    `range_constexpr(...)` of known ints or over a display of known ints; for `+ - * // % <<` of
+    such, their interval. None when some value is not known."""
     value = known_int(model, node, depth)
     if value is not None:
         return value, value
-    if not isinstance(node, ast.Name) or depth > _MAX_DEPTH or model.value_type(node).kind != "py-int":
+    if depth > _MAX_DEPTH or model.value_type(node).kind != "py-int":
+        return None
+    if isinstance(node, ast.BinOp):
+        return _operation_bounds(model, node, depth)
+    if not isinstance(node, ast.Name):
         return None
     binding = model.binding_of(node)
     if binding is None or binding.name in model.names_declared_global_or_nonlocal():
@@ -62,6 +67,28 @@ def int_bounds(model, node: ast.expr, depth: int = 0) -> tuple[int, int] | None:
     return min(low for low, _ in bounds), max(high for _, high in bounds)
 
 
+def _operation_bounds(model, node: ast.BinOp, depth: int) -> tuple[int, int] | None:
+    """Interval arithmetic: `+ - *` of two bounded ints take their extremes at the corners;
+    `//`, `%` by a known positive int and `<<` by a known small one are monotone or bounded."""
+    left = int_bounds(model, node.left, depth + 1)
+    if left is None:
+        return None
+    if isinstance(node.op, (ast.Add, ast.Sub, ast.Mult)):
+        right = int_bounds(model, node.right, depth + 1)
+        if right is None:
+            return None
+        corners = [_INT_OPERATORS[type(node.op)](a, b) for a in left for b in right]
+        return min(corners), max(corners)
+    divisor = known_int(model, node.right, depth + 1)
+    if isinstance(node.op, ast.FloorDiv) and divisor is not None and divisor > 0:
+        return left[0] // divisor, left[1] // divisor
+    if isinstance(node.op, ast.Mod) and divisor is not None and divisor > 0:
+        return 0, divisor - 1
+    if isinstance(node.op, ast.LShift) and divisor is not None and 0 <= divisor < 64:
+        return left[0] << divisor, left[1] << divisor
+    return None
+
+
 def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
     statement = model.parent(binding.node)
     if binding.kind == "assign" and isinstance(statement, ast.Assign) and statement.targets == [binding.node]:
@@ -70,6 +97,9 @@ def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
     if not (isinstance(statement, _LOOPS.get(binding.kind, ())) and statement.target is binding.node):
         return None
     loop = statement.iter
+    if isinstance(loop, (ast.List, ast.Tuple)):
+        values = [known_int(model, element, depth) for element in loop.elts]
+        return None if not values or None in values else (min(values), max(values))
     if not (isinstance(loop, ast.Call) and not loop.keywords and 1 <= len(loop.args) <= 3 and _is_range(model, loop.func)):
         return None
     arguments = [known_int(model, argument, depth) for argument in loop.args]

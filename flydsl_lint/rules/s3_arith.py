@@ -713,16 +713,26 @@ class RawArithConstant(Rule):
                       "        for t in range(3):\n            load(p, arith.constant(t, type=T.i32))\n"
                       "        for j in range_constexpr(200):\n            load(p, arith.constant(j, type=T.i8))\n"
                       "        load(p, fx.Int32(dma).ir_value())\n    return k\n", count=4),
-        # A comprehension's index over known bounds, its type named through a parallel assignment;
-        # arithmetic of a bounded index is not bounded, and 0..192 does not fit an i8.
+        # A comprehension's index over known bounds (shifted: 1 << 40 .. 3 << 40), its type named through
+        # a parallel assignment; 0..192 does not fit an i8.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ni32, i64 = T.i32, T.i64\n"
                 "ptrs = [load(base, arith.constant(i, type=i32)) for i in range(8)]\n"
                 "wide = [arith.constant(i << 40, type=i64) for i in range(1, 4)]\n"
                 "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n",
                 fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
                       "i32, i64 = T.i32, T.i64\nptrs = [load(base, fx.Int32(i).ir_value()) for i in range(8)]\n"
-                      "wide = [arith.constant(i << 40, type=i64) for i in range(1, 4)]\n"
+                      "wide = [fx.Int64(i << 40).ir_value() for i in range(1, 4)]\n"
                       "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n", count=3),
+        # A loop over a display of known ints, and interval arithmetic of bounded ints.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.compiler as flyc\n"
+                "@flyc.kernel\ndef k(v):\n    for sh in [32, 16]:\n        v = v.shuffle_xor(arith.constant(sh, type=T.i32), 64)\n"
+                "    offs = [arith.constant(j * 16 + 8, type=T.i32) for j in range(4)]\n"
+                "    wide = [arith.constant(j << 28, type=T.i32) for j in range(16)]\n",
+                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.compiler as flyc\n"
+                      "import flydsl.expr as fx\n@flyc.kernel\ndef k(v):\n    for sh in [32, 16]:\n"
+                      "        v = v.shuffle_xor(fx.Int32(sh).ir_value(), 64)\n"
+                      "    offs = [fx.Int32(j * 16 + 8).ir_value() for j in range(4)]\n"
+                      "    wide = [arith.constant(j << 28, type=T.i32) for j in range(16)]\n", count=3),
         # A builtin float(...) is a Python float, -inf too.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(head_dim):\n"
                 "    scale = float(head_dim) ** -0.5\n    return [arith.constant(scale, type=T.f32), "

@@ -350,6 +350,15 @@ def test_builtin_conversions_give_python_values():
     assert type_of("from flydsl.expr import *\nprobe = float(x)\n") == "py-float"
 
 
+def test_loops_over_a_display_of_python_ints_bind_python_ints():
+    traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    for sh in {}:\n        probe = sh\n"
+    assert explain(traced.format("[32, 16, 8]"))[0] == "py-int"
+    assert explain(traced.format("(1, 2 * 3)"))[0] == "py-int"
+    # A run-time value among them, an empty display, or a name the rewriter's check matches: unknown.
+    for display in ("[n, 4]", "[]", "[for_each, 4]"):
+        assert explain(traced.format(display))[0] == "unknown", display
+
+
 def test_comprehension_targets_are_python_ints_over_a_range():
     # The rewriter rewrites `for` statements only: a comprehension's range is the builtin, in traced code too.
     def element_type(comprehension: str) -> str:

@@ -610,8 +610,9 @@ def build():
 # the same run-time constant. Named once and read by raw ops, by ArithValue operators on either side
 # (signedness-sensitive ones too), by `.select`, in a vector's elements, unwrapped, as an index mask;
 # floats that f32 cannot hold exactly, an f16, a wide i64, a negative i8; ints known by their bounds
-# (an unrolled loop's index, a comprehension's, a module constant bound twice); i16, bf16 and f64
-# named through a parallel assignment; builtin float(...) values, -inf among them.
+# (an unrolled loop's index, a comprehension's, a loop's over a list, arithmetic of them, a module
+# constant bound twice); i16, bf16 and f64 named through a parallel assignment; builtin
+# float(...) values, -inf among them.
 RUN_TIME_CONSTANTS = '''\
 import torch
 
@@ -660,6 +661,8 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     spread = vector.from_elements(T.vec(GROUP, T.i32), [arith.constant(j, type=T.i32) for j in range(GROUP)])
     ints = ints + vector.reduction(T.i32, vector.CombiningKind.XOR, arith.addi(lanes, spread))
     ints = ints * arith.extsi(T.i32, arith.constant(-300, type=i16))
+    for sh in [1, 3]:
+        ints = arith.xori(ints, arith.constant((sh << 4) - 1, type=T.i32))
 
     fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
     fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)

@@ -661,6 +661,8 @@ class _ValueTypes:
         while loop is not None and not isinstance(loop, (ast.For, ast.comprehension)):
             loop = self.parent(loop)
         call = getattr(loop, "iter", None)
+        if isinstance(call, (ast.List, ast.Tuple)) and loop.target is target:
+            return self._display_loop_type(call, where)
         if not isinstance(call, ast.Call):
             return UNKNOWN_TYPE, "unknown: loop over no range"
         callee = self.resolve(call.func) or ""
@@ -685,6 +687,16 @@ class _ValueTypes:
         if spelled is None:
             return UNKNOWN_TYPE, f"unknown: no {fact} loop fact for {self.type_table.release}"
         return self.type_table.parse(spelled), f"{self.type_table.source} ({fact} loop at {where})"
+
+    def _display_loop_type(self, display: ast.List | ast.Tuple, where: str) -> tuple[ValueType, str]:
+        """A loop over a list or tuple display of Python ints (`for sh in [32, 16, 8]`) binds them:
+        the rewriter leaves such a `for` a Python loop unless the display's dump names `for_` or
+        `scf_range` (ast_rewriter.py `visit_For`, 0.3.0 to 0.5.0)."""
+        if not display.elts or any(self.value_type(element).kind != PY_INT for element in display.elts):
+            return UNKNOWN_TYPE, "unknown: loop over a display of values not all Python ints"
+        if any(word in ast.dump(display) for word in ("for_", "scf_range")):
+            return UNKNOWN_TYPE, "unknown: the rewriter may build an scf.for of this loop"
+        return ValueType(PY_INT), f"loop over a display of Python ints at {where}"
 
     def _call_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
         func = node.func
