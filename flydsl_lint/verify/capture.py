@@ -38,6 +38,7 @@ ENV_TESTS = "FLYDSL_VERIFY_TESTS"
 COMPILES_MANIFEST = "compiles.jsonl"
 OUTCOMES_MANIFEST = "outcomes.jsonl"
 LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
+PROBE_LABEL = "probe:"  # what a probe's compilations and outcome are labelled with, before module:function
 HOOK_ERRORS_MANIFEST = "hook-errors.jsonl"
 
 OUTSIDE_ANY_TEST = "<module import>"
@@ -257,7 +258,7 @@ def start_from_environment() -> CompileRecorder:
 
 def run_probe(recorder: CompileRecorder, spec: str) -> None:
     module_name, _, function_name = spec.partition(":")
-    label = f"probe:{spec}"
+    label = f"{PROBE_LABEL}{spec}"
     recorder.current_label = label
     try:
         entry = getattr(importlib.import_module(module_name), function_name)

@@ -8,7 +8,7 @@ import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, PROBE_LABEL
 from flydsl_lint.verify.compare import (
     IDENTICAL, NONDETERMINISTIC, SAME_BACKEND_INPUT, KernelComparison, Unverified, first_line,
 )
@@ -97,8 +97,11 @@ class VerifyReport:
             return "parity broken"
         reasons = []
         if self.unverified:
-            count = len({item.test.split("::")[0] for item in self.unverified})
-            reasons.append(f"{_count(count, 'test file')} could not be run here")
+            names = {item.test.split("::")[0] for item in self.unverified}
+            probes = sum(name.startswith(PROBE_LABEL) for name in names)
+            counts = [_count(count, what) for count, what in ((len(names) - probes, "test file"), (probes, "probe"))
+                      if count]
+            reasons.append(f"{' and '.join(counts)} could not be run here")
         if self.nondeterministic:
             count = _count(len(self.nondeterministic), "specialization")
             reasons.append(f"{count} compiled differently when captured again")
