@@ -357,6 +357,9 @@ def test_loops_over_a_display_of_python_ints_bind_python_ints():
     # A run-time value among them, an empty display, or a name the rewriter's check matches: unknown.
     for display in ("[n, 4]", "[]", "[for_each, 4]"):
         assert explain(traced.format(display))[0] == "unknown", display
+    # A display that reads the loop's own target (an outer loop's previous value): no endless recursion.
+    assert type_of("for x in [x, 1]:\n    probe = x\n") == "unknown"
+    assert type_of("x = 1\nwhile c:\n    for x in [x + 1, 2]:\n        probe = x\n") == "py-int"
 
 
 def test_comprehension_targets_are_python_ints_over_a_range():

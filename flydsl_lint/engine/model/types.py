@@ -545,7 +545,7 @@ class _ValueTypes:
             found, why = self._typed(value, depth)
             return (found, f"assignment at {where}") if found.known else (found, why)
         if binding.kind in ("loop", "comprehension"):
-            return self._loop_variable_type(target, where)
+            return self._loop_variable_type(target, where, depth)
         return UNKNOWN_TYPE, f"unknown: `{name}` is a {binding.kind} binding"
 
     def _passed_type(self, binding, depth: int) -> tuple[ValueType, str]:
@@ -652,7 +652,7 @@ class _ValueTypes:
             return self.type_table.scalar(leaf)
         return UNKNOWN_TYPE
 
-    def _loop_variable_type(self, target: ast.AST, where: str) -> tuple[ValueType, str]:
+    def _loop_variable_type(self, target: ast.AST, where: str, depth: int) -> tuple[ValueType, str]:
         """A `for` target: `range_constexpr` -> Python int; `range` -> what the
         rewriter makes it in traced code (a plain Python int elsewhere). A comprehension's
         target is a Python int over either: the rewriter rewrites `for` statements only
@@ -662,7 +662,7 @@ class _ValueTypes:
             loop = self.parent(loop)
         call = getattr(loop, "iter", None)
         if isinstance(call, (ast.List, ast.Tuple)) and loop.target is target:
-            return self._display_loop_type(call, where)
+            return self._display_loop_type(call, where, depth)
         if not isinstance(call, ast.Call):
             return UNKNOWN_TYPE, "unknown: loop over no range"
         callee = self.resolve(call.func) or ""
@@ -688,11 +688,11 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: no {fact} loop fact for {self.type_table.release}"
         return self.type_table.parse(spelled), f"{self.type_table.source} ({fact} loop at {where})"
 
-    def _display_loop_type(self, display: ast.List | ast.Tuple, where: str) -> tuple[ValueType, str]:
+    def _display_loop_type(self, display: ast.List | ast.Tuple, where: str, depth: int) -> tuple[ValueType, str]:
         """A loop over a list or tuple display of Python ints (`for sh in [32, 16, 8]`) binds them:
         the rewriter leaves such a `for` a Python loop unless the display's dump names `for_` or
         `scf_range` (ast_rewriter.py `visit_For`, 0.3.0 to 0.5.0)."""
-        if not display.elts or any(self.value_type(element).kind != PY_INT for element in display.elts):
+        if not display.elts or any(self._typed(element, depth)[0].kind != PY_INT for element in display.elts):
             return UNKNOWN_TYPE, "unknown: loop over a display of values not all Python ints"
         if any(word in ast.dump(display) for word in ("for_", "scf_range")):
             return UNKNOWN_TYPE, "unknown: the rewriter may build an scf.for of this loop"
