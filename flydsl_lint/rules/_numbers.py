@@ -100,7 +100,8 @@ def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
     if isinstance(loop, (ast.List, ast.Tuple)):
         values = [known_int(model, element, depth) for element in loop.elts]
         return None if not values or None in values else (min(values), max(values))
-    if not (isinstance(loop, ast.Call) and not loop.keywords and 1 <= len(loop.args) <= 3 and _is_range(model, loop.func)):
+    if not (isinstance(loop, ast.Call) and not loop.keywords and 1 <= len(loop.args) <= 3
+            and model.range_callee(loop.func) is not None):
         return None
     arguments = [known_int(model, argument, depth) for argument in loop.args]
     if None in arguments or (len(arguments) == 3 and arguments[2] == 0):
@@ -108,9 +109,3 @@ def _binding_bounds(model, binding, depth: int) -> tuple[int, int] | None:
     values = range(*arguments)
     return (min(values[0], values[-1]), max(values[0], values[-1])) if values else None
 
-
-def _is_range(model, callee: ast.expr) -> bool:
-    """The builtin `range` (not rebound) or FlyDSL's `range_constexpr` (unrolled in Python)."""
-    if isinstance(callee, ast.Name) and callee.id == "range" and model.binding_of(callee) is None:
-        return True
-    return (model.resolve(callee) or "").rpartition(".")[2] == "range_constexpr"

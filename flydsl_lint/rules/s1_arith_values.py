@@ -315,8 +315,8 @@ def _is_range_bound(rule: Rule, call: ast.Call) -> bool:
     """A `for` loop's builtin `range(...)` in traced code: the rewriter builds its bounds with
     `_to_index` / `as_ir_value`, which take an ir.Value and an fx value alike."""
     loop = rule.model.parent(call)
-    return (isinstance(call.func, ast.Name) and call.func.id == "range" and rule.model.binding_of(call.func) is None
-            and isinstance(loop, ast.For) and loop.iter is call and rule.model.in_traced_code(call))
+    return (rule.model.range_callee(call.func) == "range" and isinstance(loop, ast.For) and loop.iter is call
+            and rule.model.in_traced_code(call))
 
 
 def _own_helper_parameter(rule: Rule, call: ast.Call, value: ast.expr) -> ast.arg | None:

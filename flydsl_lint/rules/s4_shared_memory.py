@@ -847,7 +847,7 @@ def _region_loop(rule: Rule, loop: ast.AST) -> bool:
     if not isinstance(loop, ast.For) or not isinstance(loop.iter, ast.Call):
         return False
     func = loop.iter.func
-    if isinstance(func, ast.Name) and func.id == "range" and rule.model.binding_of(func) is None:
+    if rule.model.range_callee(func) == "range":
         return rule.model.in_traced_code(loop)
     name = resolve(rule.model, func) or ""
     return name.endswith((".scf_range", ".scf.for_", "dialects.scf.for_"))

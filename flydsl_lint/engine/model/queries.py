@@ -66,6 +66,12 @@ class _Queries:
         """The reads of `name`, in source order (whatever binding each sees)."""
         return self._loads.get(name, [])
 
+    def range_callee(self, callee: ast.expr) -> str | None:
+        """"range" for the builtin `range` (not rebound), "range_constexpr" for FlyDSL's, else None."""
+        if isinstance(callee, ast.Name) and callee.id == "range" and self.binding_of(callee) is None:
+            return "range"
+        return "range_constexpr" if (self.resolve(callee) or "").endswith(".range_constexpr") else None
+
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(node)
 

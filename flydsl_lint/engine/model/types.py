@@ -665,11 +665,10 @@ class _ValueTypes:
             return self._display_loop_type(call, where, depth)
         if not isinstance(call, ast.Call):
             return UNKNOWN_TYPE, "unknown: loop over no range"
-        callee = self.resolve(call.func) or ""
-        is_range = isinstance(call.func, ast.Name) and call.func.id == "range" and self.binding_of(call.func) is None
-        if callee.endswith(".range_constexpr") and loop.target is target:
+        kind = self.range_callee(call.func)
+        if kind == "range_constexpr" and loop.target is target:
             return ValueType(PY_INT), f"range_constexpr loop at {where}"
-        if not is_range:
+        if kind != "range":
             return UNKNOWN_TYPE, "unknown: loop over no range"
         traced = isinstance(loop, ast.For) and self.in_traced_code(loop)
         has_init = any(keyword.arg == "init" for keyword in call.keywords)
