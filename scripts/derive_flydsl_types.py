@@ -122,7 +122,8 @@ def scalar_classes(numeric: ast.Module | None) -> dict[str, dict]:
 
 
 def literal_scalars(numeric: ast.Module | None) -> dict[str, str]:
-    """`int` -> `Int32` from `if isinstance(value, int): return Int32(value) if ...` in from_python_value."""
+    """`int` -> `Int32` from `if isinstance(value, int): return Int32(value) if ... else Int64(value)`
+    in from_python_value, and `int-wide` -> `Int64`, the class of an int past the test's range."""
     found: dict[str, str] = {}
     numeric_class = _top_defs(numeric).get("Numeric")
     method = next((node for node in getattr(numeric_class, "body", ())
@@ -134,6 +135,9 @@ def literal_scalars(numeric: ast.Module | None) -> dict[str, str]:
         kind = getattr(node.test.args[1], "id", None)
         returned = node.body[0].value if node.body and isinstance(node.body[0], ast.Return) else None
         if isinstance(returned, ast.IfExp):
+            wide = returned.orelse
+            if kind == "int" and isinstance(wide, ast.Call) and isinstance(wide.func, ast.Name):
+                found["int-wide"] = wide.func.id
             returned = returned.body  # the in-range case: Int32 unless the literal needs 64 bits
         if kind in ("int", "float", "bool") and isinstance(returned, ast.Call) and isinstance(returned.func, ast.Name):
             found[kind] = returned.func.id

@@ -13,7 +13,6 @@ from ._flydsl import (
     EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
     typed_scalar,
 )
-from ._numbers import known_int
 from ._raw_dialects import provably_dynamic
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
@@ -689,7 +688,7 @@ class WrapInCompileTimeBuilder(Rule):
             inner = single_positional(argument) if wrap else None
             # Any wrap is flagged in range_constexpr and Constexpr: only Python ints are valid there.
             if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))
-                                     or known_int(self.model, inner) is not None):
+                                     or self.model.known_int(inner) is not None):
                 continue
             safe = wrap == "Int32" and builder.endswith(_SAME_LEAF_BUILDERS) and _fits_int32(self.model, inner)
             fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`",
@@ -704,7 +703,7 @@ _SAME_LEAF_BUILDERS = (".make_layout", ".make_shape", ".make_stride", ".make_coo
 
 def _fits_int32(model, node: ast.expr) -> bool:
     """Whether `node` is a Python int whose value is known and that `fx.Int32` holds unchanged."""
-    value = known_int(model, node)
+    value = model.known_int(node)
     return value is not None and -(1 << 31) <= value < (1 << 31)
 
 

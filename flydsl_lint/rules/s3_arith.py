@@ -10,7 +10,6 @@ from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
-from ._numbers import int_bounds, known_number
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
     visibly_raw,
@@ -805,11 +804,11 @@ class RawArithConstant(Rule):
         value = node.args[0]
         if _before_type_table(self.model):
             return value
-        number = known_number(self.model, value)
+        number = self.model.known_number(value)
         if leaf in _FLOAT_LEAVES:
             known = number is not None or self.model.value_type(value).kind in ("py-int", "py-float")
             return value if known else None
-        bounds = int_bounds(self.model, value)
+        bounds = self.model.int_bounds(value)
         bits = 64 if leaf == "index" else int(leaf[1:])
         return value if bounds is not None and -(1 << (bits - 1)) <= bounds[0] <= bounds[1] < 1 << (bits - 1) else None
 
@@ -842,7 +841,7 @@ class RawArithConstant(Rule):
         of every FlyDSL checkout 0.3.0 to 0.5.0), then treats it as it treats the raw constant."""
         parent = self.model.parent(node)
         call = self.model.parent(parent) if isinstance(parent, ast.keyword) else parent
-        value = known_number(self.model, literal)
+        value = self.model.known_number(literal)
         if not (isinstance(call, ast.Call) and leaf == "i32" and type(value) is int and _fits(value, "Int32")):
             return False
         position = _BUFFER_OFFSET_POSITIONS.get(self.model.resolve(call.func) or "")
@@ -867,7 +866,7 @@ class RawArithConstant(Rule):
 
     def _keeps_literal(self, left: ast.expr, left_type: str | None, leaf: str, literal: ast.expr) -> bool:
         """Whether an operator on the run-time `left` of `left_type` builds the constant from the literal."""
-        value = known_number(self.model, literal)
+        value = self.model.known_number(literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
         return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
 
@@ -977,7 +976,7 @@ def _constant_literal(model, node: ast.Call) -> ast.expr | None:
     if len(node.args) != 1 or [k.arg for k in node.keywords] != ["type"]:
         return None
     value = node.args[0]
-    return value if known_number(model, value) is not None else None
+    return value if model.known_number(value) is not None else None
 
 
 def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
@@ -1179,7 +1178,7 @@ def _literal_takes_type(model, values: list[ast.expr], types: list[str | None]) 
     an fx value taking that value's type: FlyDSL's `arith.select` builds the constant of the other
     value's type, `.select` the same one (an int literal within Int32's range for Int32, Int64 and
     Uint32, not negative for Uint32; a float literal for Float32; proven in tests/proofs)."""
-    literals = [known_number(model, value) for value in values]
+    literals = [model.known_number(value) for value in values]
     for literal, other in ((0, 1), (1, 0)):
         value, known = literals[literal], types[other]
         if value is not None and literals[other] is None and known in _LITERAL_OPERAND_TYPES \

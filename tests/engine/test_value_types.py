@@ -50,11 +50,55 @@ def test_expression_sources(expr, expected):
     ("fx.Int32(a) < 4", "fx.Boolean"),
     ("fx.Float32(a) & 1", "unknown"),  # a TypeError at trace time
     ("fx.Float16(a) + fx.BFloat16(b)", "unknown"),  # float ranks are not modelled
-    ("fx.Int32(a) + 2**40", "unknown"),  # a 64-bit literal
+    ("fx.Float16(a) * 0.5", "fx.Float32"),  # floats of two widths: the wider
+    ("fx.Float64(a) - fx.Float32(b)", "fx.Float64"),
+    ("fx.Int32(a) + 2147483648", "fx.Int64"),  # a literal past 32 bits becomes an Int64
+    ("fx.Int32(a) + 2**40", "unknown"),  # no value known for `**`: an Int32 or an Int64
     ("fx.Int32(a) + a", "unknown"),
 ])
 def test_operator_promotion(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
+
+
+@pytest.mark.parametrize("body, expected", [
+    # A Python int of unknown value is an Int32 or an Int64 in the operator: known where both agree.
+    ("n = len(a)\nprobe = fx.Int64(a) + n\n", "fx.Int64"),
+    ("n = len(a)\nprobe = n * fx.Index(a)\n", "fx.Index"),  # the wider unsigned wins either way
+    ("n = len(a)\nprobe = fx.Int32(a) < n\n", "fx.Boolean"),
+    ("n = len(a)\nprobe = fx.Boolean(a).select(fx.Int64(b), n)\n", "fx.Int64"),
+    ("n = len(a)\nprobe = fx.Int32(a) + n\n", "unknown"),
+    ("n = len(a)\nprobe = fx.Float32(a) * n\n", "unknown"),  # an Int64 would widen it to Float64
+    # ... and bounded ints (`int_bounds`) are the one class their range gives.
+    ("for i in range(4):\n    probe = fx.Int32(a) * (i * 16)\n", "fx.Int32"),
+    ("for i in [1, 2**33]:\n    probe = fx.Int32(a) * i\n", "unknown"),  # Int32 on one pass, Int64 on the other
+    ("for i in range(4):\n    probe = fx.Int32(a) * (i << 40)\n", "fx.Int64"),
+    # A Python float or bool is always a Float32 or a Boolean.
+    ("f = float(a)\nprobe = fx.Float32(a) * f\n", "fx.Float32"),
+    ("f = float(a)\nprobe = f - fx.Float64(a)\n", "fx.Float64"),
+])
+def test_python_number_operands_of_unknown_value(body, expected):
+    assert type_of(body) == expected
+
+
+def test_an_int_of_unknown_value_says_which_classes_it_may_be():
+    assert explain("n = len(a)\nprobe = fx.Int32(a) + n\n") == (
+        "unknown", "unknown: a Python int of unknown value may be an Int32 or an Int64")
+
+
+def test_the_derive_script_reads_both_classes_of_a_python_int():
+    numeric = ast.parse(textwrap.dedent('''\
+        class Numeric:
+            @staticmethod
+            def from_python_value(value):
+                if isinstance(value, bool):
+                    return Boolean(value)
+                elif isinstance(value, int):
+                    return Int32(value) if -2147483648 <= value <= 2147483647 else Int64(value)
+                elif isinstance(value, float):
+                    return Float32(value)
+        '''))
+    assert derive_types_script().literal_scalars(numeric) == {
+        "bool": "Boolean", "int": "Int32", "int-wide": "Int64", "float": "Float32"}
 
 
 def test_assignments_parameters_and_unpacking():

@@ -21,6 +21,7 @@ from flydsl.expr.typing import T
 
 BLOCK = 64
 _LGKM_ONLY = 0xC07F
+_TILE = (BLOCK, 1)
 
 
 def _s_waitcnt(val):
@@ -39,6 +40,10 @@ def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, 
     row = arith.index_cast(T.index, tid)
     peer = fx.Int32(fx.Int32(lane) + shift) % BLOCK
     dst = fx.Int32(fx.Int32(tid))  # noqa: FLY105
+    # An operator's class from its Python operand: BLOCK, bounded, is an Int32; `len(...)`, of no
+    # known value, may be an Int32 or an Int64, and either keeps an Int64 one (FLY112 both).
+    span = fx.Int32(lane * BLOCK)
+    reach = fx.Int64(fx.Int64(tid) + len(_TILE))
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     per_thread = fx.make_layout(1, 1)
@@ -61,7 +66,7 @@ def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, 
     rocdl.s_waitcnt(_LGKM_ONLY)
     gain = fx.Float32(arith.mulf(arith._to_raw(scale), arith._to_raw(scale)))
     fx.memref_store_vec(hi - lo + clipped * gain, rx)
-    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, dst)))
+    fx.copy_atom_call(copy, rx, fx.slice(tO, (None, (dst + span + fx.Int32(reach)) % BLOCK)))
 
 
 @flyc.jit

@@ -788,10 +788,12 @@ class _ValueTypes:
                 return target, source
             return UNKNOWN_TYPE, f"unknown: `.{method}` to a class that is not a known fx scalar"
         if result == "common-type" and receiver.scalar == "Boolean" and len(node.args) == 2 and not node.keywords:
-            operands = [self._as_operand(argument, self._typed(argument, depth)[0]) for argument in node.args]
-            if None in operands:
-                return UNKNOWN_TYPE, f"unknown: an operand of `.{method}` is neither an fx scalar nor a number literal"
-            common = _common_type(self.type_table, *operands)
+            firsts, seconds = (self._operand_scalars(argument, self._typed(argument, depth)[0], depth)
+                               for argument in node.args)
+            if not firsts or not seconds:
+                return UNKNOWN_TYPE, f"unknown: an operand of `.{method}` is neither an fx scalar nor a Python number"
+            commons = {_common_type(self.type_table, first, second) for first in firsts for second in seconds}
+            common = commons.pop() if len(commons) == 1 else UNKNOWN_TYPE
             return (common, source) if common.known else (UNKNOWN_TYPE, "unknown: promotion not settled")
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver} called so"
 
@@ -1085,24 +1087,37 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: no operator promotion known for {table.release}"
         if VECTOR in (left_type.kind, right_type.kind):
             return _vector_operator_type(table, op, left_type, right_type)
-        left_scalar = self._as_operand(left, left_type)
-        right_scalar = self._as_operand(right, right_type)
-        if left_scalar is None or right_scalar is None:
-            return UNKNOWN_TYPE, "unknown: an operand is neither an fx scalar nor a number literal"
-        found = _promote(table, op, left_scalar, right_scalar)
-        return (found, f"operator ({table.source})") if found.known else (found, "unknown: promotion not settled")
+        lefts, rights = self._operand_scalars(left, left_type, depth), self._operand_scalars(right, right_type, depth)
+        if not lefts or not rights:
+            return UNKNOWN_TYPE, "unknown: an operand is neither an fx scalar nor a Python number"
+        results = {_promote(table, op, left_scalar, right_scalar) for left_scalar in lefts for right_scalar in rights}
+        found = results.pop() if len(results) == 1 else UNKNOWN_TYPE
+        if not found.known:
+            why = "promotion not settled" if not results else "a Python int of unknown value may be an Int32 or an Int64"
+            return found, f"unknown: {why}"
+        return found, f"operator ({table.source})"
 
-    def _as_operand(self, node: ast.expr, found: ValueType) -> ValueType | None:
-        """The fx scalar an operand is in a scalar operator: itself, or the
-        scalar a number literal becomes (`Numeric.from_python_value`)."""
+    def _operand_scalars(self, node: ast.expr, found: ValueType, depth: int) -> tuple[ValueType, ...]:
+        """The fx scalars an operand may be in a scalar operator: itself; for a Python number,
+        what `Numeric.from_python_value` makes of it (a bool a Boolean, a float a Float32, an int
+        the table's `int` class, or past 32 bits its `int-wide` one): for an int whose value is
+        not known, both. Empty when the operand is neither."""
         if found.kind == SCALAR:
-            return found
-        if isinstance(node, ast.Constant) and found.kind in (PY_INT, PY_FLOAT, PY_BOOL):
-            if found.kind == PY_INT and not -2**31 <= node.value < 2**31:
-                return None  # a 64-bit literal: not the table's int entry
-            spelled = self.type_table.literals.get({PY_INT: "int", PY_FLOAT: "float", PY_BOOL: "bool"}[found.kind])
-            return self.type_table.scalar(spelled) if spelled else None
-        return None
+            return (found,)
+        literals = self.type_table.literals
+        if found.kind in (PY_FLOAT, PY_BOOL):
+            spelled = literals.get("float" if found.kind == PY_FLOAT else "bool")
+            return (self.type_table.scalar(spelled),) if spelled else ()
+        if found.kind != PY_INT or "int" not in literals or "int-wide" not in literals:
+            return ()
+        narrow, wide = self.type_table.scalar(literals["int"]), self.type_table.scalar(literals["int-wide"])
+        bounds = self._int_bounds(node, 0, depth)
+        if bounds is None:
+            return narrow, wide
+        low, high = bounds
+        if -2**31 <= low and high < 2**31:
+            return (narrow,)
+        return (wide,) if -2**63 <= low and high < 2**63 else ()  # past 64 bits the wide class raises
 
 
 _BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
@@ -1296,7 +1311,10 @@ def _common_type(table: TypeTable, left: ValueType, right: ValueType) -> ValueTy
             return floating
         return table.scalar("Float32" if integer.width <= 32 else "Float64")
     if left.is_float:
-        return UNKNOWN_TYPE  # two distinct floats: the rank rules are not modelled
+        wider = left if left.width > right.width else right
+        if left.width != right.width and wider.width >= 16:
+            return wider  # two floats of different widths: the wider (`_resolve_float_type`)
+        return UNKNOWN_TYPE  # two distinct floats of one width: the rank rules are not modelled
     if left.signed == right.signed:
         return left if left.width >= right.width else right
     unsigned, signed = (left, right) if not left.signed else (right, left)
