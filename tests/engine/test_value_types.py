@@ -796,6 +796,16 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     # A `for` target, for a read in the loop's own body: bound again before each run of it.
     loops = "def f(a):\n    for i in fx.range_constexpr(4):\n        probe = i * 2\n        i = q\n    for i in range(a):\n        y = i\n"
     assert explain(loops) == ("py-int", "Python arithmetic")
+    # A read nested in a compound statement of that block, when nothing in the statement binds the
+    # name (no loop in it brings a later binding back round) and, in traced code, no region around
+    # the read carries it.
+    assert type_of("def f(a, c):\n    x = fx.Int32(a)\n    if c:\n        probe = x\n    x = q\n") == "fx.Int32"
+    assert type_of("def f(a, c):\n    x = fx.Int64(a)\n    for i in range(4):\n        while c:\n"
+                   "            probe = x\n    x = q\n") == "fx.Int64"
+    assert type_of("def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            probe = i\n"
+                   "    i = q\n") == "py-int"
+    assert type_of("@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        probe = x\n"
+                   "    x = q\n") == "ArithValue (signed=None)"
 
 
 @pytest.mark.parametrize("body", [
@@ -807,13 +817,16 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     "def f(n: fx.Int64):\n    for i in range(4):\n        probe = n\n        n = q\n",  # the parameter, in a loop
     # A loop target read after the loop, in a nested block, or after a rebinding in the body.
     "def f(a):\n    for i in fx.range_constexpr(4):\n        pass\n    probe = i\n    i = q\n",
-    "def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            probe = i\n    i = q\n",
     "def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            i = q\n        probe = i\n",
     "def f(a):\n    x = fx.Int32(a)\n    probe = [x for _ in a]\n    x = q\n",  # another scope reads it
     "def f(a):\n    x = fx.Int32(a)\n    def g():\n        probe = x\n    x = q\n",
     "def f(a):\n    x = fx.Int32(a)\n    y = (x := q) + x\n    probe = x\n",  # a walrus in between
     "def f(a):\n    x, x = fx.Int32(a), q\n    probe = x\n",
+    # A compound statement that binds the name as well, around or beside the nested read.
+    "def f(a, c):\n    x = fx.Int32(a)\n    for i in range(4):\n        if c:\n            probe = x\n        x = q\n",
+    "def f(a, c):\n    x = fx.Int32(a)\n    if c:\n        probe = x\n    else:\n        x = q\n    x = q\n",
     # Traced code: a dynamic region calling a method of the name carries and rebuilds it.
+    "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        x.owner()\n        probe = x\n    x = q\n",
     "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        x.owner()\n    probe = x\n    x = q\n",
 ])
 def test_a_rebound_name_no_one_binding_provably_reaches_stays_unknown(body):

@@ -1,4 +1,5 @@
-"""Reaching bindings: the one binding of a name bound more than once that a read provably sees."""
+"""Reaching bindings: the one binding of a name bound more than once that a read provably sees,
+and the regions of traced code the AST rewriter carries a name through (rebuilding its value)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ _BLOCK_FIELDS = ("body", "orelse", "finalbody")
 
 
 class _ReachingBindings:
-    """Straight-line reaching bindings (part of `SemanticModel`)."""
+    """Straight-line reaching bindings and carried names (part of `SemanticModel`)."""
 
     def reaching_binding(self, read: ast.Name) -> Binding | None:
         """The binding every execution reaching `read` made last, when it is provably one: in a
@@ -19,7 +20,8 @@ class _ReachingBindings:
         (the parameter, for a read in the function's top-level block; a `for` target, for a read in
         the loop's own body), with no binding of the name in between. Any path to the read runs
         down that list, so through the assignment, and nothing after it rebinds the name before
-        the read. In traced code no compound statement in between may read the name either: the
+        the read. The read may also be nested in a compound statement of that list that binds the
+        name nowhere (`_passes_through`). In traced code no compound statement in between may read the name either: the
         rewriter carries a name a dynamic region stores into, subscripts or calls a method of, and
         rebinds it after the region (`_collect_assigned_vars` in compiler/ast_rewriter.py). None
         when not provably one."""
@@ -72,12 +74,71 @@ class _ReachingBindings:
             bound = self._assignment_statement(last)
             block = self._block_of(bound) if bound is not None else None
             start = _index_in(block, bound) + 1 if block is not None else None
-        end = _index_in(block, statement) if block is not None else None
+        anchor = self._statement_in(block, statement) if block is not None else None
+        end = _index_in(block, anchor) if anchor is not None else None
         if end is None or start is None or start > end:
             return None
-        if self.in_traced_code(statement) and self._read_in_a_region(name, block[start:end]):
+        traced = self.in_traced_code(statement)
+        if traced and self._read_in_a_region(name, block[start:end]):
+            return None
+        if anchor is not statement and not self._passes_through(anchor, bindings, name, position, traced):
             return None
         return last
+
+    def _carrying_regions(self, name: str) -> list[ast.stmt]:
+        """The `if`/`while` statements and `range` loops that call a method of `name` or store into it
+        (asked per name: climbing from every such node to its function is the cost)."""
+        regions = self._answers["carrying_regions"]
+        if name not in regions:
+            found: list[ast.stmt] = []
+            for node in self._method_and_store_bases().get(name, ()):
+                for ancestor in self.ancestors(node):
+                    if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                        break
+                    if (isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor)) and ancestor not in found:
+                        found.append(ancestor)
+            regions[name] = found
+        return regions[name]
+
+    def _method_and_store_bases(self) -> dict[str, list[ast.expr]]:
+        """name -> the method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on it."""
+        bases = self._answers["method_and_store_bases"]
+        if None not in bases:
+            by_name: dict[str, list[ast.expr]] = {}
+            nodes = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
+            nodes += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
+                      if isinstance(target.ctx, ast.Store)]
+            for node in nodes:
+                base = node
+                while isinstance(base, (ast.Attribute, ast.Subscript)):
+                    base = base.value
+                if isinstance(base, ast.Name):
+                    by_name.setdefault(base.id, []).append(node)
+            bases[None] = by_name
+        return bases[None]
+
+    def _statement_in(self, block: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
+        """`statement`, or the compound statement of `block` it is nested in (None: neither)."""
+        ancestor = statement
+        while ancestor is not None:
+            if isinstance(ancestor, ast.stmt) and _index_in(block, ancestor) is not None:
+                return ancestor
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+                return None
+            ancestor = self.parent(ancestor)
+        return None
+
+    def _passes_through(self, compound: ast.stmt, bindings, name: str, read: tuple[int, int], traced: bool) -> bool:
+        """Whether the value a name holds on entering `compound` is the one its read at `read`, nested
+        in it, sees: no binding of the name anywhere in the statement (a loop in it could bring a later
+        one back round), and in traced code no region around the read that the rewriter carries
+        the name through (rebuilt as an fx value inside: `_carried_before`)."""
+        first, last = (compound.lineno, compound.col_offset), (compound.end_lineno, compound.end_col_offset)
+        if any(first <= binding.position <= last for binding in bindings):
+            return False
+        return not traced or not any(
+            first <= (region.lineno, region.col_offset) and (region.lineno, region.col_offset) <= read
+            <= (region.end_lineno, region.end_col_offset) for region in self._carrying_regions(name))
 
     def _assignment_statement(self, binding: Binding) -> ast.stmt | None:
         """The `x = v`, `x: T = v` or `x += v` statement an assignment binding is a target of."""
@@ -102,6 +163,15 @@ class _ReachingBindings:
         return bool(regions) and any(
             (first, column) <= (load.lineno, load.col_offset) and (load.end_lineno, load.end_col_offset) <= (last, end)
             for load in self._loads.get(name, ()) for first, column, last, end in regions)
+
+
+def _rewritten_loop(node: ast.AST) -> bool:
+    """A `for` the rewriter turns into an `scf.for`: over a call named `range` (`range(...)`,
+    `fx.range(...)`); a `range_constexpr` loop or one over a list is Python's own."""
+    if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
+        return False
+    callee = node.iter.func
+    return (callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)) == "range"
 
 
 def _index_in(block: list[ast.stmt], statement: ast.stmt | None) -> int | None:

@@ -384,38 +384,6 @@ class _ValueTypes:
                    and self.enclosing_function(region) is self.enclosing_function(read)
                    for region in self._carrying_regions(binding.name))
 
-    def _carrying_regions(self, name: str) -> list[ast.stmt]:
-        """The `if`/`while` statements and `range` loops that call a method of `name` or store into it
-        (asked per name: climbing from every such node to its function is the cost)."""
-        regions = self._answers["carrying_regions"]
-        if name not in regions:
-            found: list[ast.stmt] = []
-            for node in self._method_and_store_bases().get(name, ()):
-                for ancestor in self.ancestors(node):
-                    if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-                        break
-                    if (isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor)) and ancestor not in found:
-                        found.append(ancestor)
-            regions[name] = found
-        return regions[name]
-
-    def _method_and_store_bases(self) -> dict[str, list[ast.expr]]:
-        """name -> the method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on it."""
-        bases = self._answers["method_and_store_bases"]
-        if None not in bases:
-            by_name: dict[str, list[ast.expr]] = {}
-            nodes = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
-            nodes += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
-                      if isinstance(target.ctx, ast.Store)]
-            for node in nodes:
-                base = node
-                while isinstance(base, (ast.Attribute, ast.Subscript)):
-                    base = base.value
-                if isinstance(base, ast.Name):
-                    by_name.setdefault(base.id, []).append(node)
-            bases[None] = by_name
-        return bases[None]
-
     def _bound_from_another_scope(self, binding) -> bool:
         """Whether a `global`/`nonlocal` statement lets some function rebind the name
         (the walk records that assignment in the function's scope, not in the one read)."""
@@ -1241,15 +1209,6 @@ def _promote(table: TypeTable, op: ast.AST, left: ValueType, right: ValueType) -
     if isinstance(op, ast.Div) and not common.is_float:
         return table.scalar("Float64" if common.width > 32 else "Float32")
     return common
-
-
-def _rewritten_loop(node: ast.AST) -> bool:
-    """A `for` the rewriter turns into an `scf.for`: over a call named `range` (`range(...)`,
-    `fx.range(...)`); a `range_constexpr` loop or one over a list is Python's own."""
-    if not isinstance(node, ast.For) or not isinstance(node.iter, ast.Call):
-        return False
-    callee = node.iter.func
-    return (callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", None)) == "range"
 
 
 # An operator -> ArithValue's dunder for it, and the reflected one Python calls on a right
