@@ -41,7 +41,7 @@ from flydsl_lint.verify.imports import ImportFacts, Unreadable
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.toolchain import Linker
 
-ENTRY_FORMAT = 2  # 2: kernels carry backend_input
+ENTRY_FORMAT = 3  # 2: kernels carry backend_input; 3: results the labels that called a jit function
 MAX_ENTRY_BYTES = 256 << 20  # a whole test file's ISA; larger is a miss, never read
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_VERIFY_CACHE_DIR"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -186,6 +186,7 @@ def result_to_json(result: CompileResult) -> dict:
         "failures": [[f.label, f.func_name, f.message] for f in result.failures],
         "outcomes": [[label, outcome, message] for label, (outcome, message) in sorted(result.outcomes.items())],
         "flydsl_versions": sorted(result.flydsl_versions),
+        "calling": sorted(result.calling),
     }
 
 
@@ -195,9 +196,11 @@ def _rows(value: object, width: int) -> list[list]:
 
 
 def result_from_json(data: object, arch: str, evidence_dir: Path) -> CompileResult:
-    _require(type(data) is dict and set(data) == {"specializations", "failures", "outcomes", "flydsl_versions"})
+    _require(type(data) is dict
+             and set(data) == {"specializations", "failures", "outcomes", "flydsl_versions", "calling"})
     fields: dict = data  # type: ignore[assignment]
-    result = CompileResult(arch, evidence_dir, flydsl_versions=set(_texts(fields["flydsl_versions"])))
+    result = CompileResult(arch, evidence_dir, flydsl_versions=set(_texts(fields["flydsl_versions"])),
+                           calling=set(_texts(fields["calling"])))
     for label, kernel, occurrence, isa in _rows(fields["specializations"], 4):
         key = SpecializationKey(_text(label), _text(kernel), _count(occurrence))
         result.specializations[key] = _kernel_from_json(isa)

@@ -37,6 +37,7 @@ ENV_DUMP_ROOT = "FLYDSL_VERIFY_DUMP_ROOT"
 ENV_TESTS = "FLYDSL_VERIFY_TESTS"
 COMPILES_MANIFEST = "compiles.jsonl"
 OUTCOMES_MANIFEST = "outcomes.jsonl"
+CALLS_MANIFEST = "calls.jsonl"  # the tests that called a FlyDSL jit function (a cached kernel too)
 LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
 PROBE_LABEL = "probe:"  # what a probe's compilations and outcome are labelled with, before module:function
 HOOK_ERRORS_MANIFEST = "hook-errors.jsonl"
@@ -164,12 +165,13 @@ class CompileRecorder:
         self.current_label = OUTSIDE_ANY_TEST
         self.flydsl = ""  # the release compiling, once installed
         self._sequence = itertools.count()
+        self._calling_labels: set[str] = set()
 
     def install(self) -> None:
         self.flydsl = flydsl_version()
         shape = hook_shape_for(self.flydsl)
         try:
-            from flydsl.compiler.jit_function import MlirCompiler
+            from flydsl.compiler.jit_function import JitFunction, MlirCompiler
         except (ImportError, AttributeError) as exc:
             reason = f"flydsl.compiler.jit_function.MlirCompiler is not there ({describe_exception(exc)})"
             raise HookError(reason) from exc
@@ -194,6 +196,21 @@ class CompileRecorder:
                 append_json_line(recorder.manifest, record)
 
         MlirCompiler.compile = classmethod(recording_compile)
+
+        # A test whose kernel another test compiled first compiles nothing itself: its call of the
+        # jit function says it reached FlyDSL all the same.
+        original_call = JitFunction.__call__
+
+        def recording_call(jit, *args, **kwargs):
+            recorder._called()
+            return original_call(jit, *args, **kwargs)
+
+        JitFunction.__call__ = recording_call
+
+    def _called(self) -> None:
+        if self.current_label not in self._calling_labels:
+            self._calling_labels.add(self.current_label)
+            append_json_line(self.dump_root / CALLS_MANIFEST, {"label": self.current_label})
 
     def _begin(self, func_name: str) -> dict:
         """Point the next compilation at a fresh dump directory; its manifest record."""

@@ -57,6 +57,7 @@ class CompileResult:
     failures: list[CompileFailure] = field(default_factory=list)
     outcomes: dict[str, tuple[str, str]] = field(default_factory=dict)  # label -> (outcome, message)
     flydsl_versions: set[str] = field(default_factory=set)  # the releases that compiled
+    calling: set[str] = field(default_factory=set)  # the labels that called a FlyDSL jit function
 
     @property
     def ok(self) -> bool:
@@ -164,6 +165,7 @@ def collect_evidence(dump_root: Path, result: CompileResult) -> None:
             key = SpecializationKey(record["label"], kernel.name, occurrences[(record["label"], kernel.name)])
             occurrences[(record["label"], kernel.name)] += 1
             result.specializations[key] = kernel
+    result.calling.update(record["label"] for record in _read_json_lines(dump_root / capture.CALLS_MANIFEST))
     failed_labels = {failure.label for failure in result.failures}
     for record in _read_json_lines(dump_root / capture.OUTCOMES_MANIFEST):
         result.outcomes[record["label"]] = (record["outcome"], record["message"])

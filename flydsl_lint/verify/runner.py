@@ -73,10 +73,12 @@ class CaptureProgress:
 
 def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) -> CompileModeFindings:
     """Tests that errored outside FlyDSL: breaking only when the change introduced the error; not
-    verified when a side could not import what the test needs (the same import error on both sides)
-    or a node id asked for names no test on either side."""
+    verified when a side could not import what the test needs (the same import error on both sides),
+    a node id asked for names no test on either side, or a test failed on both sides before it
+    called any kernel."""
     findings = CompileModeFindings()
     compiled_after = {key.label for key in after.specializations}
+    reached = compiled_after | {key.label for key in before.specializations} | before.calling | after.calling
     for label in sorted(set(before.outcomes) | set(after.outcomes)):
         old, old_message = before.outcomes.get(label, ("absent", ""))
         new, new_message = after.outcomes.get(label, ("absent", ""))
@@ -99,6 +101,11 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
             findings.comparisons.append(KernelComparison(
                 "?", arch, COMPILE_ERROR, test_id=label, side=AFTER,
                 message=HOST_ERROR + first_line(new_message)))
+        elif old == new and new in ("error", "output-mismatch") and label not in reached:
+            # It stopped before it called a kernel (a reference computed first that fails here,
+            # say): none of its kernels was compared, so it proves nothing either way.
+            findings.unverified.append(Unverified(label, arch, f"failed on both sides before calling any FlyDSL "
+                                                               f"kernel: {first_line(new_message)}"))
         elif new == "error":
             findings.notes.append(f"[{arch}] {label}: errored on both sides (outside FlyDSL, not counted): "
                                   f"{first_line(new_message)}")
@@ -148,6 +155,7 @@ def merge(arch: str, evidence_dir: Path, parts: list[CompileResult]) -> CompileR
         merged.failures += part.failures
         merged.outcomes.update(part.outcomes)
         merged.flydsl_versions |= part.flydsl_versions
+        merged.calling |= part.calling
     merged.failures.sort(key=lambda f: (f.label, f.func_name, f.message))
     return merged
 

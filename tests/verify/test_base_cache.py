@@ -29,6 +29,7 @@ def a_result(tmp_path: Path, arch: str = "gfx942") -> CompileResult:
     result.specializations[SpecializationKey(f"{TESTS[0]}::test_vec_add[4096]", kernel.name, 0)] = kernel
     result.failures.append(CompileFailure(f"{TESTS[0]}::test_other", "other_kernel", "ValueError: no"))
     result.outcomes[f"{TESTS[0]}::test_vec_add[4096]"] = ("output-mismatch", "AssertionError")
+    result.calling.add(f"{TESTS[0]}::test_vec_add[4096]")
     return result
 
 
@@ -58,6 +59,7 @@ def test_a_stored_result_comes_back_whole(tmp_path, stored):
     assert found.failures == original.failures
     assert found.outcomes == original.outcomes
     assert found.flydsl_versions == original.flydsl_versions
+    assert found.calling == original.calling
     assert found.evidence_dir == tmp_path / "elsewhere"
 
 

@@ -100,6 +100,26 @@ def test_a_host_error_after_compiling_on_both_sides_is_a_note():
     assert findings.notes == [f"[gfx942] {label}: errored on both sides (outside FlyDSL, not counted): {message}"]
 
 
+@pytest.mark.parametrize("outcome", ["output-mismatch", "error"])
+def test_a_test_failing_on_both_sides_before_calling_a_kernel_is_not_verified(outcome):
+    """A reference benchmark raised inside torch before the kernel was called (FlyDSL v0.3.1's
+    test_hgemm_splitk under a CPU torch): nothing was compared, so it must not pass as parity."""
+    label = "tests/kernels/test_hgemm_splitk.py::test_mfma_flyc_splitk_hgemm[eager-fp16]"
+    message = "AssertionError: Duplicate torch object <function _noop> with different rules"
+    findings = _outcome_findings("gfx942", _result({label: (outcome, message)}), _result({label: (outcome, message)}))
+    assert findings.comparisons == [] and findings.notes == []
+    assert findings.unverified == [Unverified(label, "gfx942", f"failed on both sides before calling any FlyDSL "
+                                                               f"kernel: {message}")]
+    # One that compiled, or called a kernel an earlier test compiled, and then failed reading the
+    # outputs compile mode does not compute: its kernels are compared.
+    compiled = _result({label: (outcome, message)})
+    compiled.specializations[SpecializationKey(label, "hgemm_kernel_0", 0)] = None
+    cached = _result({label: (outcome, message)})
+    cached.calling.add(label)
+    for after in (compiled, cached):
+        assert _outcome_findings("gfx942", _result({label: (outcome, message)}), after).unverified == []
+
+
 def test_a_host_error_before_any_compile_still_breaks_parity():
     label = f"{TEST}::test_sort[8-256]"
     findings = _outcome_findings("gfx942", _result({label: ("passed", "")}),
