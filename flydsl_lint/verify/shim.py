@@ -140,8 +140,15 @@ def _report_cpu_tensors_as_cuda(torch) -> None:
     torch.Tensor.is_cuda = property(is_cuda)
 
 
-def _noop(*args, **kwargs):
-    return None
+def _noop(name: str):
+    """A do-nothing stand-in for `torch.cuda.<name>`, its own function object: torch._dynamo keys
+    its trace rules by function, and one object under two names with different rules stops it
+    ("Duplicate torch object", raised by the first torch.profiler or torch.compile use)."""
+    def noop(*args, **kwargs):
+        return None
+
+    noop.__name__ = noop.__qualname__ = name
+    return noop
 
 
 def install(arch: str) -> None:
@@ -187,14 +194,14 @@ def install(arch: str) -> None:
         "is_current_stream_capturing": lambda: False,
         "device_count": lambda: 1,
         "current_device": lambda: 0,
-        "set_device": _noop,
-        "init": _noop,
-        "_lazy_init": _noop,
-        "synchronize": _noop,
-        "empty_cache": _noop,
-        "manual_seed": _noop,
-        "manual_seed_all": _noop,
-        "reset_peak_memory_stats": _noop,
+        "set_device": _noop("set_device"),
+        "init": _noop("init"),
+        "_lazy_init": _noop("_lazy_init"),
+        "synchronize": _noop("synchronize"),
+        "empty_cache": _noop("empty_cache"),
+        "manual_seed": _noop("manual_seed"),
+        "manual_seed_all": _noop("manual_seed_all"),
+        "reset_peak_memory_stats": _noop("reset_peak_memory_stats"),
         "memory_allocated": lambda *a, **k: 0,
         "max_memory_allocated": lambda *a, **k: 0,
         "mem_get_info": lambda *a, **k: (properties.total_memory, properties.total_memory),
@@ -209,7 +216,7 @@ def install(arch: str) -> None:
         "default_stream": lambda *a, **k: _FakeStream(),
         "stream": lambda *a, **k: contextlib.nullcontext(),
         "device": lambda *a, **k: contextlib.nullcontext(),
-        "_sleep": _noop,
+        "_sleep": _noop("_sleep"),
     }
     for name, value in replacements.items():
         setattr(cuda, name, value)

@@ -37,3 +37,23 @@ def test_cuda_requests_land_on_cpu():
     pytest.importorskip("torch")
     result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, cwd=REPO_ROOT)
     assert result.stdout.strip() == "ok", result.stderr
+
+
+DYNAMO_SCRIPT = """
+from flydsl_lint.verify import shim
+shim.install("gfx942")
+import torch
+import torch._dynamo.trace_rules as rules
+# FlyDSL's run_perftest profiles the torch reference first; torch._dynamo then maps every
+# torch.cuda function to its trace rule, and refuses one function object under two names.
+rules.lookup(torch.cuda.synchronize)
+with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+    torch.rand(4, 4, device="cuda").sum()
+print("ok")
+"""
+
+
+def test_shimmed_cuda_functions_keep_torch_dynamo_working():
+    pytest.importorskip("torch")
+    result = subprocess.run([sys.executable, "-c", DYNAMO_SCRIPT], capture_output=True, text=True, cwd=REPO_ROOT)
+    assert result.stdout.strip().endswith("ok"), result.stderr[-2000:]
