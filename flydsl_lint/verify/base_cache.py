@@ -41,7 +41,7 @@ from flydsl_lint.verify.imports import ImportFacts, Unreadable
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.toolchain import Linker
 
-ENTRY_FORMAT = 3  # 2: kernels carry backend_input; 3: results the labels that called a jit function
+ENTRY_FORMAT = 3  # 2: kernels carry backend_input; 3: the labels that called a jit function, messages in <repo> terms
 MAX_ENTRY_BYTES = 256 << 20  # a whole test file's ISA; larger is a miss, never read
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_VERIFY_CACHE_DIR"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"

@@ -153,13 +153,26 @@ def _raise_hook_error(dump_root: Path) -> None:
                                 f"{record['reason']}")
 
 
-def collect_evidence(dump_root: Path, result: CompileResult) -> None:
-    """Fold one capture process's manifests and dumps into ``result``."""
+# Where a message names the checkout it was captured in: each side has its own, so a failure the
+# change does not touch reads the same on both sides only once the checkout is out of it.
+REPO_PLACEHOLDER = "<repo>"
+
+
+def collect_evidence(dump_root: Path, result: CompileResult, tree: Path | None = None) -> None:
+    """Fold one capture process's manifests and dumps into ``result`` (messages naming ``tree``,
+    the checkout it ran in, name it ``<repo>``)."""
+    roots = sorted({str(tree), str(tree.resolve())}, key=len, reverse=True) if tree is not None else []
+
+    def in_repo_terms(message: str) -> str:
+        for root in roots:
+            message = message.replace(root, REPO_PLACEHOLDER)
+        return message
+
     occurrences: Counter = Counter()
     for record in _read_json_lines(dump_root / capture.COMPILES_MANIFEST):
         result.flydsl_versions.add(record["flydsl"])
         if "error" in record:
-            result.failures.append(CompileFailure(record["label"], record["func_name"], record["error"]))
+            result.failures.append(CompileFailure(record["label"], record["func_name"], in_repo_terms(record["error"])))
             continue
         for kernel in parse_dump_dir(dump_root / record["dump_dir"]):
             key = SpecializationKey(record["label"], kernel.name, occurrences[(record["label"], kernel.name)])
@@ -168,10 +181,11 @@ def collect_evidence(dump_root: Path, result: CompileResult) -> None:
     result.calling.update(record["label"] for record in _read_json_lines(dump_root / capture.CALLS_MANIFEST))
     failed_labels = {failure.label for failure in result.failures}
     for record in _read_json_lines(dump_root / capture.OUTCOMES_MANIFEST):
-        result.outcomes[record["label"]] = (record["outcome"], record["message"])
+        message = in_repo_terms(record["message"])
+        result.outcomes[record["label"]] = (record["outcome"], message)
         # Errors while tracing never reach the compile step; report them once.
         if record["outcome"] == COMPILE_ERROR and record["label"] not in failed_labels:
-            result.failures.append(CompileFailure(record["label"], "", record["message"]))
+            result.failures.append(CompileFailure(record["label"], "", message))
 
 
 def _pytest_paths(tests: list[str]) -> list[str]:
@@ -222,7 +236,7 @@ def run_capture(
             env[capture.ENV_TESTS] = json.dumps(list(tests))
         returncode, log_tail = _run(command, cwd=tree, env=env, log_path=evidence_dir / f"{name}.log", timeout=timeout)
         _raise_hook_error(dump_root)
-        collect_evidence(dump_root, result)
+        collect_evidence(dump_root, result, tree)
         if returncode is None:
             result.failures.append(CompileFailure(name, "", f"timed out after {timeout:.0f}s"))
         elif returncode < 0:

@@ -249,3 +249,25 @@ def test_a_capture_run_a_signal_ends_records_which_signal(tmp_path):
     result = run_capture(tmp_path, arch="gfx942", evidence_dir=tmp_path / "evidence",
                          linker=Linker("none", tmp_path), tests=["test_dies.py"], timeout=120)
     assert [(f.label, f.message) for f in result.failures] == [("tests", killed_message(signal.SIGKILL))]
+
+
+def test_a_failure_names_its_checkout_as_repo_so_both_sides_can_read_the_same(tmp_path):
+    """FlyDSL HEAD's pa_decode_tile needs ROCm's device libraries, absent here: both sides failed in
+    the same way, but each message named its own checkout, and the run read as parity broken."""
+    from flydsl_lint.verify.compile import REPO_PLACEHOLDER, collect_evidence
+
+    def captured(tree: Path) -> CompileResult:
+        dump_root = tmp_path / tree.name / "probes"
+        dump_root.mkdir(parents=True)
+        error = (f"DSLCompileError: ROCm amdgcn bitcode path: /opt/rocm/amdgcn/bitcode does not exist\n"
+                 f'  File "{tree}/kernels/attention/pa_decode_tile.py", line 953')
+        record = {"seq": 0, "label": "probe:kernels.pa:probe_tile", "func_name": "launch", "dump_dir": "c1-0000",
+                  "flydsl": "0.5.0", "error": error}
+        (dump_root / capture.COMPILES_MANIFEST).write_text(json.dumps(record) + "\n")
+        result = _result({})
+        collect_evidence(dump_root, result, tree)
+        return result
+
+    before, after = captured(tmp_path / "tree-base"), captured(tmp_path / "tree-head")
+    assert before.failures == after.failures
+    assert f'File "{REPO_PLACEHOLDER}/kernels/attention/pa_decode_tile.py", line 953' in after.failures[0].message
