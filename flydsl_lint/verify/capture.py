@@ -171,7 +171,7 @@ class CompileRecorder:
         self.flydsl = flydsl_version()
         shape = hook_shape_for(self.flydsl)
         try:
-            from flydsl.compiler.jit_function import JitFunction, MlirCompiler
+            from flydsl.compiler.jit_function import MlirCompiler
         except (ImportError, AttributeError) as exc:
             reason = f"flydsl.compiler.jit_function.MlirCompiler is not there ({describe_exception(exc)})"
             raise HookError(reason) from exc
@@ -199,6 +199,11 @@ class CompileRecorder:
 
         # A test whose kernel another test compiled first compiles nothing itself: its call of the
         # jit function says it reached FlyDSL all the same.
+        try:
+            from flydsl.compiler.jit_function import JitFunction
+        except (ImportError, AttributeError) as exc:
+            reason = f"flydsl.compiler.jit_function.JitFunction is not there ({describe_exception(exc)})"
+            raise HookError(reason) from exc
         original_call = JitFunction.__call__
 
         def recording_call(jit, *args, **kwargs):

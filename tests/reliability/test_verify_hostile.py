@@ -194,6 +194,9 @@ def _verify_with_fake_flydsl(repo: Path, fake: Path):
     (FAKE_JIT_FUNCTION.replace("name, options", "*, func_name, options"),
      "MlirCompiler.compile(module, *, func_name, options) is not the (asm, func_name, config) of flydsl 0.5.0"),
     (None, "flydsl.compiler.jit_function.MlirCompiler is not there (ModuleNotFoundError"),
+    # A fitting compile step, but no JitFunction whose calls say which tests reached a kernel.
+    (FAKE_JIT_FUNCTION.replace("module, name, options", "asm, func_name, config"),
+     "flydsl.compiler.jit_function.JitFunction is not there (ImportError"),
 ])
 def test_hook_not_fitting_flydsl_is_a_setup_error(repo, tmp_path, jit_function, reason):
     result = _verify_with_fake_flydsl(repo, _fake_flydsl(tmp_path / "fake", jit_function, "0.5.0"))
