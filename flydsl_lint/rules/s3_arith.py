@@ -349,7 +349,9 @@ def type_detail(rule: Rule, operands: list[ast.expr], types: list[str | None]) -
     """Why no fix is offered, for the message: the operand whose fx type is unknown, or mixed types."""
     unknown = next((o for o, t in zip(operands, types) if t is None), None)
     if unknown is not None:
-        return f" (the fx type of `{rule.text(unknown)}` is not known: wrap it once where it is made)"
+        cause = rule.model.unknown_cause(unknown)  # the root of it, where the user can wrap the value
+        because = f"{cause}; " if cause else ""
+        return f" (the fx type of `{rule.text(unknown)}` is not known: {because}wrap it once where it is made)"
     if len(set(types)) > 1:
         return f" (operands of different fx types, {' and '.join(types)}: the operator would promote them)"
     return ""
@@ -408,7 +410,8 @@ class RawArithOperator(Rule):
                 fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a * b) * 2\n", unsafe=True),
         Invalid("from flydsl._mlir.dialects import arith\ns = arith.mulf(as_mlir_value(a), as_mlir_value(b))\n",
                 at=(2, 5), message="Raw `arith.mulf`: use the `*` operator on fx-typed values "
-                "(the fx type of `as_mlir_value(a)` is not known: wrap it once where it is made)"),
+                "(the fx type of `as_mlir_value(a)` is not known: no return type known for `as_mlir_value` "
+                "(not resolved); wrap it once where it is made)"),
         Invalid("from flydsl._mlir.dialects import arith\nr = arith.XOrIOp(a, b).result\n"),
         # Views of run-time Int32 values into a wrap of the same type: safe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
@@ -1027,7 +1030,7 @@ class RawArithSelect(Rule):
     invalid = [
         Invalid("from flydsl.expr import arith\nv = arith.select(is_b, half, zero)\n",
                 message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
-                "(the fx type of `is_b` is not known: wrap it once where it is made)"),
+                "(the fx type of `is_b` is not known: `is_b` is not bound in this module; wrap it once where it is made)"),
         Invalid("from flydsl._mlir.dialects import arith\nv = arith.SelectOp(c, a, b).result\n"),
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Float32, b: fx.Float32):\n"

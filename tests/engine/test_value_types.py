@@ -1010,3 +1010,14 @@ def test_a_builtin_number_annotation_is_trusted_outside_kernels_and_jit_function
     assert type_of("@flyc.jit\ndef j(n: int):\n    probe = n\n") == "unknown"
     # A module that rebinds the name: not the builtin.
     assert type_of("int = fx.Int32\ndef build(n: int):\n    probe = n\n") != "py-int"
+
+
+def test_the_cause_of_an_unknown_type_is_the_end_of_its_chain():
+    def cause(body):
+        model, tree = model_of(body)
+        probe = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "probe"][-1]
+        return model.unknown_cause(model.parent(probe).value)
+    # `(v + 1) < 4` -> left operand -> left operand -> the parameter: what the user can wrap.
+    assert cause("def f(v):\n    probe = (v + 1) < 4\n") == "parameter `v` has no annotation"
+    assert cause("def f(a):\n    probe = helper(a) * fx.Int32(2)\n") == "no return type known for `helper` (not resolved)"
+    assert cause("def f(v: fx.Int32):\n    probe = (v + 1) < 4\n") is None  # known: no cause

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -46,6 +47,9 @@ _ARGUMENT_DEPENDENT = frozenset({"value_type", "rebound_type", "rebound_read", "
 # The bindings whose types a name bound more than once can agree on (with, except, import, def,
 # class, match, comprehension and walrus targets keep it unknown).
 _AGREEING_BINDINGS = ("assign", "param", "loop")
+
+# A reason that ends in the reason it rests on: `unknown: left operand (unknown: ...)`.
+_NESTED_REASON = re.compile(r"\((unknown: .*)\)\s*$")
 
 # Kinds of values (ValueType.kind).
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
@@ -269,6 +273,19 @@ class _ValueTypes:
         `assignment at L:C`, ... or the reason it is unknown."""
         return self._typed(node, 0)
 
+    def unknown_cause(self, node: ast.expr) -> str | None:
+        """Where the chain of reasons for an unknown type ends (`parameter `n` has no annotation`,
+        `no return type known for `kernels.common.utils.cdiv``): the innermost of the nested
+        reasons `explain_type` gives. None when the type is known."""
+        found, why = self.explain_type(node)
+        if found.known:
+            return None
+        while True:
+            nested = _NESTED_REASON.search(why)
+            if nested is None:
+                return why.removeprefix("unknown: ")
+            why = nested.group(1)
+
     @property
     def type_table(self) -> TypeTable:
         return type_table(self.target_version)
@@ -348,7 +365,7 @@ class _ValueTypes:
             condition = self._typed(node.test, depth)[0]
             if condition.kind not in (PY_BOOL, PY_INT, PY_FLOAT):
                 return UNKNOWN_TYPE, (f"unknown: a conditional expression in traced code whose condition may be a "
-                                      f"run-time value, where the rewriter rebuilds a {then_type} as an fx value")
+                                      f"run-time value, where the rewriter rebuilds the {then_type} as an fx value")
         return then_type, f"both branches of a conditional expression ({then_why})"
 
     def _name_type(self, node: ast.Name, depth: int) -> tuple[ValueType, str]:
@@ -367,7 +384,7 @@ class _ValueTypes:
         found = self._binding_type(binding, depth)
         if found[0].known and found[0].kind != SCALAR and self._carried_before(binding, node):
             return UNKNOWN_TYPE, (f"unknown: a control-flow region of traced code before this read calls a method of, "
-                                  f"or stores into, `{node.id}`: the rewriter carries it and rebuilds a {found[0]} "
+                                  f"or stores into, `{node.id}`: the rewriter carries it and rebuilds the {found[0]} "
                                   f"as an fx value")
         return found
 
@@ -470,7 +487,7 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, to no known type"
         if assumed.kind != SCALAR and self.in_traced_code(bindings[0].node):
             return UNKNOWN_TYPE, (f"unknown: `{name}` is bound more than once in traced code, where the rewriter "
-                                  f"may rebuild a {assumed} carried through control flow as an fx value")
+                                  f"may rebuild the {assumed} it carries through control flow as an fx value")
         agreed = f"every binding of `{name}` gives {assumed} ({len(bindings)} bindings)"
         answers[key] = (assumed, agreed)  # what the name's reads see while the bindings are checked
         for binding in bindings:
@@ -740,7 +757,8 @@ class _ValueTypes:
                 found = self._return_type(binding.node, depth)
                 plain = found[0].known or self._scope_of_node[binding.node].parent.kind == "class"
                 return found if plain else self._call_site_return(self, binding.node, node, depth) or found
-        return UNKNOWN_TYPE, "unknown: callee not resolved"
+        spelled = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else "the callee"
+        return UNKNOWN_TYPE, f"unknown: no return type known for `{spelled}` (not resolved)"
 
     def _scalar_method_type(self, node: ast.Call, receiver: ValueType, depth: int) -> tuple[ValueType, str]:
         """`v.maximumf(w)` is `type(v)(...)`; `v.bitcast(fx.Int32)` an Int32; `cond.select(a, b)`
