@@ -158,10 +158,10 @@ def _raise_hook_error(dump_root: Path) -> None:
 REPO_PLACEHOLDER = "<repo>"
 
 
-def collect_evidence(dump_root: Path, result: CompileResult, tree: Path | None = None) -> None:
+def collect_evidence(dump_root: Path, result: CompileResult, tree: Path) -> None:
     """Fold one capture process's manifests and dumps into ``result`` (messages naming ``tree``,
     the checkout it ran in, name it ``<repo>``)."""
-    roots = sorted({str(tree), str(tree.resolve())}, key=len, reverse=True) if tree is not None else []
+    roots = sorted({str(tree), str(tree.resolve())}, key=len, reverse=True)
 
     def in_repo_terms(message: str) -> str:
         for root in roots:

@@ -21,10 +21,10 @@ class _ReachingBindings:
         the loop's own body), with no binding of the name in between. Any path to the read runs
         down that list, so through the assignment, and nothing after it rebinds the name before
         the read. The read may also be nested in a compound statement of that list that binds the
-        name nowhere (`_passes_through`). In traced code no compound statement in between may read the name either: the
-        rewriter carries a name a dynamic region stores into, subscripts or calls a method of, and
-        rebinds it after the region (`_collect_assigned_vars` in compiler/ast_rewriter.py). None
-        when not provably one."""
+        name nowhere (`_passes_through`). In traced code no compound statement in between may read
+        the name either: the rewriter carries a name a dynamic region stores into, subscripts or
+        calls a method of, and rebinds it after the region (`_collect_assigned_vars` in
+        compiler/ast_rewriter.py). None when not provably one."""
         binding = self.binding_of(read)
         if binding is None or binding.scope.kind != "function" or self._scope_of_node.get(read) is not binding.scope:
             return None

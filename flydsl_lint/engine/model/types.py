@@ -55,8 +55,9 @@ _NESTED_REASON = re.compile(r"\((unknown: .*)\)\s*$")
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
 SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
 POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
-# Builtins whose result is always a Python number or bool of one type.
-_BUILTIN_CONVERSIONS = {"int": PY_INT, "len": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
+# Builtin types as annotations, and builtins whose result is always a Python number or bool of one type.
+_BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
+_BUILTIN_CONVERSIONS = {**_BUILTIN_NUMBERS, "len": PY_INT}
 
 # Where the scalar constructors live (fx.Int32 is flydsl.expr.Int32 through a star import).
 SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
@@ -1104,9 +1105,6 @@ class _ValueTypes:
         if -2**31 <= low and high < 2**31:
             return (narrow,)
         return (wide,) if -2**63 <= low and high < 2**63 else ()  # past 64 bits the wide class raises
-
-
-_BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 
 
 def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
