@@ -47,6 +47,7 @@ class Fix(NamedTuple):
     edits: tuple[Edit, ...]
     applicability: Applicability
     message: str = ""
+    since: str | None = None  # a release this fix needs beyond its rule's fix-since (the checker gates on it)
 
     def overlaps(self, other: "Fix") -> bool:
         return any(a.overlaps(b) for a in self.edits for b in other.edits)

@@ -133,8 +133,10 @@ class Rule:
         # The last argument is the row a suppression comment must be on: the first.
         self.context.add(Diagnostic(self.code, message, source.path, start, end, fix, start.row))
 
-    def make_fix(self, edits: Iterable[Edit], message: str, applicability: Applicability | None = None) -> Fix | None:
-        """A fix with the rule's declared applicability unless it is lowered here."""
+    def make_fix(self, edits: Iterable[Edit], message: str, applicability: Applicability | None = None,
+                 since: str | None = None) -> Fix | None:
+        """A fix with the rule's declared applicability unless it is lowered here; `since`, a
+        release this fix's replacement needs beyond the rule's fix-since."""
         declared = self.meta.fix
         if declared is None:
             return None
@@ -143,14 +145,14 @@ class Rule:
             chosen = declared
         edits = tuple(sorted(edits))
         if self.edits_comments:
-            return Fix(edits, chosen, message)
+            return Fix(edits, chosen, message, since)
         if chosen is not Applicability.DISPLAY and self.context.guards_tuned_kernel:
             # The guide: even an op-identical swap can shift a tuned kernel's schedule,
             # so its code edits are shown, never applied, until the user opts in.
-            return Fix(edits, Applicability.DISPLAY, f"{message} (scheduler-sensitive kernel: {TUNED_KERNEL_OPT_IN})")
+            return Fix(edits, Applicability.DISPLAY, f"{message} (scheduler-sensitive kernel: {TUNED_KERNEL_OPT_IN})", since)
         if chosen is Applicability.SAFE and self._drops_comment(edits):
             chosen, message = Applicability.UNSAFE, f"{message} (drops a comment)"
-        return Fix(edits, chosen, message)
+        return Fix(edits, chosen, message, since)
 
     def _drops_comment(self, edits: tuple[Edit, ...]) -> bool:
         """Whether applying the edits would change the file's comments.

@@ -7,6 +7,7 @@ import ast
 from ..engine.model import SemanticModel
 from ..engine.model.types import CLASSIC_SCALARS, SCALAR_MODULES
 from ..engine.project import release_paths
+from ..engine.target import releases
 
 EXPR = "flydsl.expr"
 RAW_DIALECTS = "flydsl._mlir.dialects"
@@ -64,3 +65,10 @@ def term_children(node: ast.AST) -> list[ast.AST]:
         elif type(child) is list:
             children += [item for item in child if isinstance(item, ast.AST)]
     return children
+
+
+def before_type_table(model: SemanticModel) -> bool:
+    """Whether the target is older than the releases the API table covers. The fix-since gate (the
+    table's first release) then withholds any fix: the shape alone lets the checker name the release
+    the fix needs."""
+    return model.type_table.release is not None and model.type_table.release < releases().oldest_supported

@@ -6,14 +6,17 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.project import release_paths
+from ..engine.versions import Version
 from ._base import Invalid, Rule, leaves, register
-from ._codemods import reads_of_value, reads_seeing
+from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
 from ._flydsl import (
-    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, known_scalar_type, qualified, single_positional,
-    typed_scalar,
+    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, before_type_table, known_scalar_type, qualified,
+    single_positional, typed_scalar,
 )
-from ._raw_dialects import provably_dynamic
+from ._raw_dialects import is_raw_dialect_call, provably_dynamic
+
+_TARGET_0_3_1 = {"target_version": Version.parse("0.3.1")}
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
 
@@ -411,7 +414,21 @@ def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
 class ArithIndexCast(Rule):
     """`arith.index_cast` is deprecated. `fx.Index(x)` casts to the index type
     with the same op and keeps the consumer's index contract; casts to other
-    widths are `fx.Int32(x)` / `fx.Int64(x)`."""
+    widths are `fx.Int32(x)` / `fx.Int64(x)`.
+
+    What the fix relies on (FlyDSL 0.3.0 to 0.5.0, expr/numeric.py and
+    expr/utils/arith.py, the same code in every release): for a run-time
+    value (an ArithValue, or an fx integer of the source class) the wraps
+    `fx.Int32(x)`, `fx.Int64(x)` and `fx.Index(x)` call the very `index_cast`
+    helper (or leave a value of the target type as it is, as `index_cast`
+    does), so `fx.Int32(x).ir_value()` is the same run-time value. Only its
+    signedness may differ (`.ir_value()` gives the class's, `index_cast` none):
+    the fix is safe where no use reads it, namely a raw dialect op's argument,
+    an fx integer wrap, and ArithValue operators that emit the same op whatever
+    the signedness (`+ - * & | ^ <<`, `==`, `!=`, and any but `/` with an
+    ArithValue on the left), directly or through the reads of a name bound to
+    it. `fx.Index(x)` itself (the value typed) is offered from 0.4.2: before
+    it, an `fx.Index` used as a layout coordinate crashes FlyDSL while tracing."""
 
     code = "FLY103"
     calls = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
@@ -420,19 +437,126 @@ class ArithIndexCast(Rule):
         Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
                 fixed="import flydsl.expr as fx\n@flyc.kernel\ndef k(x):\n    off = fx.Index(x)\n",
                 at=(6, 11), message='`arith.index_cast` is deprecated: use `fx.Index(x)` for the index type, `fx.Int32(x)`/`fx.Int64(x)` for explicit widths'),
+        # Before 0.4.2 `fx.Index(x)` is withheld (the message says so) and the type of `x` is not known: no fix.
+        Invalid(_HEADER + "@flyc.kernel\ndef k(x):\n    off = arith.index_cast(T.index, x)\n",
+                settings=_TARGET_0_3_1),
+        # A run-time value whose every use ignores signedness: the same value, from the wrap.
+        Invalid(_HEADER + "import flydsl.compiler as flyc\nfrom flydsl._mlir.dialects import rocdl\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    row = fx.Index(fx.thread_idx.x)\n    w = arith.index_cast(T.i32, row)\n"
+                "    a = rocdl.readfirstlane(T.i32, w)\n    b = fx.Int64(w) + (w << 2)\n"
+                "    c = arith.index_cast(T.i64, row * 4) * 3\n    d = arith.index_cast(T.index, n) + row.ir_value()\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\n"
+                      "import flydsl.compiler as flyc\nfrom flydsl._mlir.dialects import rocdl\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                      "    row = fx.Index(fx.thread_idx.x)\n    w = fx.Int32(row).ir_value()\n"
+                      "    a = rocdl.readfirstlane(T.i32, w)\n    b = fx.Int64(w) + (w << 2)\n"
+                      "    c = fx.Int64(row * 4).ir_value() * 3\n    d = fx.Index(n).ir_value() + row.ir_value()\n",
+                settings=_TARGET_0_3_1, count=3),
+        # A use that reads the signedness (`>>`, `<`, true division), or a value not known to be run-time.
+        Invalid(_HEADER + "import flydsl.compiler as flyc\n@flyc.kernel\ndef k(n: fx.Int32):\n    row = fx.Index(fx.thread_idx.x)\n"
+                "    w = arith.index_cast(T.i32, row)\n    a = w >> 1\n    b = arith.index_cast(T.i32, row) < n\n"
+                "    c = arith.index_cast(T.i64, fx.Index(4)) + 1\n", count=3),
         Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
         Invalid("from flydsl.expr.numeric import index_cast\nfrom flydsl.expr.typing import T\nw = index_cast(T.i32, x)\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
         fix = None
-        if len(node.args) == 2 and not node.keywords and self.model.resolve(node.args[0]) in INDEX_TYPES:
-            spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
-            if spelled is not None:
-                callee, imports = spelled
-                edit = self.replace(node, f"{callee}({self.text(node.args[1])})")
-                fix = self.make_fix([edit, *imports], "Replace with `fx.Index(x)`")
+        if len(node.args) == 2 and not node.keywords:
+            target, value = node.args
+            target_class = _CAST_TARGETS.get(self.model.resolve(target) or "")
+            typed_index = target_class == "Index" and not _before_typed_index(self.model.target_version)
+            shown_only = before_type_table(self.model)  # no types known: the gate names the release the fix needs
+            if not typed_index and target_class is not None and (shown_only or (
+                    self._same_run_time_value(node, value, target_class) and _uses_ignore_signedness(self, node))):
+                fix = self._wrap_fix(node, value, target_class, ".ir_value()",
+                                     f"Replace with `fx.{target_class}(x).ir_value()`: the same run-time value")
+            elif target_class == "Index":
+                fix = self._wrap_fix(node, value, "Index", "", "Replace with `fx.Index(x)`", since=_TYPED_INDEX_SINCE)
         self.report(node, fix=fix)
+
+    def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,
+                  since: str | None = None):
+        spelled = reference(self, f"flydsl.expr.{target_class}", "fx", "flydsl.expr")
+        if spelled is None:
+            return None
+        callee, imports = spelled
+        edits = [self.replace(node, f"{callee}({self.text(value)}){suffix}"), *imports]
+        return self.make_fix(edits, message, since=since)
+
+    def _same_run_time_value(self, node: ast.Call, value: ast.expr, target_class: str) -> bool:
+        """Whether `fx.<target_class>(value)` emits what `index_cast` does: `value` an ArithValue, or
+        (FlyDSL's own helper only: the raw op rejects an fx value) a run-time fx integer that is an
+        index for an integer target, any integer for an index target, or already of the target class."""
+        found = self.model.value_type(value)
+        if found.kind == "arith-value":
+            return True
+        source = found.scalar if found.kind == "scalar" else None
+        if source not in _INTEGER_CLASSES or (self.model.resolve(node.func) or "").startswith(RAW_ARITH + "."):
+            return False
+        casts = source == target_class or (target_class == "Index") != (source == "Index")
+        return casts and provably_dynamic(self, value)
+
+
+# The target types of an index_cast -> the fx class whose wrap casts to it.
+_CAST_TARGETS = {f"{prefix}.{leaf}": fx_class
+                 for prefix in ("flydsl.expr.typing.T", "flydsl._mlir.extras.types", "flydsl.expr.T")
+                 for leaf, fx_class in (("i32", "Int32"), ("i64", "Int64"), ("index", "Index"))}
+
+
+# fx integer classes whose wrap of a run-time value takes only its type, never its signedness
+# (numeric.py `Integer.__init__` / `Index.__init__`); Boolean has a constructor of its own.
+_INTEGER_CLASSES = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Index"})
+
+
+# The release from which `fx.Index(x)` may stand where the index ArithValue stood (a layout
+# coordinate of an fx.Index crashes FlyDSL's tracer before it; proven on 0.3.2 to 0.4.1). The
+# checker withholds the fix for an older target and says so.
+_TYPED_INDEX_SINCE = "0.4.2"
+
+
+def _before_typed_index(target: Version | None) -> bool:
+    """Whether the target (None: the oldest supported) predates the typed `fx.Index(x)` fix."""
+    return target is None or target < Version.parse(_TYPED_INDEX_SINCE)
+
+
+# ArithValue operators that emit the same op whatever either operand's signedness.
+_SIGNLESS_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
+_SIGNLESS_COMPARISONS = (ast.Eq, ast.NotEq)
+
+
+def _uses_ignore_signedness(rule: Rule, node: ast.expr) -> bool:
+    """Whether no use of `node`'s value reads an ArithValue's signedness: `node` itself, or for
+    `name = node` every read that sees it (at least one, none we cannot place)."""
+    assignment = single_name_assignment(rule, node)
+    if assignment is None:
+        return _use_ignores_signedness(rule, node)
+    reads = reads_seeing(rule, assignment[1])
+    return bool(reads) and all(_use_ignores_signedness(rule, read) for read in reads)
+
+
+def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
+    """A raw dialect op's argument (an ir.Value), an fx integer wrap (it takes the class's own
+    signedness), or an operand of an ArithValue operator that reads no signedness
+    (expr/utils/arith.py `_binary_op`, `_bitwise_op`, `_shift_op`, `_comparison_op`: the left
+    operand's signedness picks `>>`, `//`, `%` and ordering; the right one's is read by int `/`)."""
+    model = rule.model
+    parent = model.parent(use)
+    if is_raw_dialect_call(rule, parent) and (use in parent.args or any(k.value is use for k in parent.keywords)):
+        return True
+    if typed_scalar(model, parent) in _INTEGER_CLASSES and single_positional(parent) is use:
+        return True
+    if isinstance(parent, ast.BinOp):
+        if parent.left is use:
+            return isinstance(parent.op, _SIGNLESS_OPERATORS)
+        other = model.value_type(parent.left).kind
+        return (other == "arith-value" and not isinstance(parent.op, ast.Div)) \
+            or (other == "py-int" and isinstance(parent.op, _SIGNLESS_OPERATORS))
+    if isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
+        if parent.left is use:
+            return isinstance(parent.ops[0], _SIGNLESS_COMPARISONS)
+        other = model.value_type(parent.left).kind
+        return other == "arith-value" or (other == "py-int" and isinstance(parent.ops[0], _SIGNLESS_COMPARISONS))
+    return False
 
 
 @register

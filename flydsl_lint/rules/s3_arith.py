@@ -5,11 +5,12 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
-from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, known_scalar_type, single_positional, typed_scalar
+from ._flydsl import (
+    EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, before_type_table, known_scalar_type, single_positional, typed_scalar,
+)
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
     visibly_raw,
@@ -805,7 +806,7 @@ class RawArithConstant(Rule):
         if isinstance(self.model.parent(node), (ast.BinOp, ast.Compare, ast.AugAssign)) or leaf == "i1":
             return None
         value = node.args[0]
-        if _before_type_table(self.model):
+        if before_type_table(self.model):
             return value
         number = self.model.known_number(value)
         if leaf in _FLOAT_LEAVES:
@@ -905,7 +906,7 @@ class RawArithConstant(Rule):
         once folded (tests/proofs ARITH_VALUE_CONSTANTS). Int true division and reversed shifts,
         divisions and comparisons read the constant's own signedness: no fix."""
         model = self.model
-        before_table = _before_type_table(model)
+        before_table = before_type_table(model)
         if not before_table and model.type_table.operators.get("literal-operand") != "own-type-constant":
             return None
         number = _constant_number(model, node)
@@ -964,13 +965,6 @@ _SAME_CLASS_CONSTANTS = {"Int32": "i32", "Int64": "i64", "Float32": "f32"}
 # an Int32, a float literal a Float32 to the operator; proven in tests/proofs).
 _LITERAL_OPERAND_TYPES = {"Int32": ("i32", int), "Uint32": ("i32", int), "Int64": ("i64", int),
                           "Float32": ("f32", float)}
-
-
-def _before_type_table(model) -> bool:
-    """Whether the target is older than the releases the API table covers. The fix-since gate (the
-    table's first release) then withholds any fix: the shape alone lets the checker name the release
-    the fix needs."""
-    return model.type_table.release is not None and model.type_table.release < releases().oldest_supported
 
 
 def _constant_literal(model, node: ast.Call) -> ast.expr | None:

@@ -208,9 +208,17 @@ def diagnostic_from_json(data: object, path: str) -> Diagnostic:
     _require(type(data) is list and len(data) == 10)
     code, message, r1, c1, r2, c2, fix, noqa_row, suppressed, fix_needs = data  # type: ignore[misc]
     _require(type(code) is str and code in load_metadata() and _is_count(noqa_row) and type(suppressed) is bool)
-    _require(fix_needs is None or (type(fix_needs) is str and fix_needs == load_metadata()[code].fix_since))
+    _require(fix_needs is None or (type(fix_needs) is str and _release_a_fix_may_need(code, fix_needs)))
     start, end = _range(r1, c1, r2, c2)
     return Diagnostic(code, _text(message), path, start, end, _fix_from_json(fix), noqa_row, suppressed, fix_needs)
+
+
+def _release_a_fix_may_need(code: str, release: str) -> bool:
+    """The rule's fix-since, or (a fix's own `since`) a FlyDSL release the tool knows."""
+    from ..engine.metadata import load_metadata
+    from ..engine.target import releases
+
+    return release == load_metadata()[code].fix_since or release in {str(known) for known in releases().known}
 
 
 def _dependency(item: object) -> tuple[str, str | None]:

@@ -214,14 +214,19 @@ class Checker:
                     diagnostic.fix = None
 
     def _gate_fixes_on_version(self, diagnostics: list[Diagnostic]) -> None:
-        """Hold back fixes whose replacement API the target FlyDSL lacks; an
-        unknown target is taken as the oldest supported release."""
+        """Hold back fixes whose replacement API the target FlyDSL lacks (the rule's fix-since, or
+        a fix's own later `since`); an unknown target is taken as the oldest supported release."""
         target, shown = self._gate_target
         for diagnostic in diagnostics:
-            since = self._fix_since.get(diagnostic.code)
-            if diagnostic.fix is not None and since is not None and target < since:
+            fix = diagnostic.fix
+            if fix is None:
+                continue
+            since = Version.parse(fix.since) if fix.since else self._fix_since.get(diagnostic.code)
+            if fix.since:
+                diagnostic.fix = fix._replace(since=None)  # read here only: what leaves the checker is as ever
+            if since is not None and target < since:
                 diagnostic.fix = None
-                diagnostic.fix_needs = self.metadata[diagnostic.code].fix_since
+                diagnostic.fix_needs = fix.since or self.metadata[diagnostic.code].fix_since
                 diagnostic.message += f" (fix needs FlyDSL >= {diagnostic.fix_needs}; target is {shown})"
 
     @cached_property

@@ -736,3 +736,55 @@ def leaves(Out: fx.Tensor, rows: fx.Int32, stream: fx.Stream = fx.Stream(None)):
 def build():
     leaves(torch.empty(BLOCK, device="cuda"), 3, stream=torch.cuda.current_stream())
 '''
+
+# FLY103: `arith.index_cast` of run-time values to i32, i64 and index, whose every use ignores an
+# ArithValue's signedness (a raw op's argument, fx integer wraps, `+ - * & | ^ << ==`, operators with
+# an ArithValue on the left), also through a name rebound by the cast; the identity cast of an Int32;
+# and (0.4.2 on) an index used as a layout coordinate, which becomes a typed `fx.Index`.
+INDEX_CASTS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import arith as raw_arith
+from flydsl.expr import arith
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+@flyc.kernel
+def casts_kernel(Out: fx.Tensor, rows: fx.Int32):
+    tid = fx.thread_idx.x
+    lane = fx.Int32(tid)
+    row = fx.Index(tid)
+    w = arith.index_cast(T.i32, row)
+    squared = raw_arith.muli(w, w)
+    wide = fx.Int64(w) + fx.Int64(fx.Uint32(w))
+    mixed = (w << 2) + 3 - (5 - w) + (w & 7) + (w ^ rows.ir_value())
+    shifted = squared >> arith.index_cast(T.i32, row * 2)
+    ratio = squared // arith.index_cast(T.i32, row + 1)
+    same = arith.index_cast(T.i32, lane) * 2
+    stride = arith.index_cast(T.i64, row * 4) * 3
+    back = arith.index_cast(T.index, rows) + row.ir_value()
+    off = row.ir_value() + 8
+    off = arith.index_cast(T.i32, off)
+    picked = (w == 0).select(off * 2, off + 1)
+
+    total = fx.Int32(mixed) + fx.Int32(shifted) + fx.Int32(ratio) + fx.Int32(same) + fx.Int32(picked)
+    total = total + fx.Int32(fx.Int64(stride) + wide) + fx.Int32(fx.Index(back))
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = fx.Float32(total)
+    fx.copy(copy, rv, fx.slice(tO, (None, arith.index_cast(T.index, tid))))
+
+
+@flyc.jit
+def casts(Out: fx.Tensor, rows: fx.Int32, stream: fx.Stream = fx.Stream(None)):
+    casts_kernel(Out, rows).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    casts(torch.empty(BLOCK, device="cuda"), 3, stream=torch.cuda.current_stream())
+'''

@@ -28,7 +28,7 @@ CDNA_AND_RDNA = ("gfx942", "gfx950", "gfx1201")
 # kernel module (tests/proofs/kernels_under_proof.py) -> arches it is compiled
 # for and the codes whose fixes are proven on it.
 PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY013", "FLY103", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
+    "ELEMENTWISE": (CDNA_AND_RDNA, ("FLY013", "FLY104", "FLY111", "FLY112", "FLY301", "FLY361", "FLY362", "FLY701")),
     "LDS_POINTER": (CDNA_AND_RDNA, ("FLY351",)),
     "MFMA": (CDNA, ("FLY362", "FLY702")),
     "RAW_ARITH_VIEWS": (CDNA_AND_RDNA, ("FLY341", "FLY342", "FLY343", "FLY344")),
@@ -42,6 +42,7 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "RUN_TIME_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
     "LAYOUT_LEAVES": (CDNA_AND_RDNA, ("FLY113",)),
+    "INDEX_CASTS": (CDNA_AND_RDNA, ("FLY103",)),
 }
 
 
