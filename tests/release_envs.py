@@ -84,13 +84,14 @@ def release_python(version: str) -> str:
 
 
 def default_releases() -> list[str]:
-    """Every release the tests compile on by default: each safe fix's oldest and newest, and verify's."""
-    from tests.proofs.registry import PLAN, proof_releases
+    """Every release the tests compile on by default: those of each safe fix's and codemod's
+    proofs, and verify's."""
+    from tests.proofs.registry import CODEMODS, PLAN, proof_releases
 
     found = {OLDEST, NEWEST}
-    for _, codes in PLAN.values():
-        for code in codes:
-            found.update(proof_releases(code))
+    codes = {code for _, plan_codes in PLAN.values() for code in plan_codes} | {code for code, _ in CODEMODS.values()}
+    for code in codes:
+        found.update(proof_releases(code))
     return sorted(found, key=Version.parse)
 
 

@@ -188,10 +188,11 @@ _HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MOD
 def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
     """Whether `node` is a run-time value (not a compile-time Python one): a
     kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
-    value), a thread/block id, a raw value, the result of a method that wraps an
-    op (`_op_method_result`), a wrap or arithmetic of one, or a name bound once
-    to one of those (or bound more than once, whose binding the read provably
-    sees is: `reaching_assigned_value`)."""
+    value), a helper's parameter every call passes one for (`passed_arguments`),
+    a thread/block id, a raw value, the result of a method that wraps an op
+    (`_op_method_result`), a wrap or arithmetic of one, or a name bound once to
+    one of those (or bound more than once, whose binding the read provably sees
+    is: `reaching_assigned_value`)."""
     if depth > 10:  # a name's value is one step: an index computed over a few named steps
         return False
     model = rule.model
@@ -200,8 +201,12 @@ def provably_dynamic(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         if binding is None:
             return False
         if binding.kind == "param" and model.is_single_binding(binding):
-            return binding.scope is not None and model.function_kind(binding.scope.node) is not None \
-                and known_scalar_type(model, node) is not None
+            if binding.scope is None:
+                return False
+            if model.function_kind(binding.scope.node) is not None:
+                return known_scalar_type(model, node) is not None
+            passed = model.passed_arguments(binding)
+            return bool(passed) and all(provably_dynamic(rule, argument, depth + 1) for argument in passed)
         value = model.reaching_assigned_value(node)  # a name bound more than once: the binding the read sees
         return value is not None and provably_dynamic(rule, value, depth + 1)
     if isinstance(node, ast.BinOp):

@@ -358,9 +358,9 @@ class ArithUnwrap(Rule):
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                       "def f(a: fx.Float32, b: fx.Float32):\n    return arith.mulf(a.ir_value(), b.ir_value())\n",
                 count=2),
-        # Typed, but not at a raw boundary: unsafe.
+        # Typed, and not at a raw boundary: the same ir.Value all the same.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\ndef f(a: fx.Int32):\n    v = arith.unwrap(a)\n",
-                fixed="import flydsl.expr as fx\ndef f(a: fx.Int32):\n    v = a.ir_value()\n", unsafe=True),
+                fixed="import flydsl.expr as fx\ndef f(a: fx.Int32):\n    v = a.ir_value()\n"),
         # Safe anywhere: `unwrap` returns an ir.Value (here a raw op's result) unchanged.
         Invalid("from flydsl.expr import arith\nfrom flydsl._mlir.dialects import rocdl\n"
                 "lane = arith.unwrap(rocdl.ReadlaneOp(t, v, 0).result)\n",
@@ -391,15 +391,11 @@ class ArithUnwrap(Rule):
         return self.make_fix([edit], message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
-        """None for a typed fx scalar passed straight to a raw op: `unwrap(e)` is
-        `_to_raw(e.ir_value())`, and `.ir_value()` already is an ir.Value."""
+        """None for a typed fx scalar, whatever the use: `unwrap(e)` is `_to_raw(e)`, which for a
+        value with `ir_value` returns `e.ir_value()`, an ir.Value, unchanged (expr/utils/arith.py,
+        every release 0.3.0 to 0.5.0): the very object the fix's call gives."""
         found = self.model.value_type(argument)
-        if found.kind != "scalar":
-            return _unknown_operand(self, argument)
-        consumer = self.model.parent(node)
-        if not (isinstance(consumer, ast.Call) and node in consumer.args and _is_raw_op(self, consumer)):
-            return "not an argument of a raw dialect op"
-        return None
+        return _unknown_operand(self, argument) if found.kind != "scalar" else None
 
 
 def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
@@ -601,12 +597,13 @@ class ArithIndexConstant(Rule):
     calls = qualified(EXPR_ARITH, "index")
     valid = ["from flydsl.expr import arith\nlane = tid % fx.Int64(64)\n"]
     invalid = [
-        Invalid(_HEADER + "lane = tid % arith.index(64)\n", unsafe=True,
-                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64)\n",
+        # A Python int: `fx.Index(n).ir_value()` is the very constant, whatever reads it.
+        Invalid(_HEADER + "lane = tid % arith.index(64)\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nlane = tid % fx.Index(64).ir_value()\n",
                 message="`arith.index(n)` is deprecated: choose `fx.Int32(n)`/`fx.Int64(n)` for arithmetic, "
                         "`fx.Index(n)` where an API requires index"),
-        Invalid("import flydsl.expr as fx\nlane = tid % fx.index(64)\n", unsafe=True,  # 0.2.2-0.2.4
-                fixed="import flydsl.expr as fx\nlane = tid % fx.Index(64)\n"),
+        Invalid("import flydsl.expr as fx\nlane = tid % fx.index(64)\n",  # 0.2.2-0.2.4
+                fixed="import flydsl.expr as fx\nlane = tid % fx.Index(64).ir_value()\n"),
         # Safe: a literal's index constant, passed to a raw op, is `fx.Index(n).ir_value()`: the same constant.
         Invalid("from flydsl.expr import arith\nword = arith.shrui(off, arith.index(2))\n",
                 fixed="from flydsl.expr import arith\nimport flydsl.expr as fx\nword = arith.shrui(off, fx.Index(2).ir_value())\n"),
@@ -621,11 +618,11 @@ class ArithIndexConstant(Rule):
         Invalid("from flydsl.expr import arith\ndef f(off, m):\n    return arith.andi(off, arith.index(m - 1))\n",
                 fixed="from flydsl.expr import arith\nimport flydsl.expr as fx\ndef f(off, m):\n"
                       "    return arith.andi(off, fx.Index(m - 1))\n", unsafe=True),
-        # An operand of `/`: the quotient would be an fx.Index instead of an ArithValue.
+        # An operand of `/`: an fx.Index would make the quotient one; its `.ir_value()` keeps the ArithValue.
         Invalid("from flydsl.expr import arith\nfrom flydsl._mlir.dialects import rocdl\n"
                 "c = rocdl.ReadlaneOp(t, v, 0).result / arith.index(3)\n",
                 fixed="from flydsl._mlir.dialects import rocdl\nimport flydsl.expr as fx\n"
-                      "c = rocdl.ReadlaneOp(t, v, 0).result / fx.Index(3)\n", unsafe=True),
+                      "c = rocdl.ReadlaneOp(t, v, 0).result / fx.Index(3).ir_value()\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -633,7 +630,24 @@ class ArithIndexConstant(Rule):
         fix = None
         if argument is not None:
             fix = _index_value_fix(self, node, argument, self._unsafe_because(argument))
+            if fix is not None and fix.applicability is Applicability.UNSAFE and self._python_int(argument):
+                fix = self._run_time_index(node, argument)
         self.report(node, fix=fix)
+
+    def _python_int(self, argument: ast.expr) -> bool:
+        return before_type_table(self.model) or self.model.value_type(argument).kind == "py-int"
+
+    def _run_time_index(self, node: ast.Call, argument: ast.expr):
+        """`arith.index(n)` -> `fx.Index(n).ir_value()` for a Python int n, in any use: a compile-time
+        fx.Index's `.ir_value()` is `arith_const(n, index)`, the same `arith.constant(index, n)` as
+        `arith.index` builds (no width to reduce to), returned as the value caster's ArithValue, as
+        `arith.index` returns it (expr/numeric.py, expr/utils/arith.py, 0.3.0 to 0.5.0)."""
+        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
+        if spelled is None:
+            return None
+        callee, imports = spelled
+        text = f"{callee}({self.text(argument)}).ir_value()"
+        return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`: the same run-time constant")
 
     def _unsafe_because(self, argument: ast.expr) -> str | None:
         """None for a non-negative int literal below 2**31: `arith.index(n)` is `arith.constant(n,

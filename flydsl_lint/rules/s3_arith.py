@@ -113,6 +113,11 @@ class TypedArithmeticMethod(Rule):
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n@flyc.kernel\ndef k(a: fx.Float32, b: fx.Float32):\n"
                       "    m = fx.max(-a, fx.Float32(0.0)) + fx.min(a, b)\n",
                 count=2, at=(5, 9), message="Legacy typed-arithmetic method `.maximumf()`: use `fx.max(a, b)`"),
+        # A private helper's parameter that every call passes a run-time value for is one: safe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\ndef _relu(x: fx.Float32):\n"
+                "    return x.maximumf(fx.Float32(0.0))\n@flyc.kernel\ndef k(a: fx.Float32):\n    y = _relu(a * 2.0)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\ndef _relu(x: fx.Float32):\n"
+                      "    return fx.max(x, fx.Float32(0.0))\n@flyc.kernel\ndef k(a: fx.Float32):\n    y = _relu(a * 2.0)\n"),
         # A plain function's parameters may be compile-time fx values, which fx.max folds: unsafe.
         Invalid("import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return a.maximumf(b)\n",
                 fixed="import flydsl.expr as fx\ndef f(a: fx.Float32, b: fx.Float32):\n    return fx.max(a, b)\n", unsafe=True),
@@ -312,9 +317,13 @@ def _wrap_result(rule: Rule, call: ast.expr, text: str) -> str:
 
 
 def _into_own_wrap(rule: Rule, node: ast.expr, type_: str) -> bool:
-    """Whether `node` is the only argument of a wrap of `type_` (`fx.Int32(node)`)."""
+    """Whether `node` is the only argument of a wrap that reads an fx value of `type_` as it reads the
+    raw result: one of `type_` itself (`fx.Int32(node)`), or `fx.Index(node)` of an fx integer, which
+    casts the value's `.ir_value()` with the same `index_cast` as the raw one (expr/numeric.py
+    `Index.__init__`, 0.3.0 to 0.5.0: the cast reads no signedness)."""
     parent = rule.model.parent(node)
-    return typed_scalar(rule.model, parent) == type_ and single_positional(parent) is node
+    wrap = typed_scalar(rule.model, parent)
+    return (wrap == type_ or (wrap == "Index" and type_ in _FX_INTEGERS)) and single_positional(parent) is node
 
 
 def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
@@ -701,8 +710,8 @@ class RawArithConstant(Rule):
                       "import flydsl.expr as fx\ndef f(scale: float):\n    v = vector.from_elements(T.vec(2, T.f32), "
                       "[fx.Float32(scale).ir_value(), fx.Float16(1).ir_value()])\n"
                       "    return arith.unwrap(fx.Int8(-8).ir_value())\n", count=3),
-        # Ints known only by their bounds: an unrolled loop's index, a name every binding gives a known int.
-        # A traced `range` loop's index is a run-time value, and 0..199 does not fit an i8: no fix.
+        # Ints known only by their bounds: an unrolled loop's index, a name every binding gives a known int;
+        # 0..199 past an i8 wraps alike on both paths. A traced `range` loop's index is a run-time value: no fix.
         Invalid("import flydsl.compiler as flyc\nfrom flydsl.expr import arith, range_constexpr\nfrom flydsl.expr.typing import T\n"
                 "def build(wide: bool):\n    dma = 4\n    if wide:\n        dma = 16\n    @flyc.kernel\n    def k(p):\n"
                 "        for i in range_constexpr(4):\n            load(p, arith.constant(i, type=T.i32))\n"
@@ -714,38 +723,42 @@ class RawArithConstant(Rule):
                       "    @flyc.kernel\n    def k(p):\n        for i in range_constexpr(4):\n"
                       "            load(p, fx.Int32(i).ir_value())\n"
                       "        for t in range(3):\n            load(p, arith.constant(t, type=T.i32))\n"
-                      "        for j in range_constexpr(200):\n            load(p, arith.constant(j, type=T.i8))\n"
+                      "        for j in range_constexpr(200):\n            load(p, fx.Int8(j).ir_value())\n"
                       "        load(p, fx.Int32(dma).ir_value())\n    return k\n", count=4),
         # A comprehension's index over known bounds (shifted: 1 << 40 .. 3 << 40), its type named through
-        # a parallel assignment; 0..192 does not fit an i8.
+        # a parallel assignment; 0..192 in an i8 wraps alike.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ni32, i64 = T.i32, T.i64\n"
                 "ptrs = [load(base, arith.constant(i, type=i32)) for i in range(8)]\n"
                 "wide = [arith.constant(i << 40, type=i64) for i in range(1, 4)]\n"
                 "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n",
-                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+                fixed="from flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
                       "i32, i64 = T.i32, T.i64\nptrs = [load(base, fx.Int32(i).ir_value()) for i in range(8)]\n"
                       "wide = [fx.Int64(i << 40).ir_value() for i in range(1, 4)]\n"
-                      "narrow = [arith.constant(i, type=T.i8) for i in range(0, 256, 64)]\n", count=3),
+                      "narrow = [fx.Int8(i).ir_value() for i in range(0, 256, 64)]\n", count=3),
         # A loop over a display of known ints, and interval arithmetic of bounded ints.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.compiler as flyc\n"
                 "@flyc.kernel\ndef k(v):\n    for sh in [32, 16]:\n        v = v.shuffle_xor(arith.constant(sh, type=T.i32), 64)\n"
                 "    offs = [arith.constant(j * 16 + 8, type=T.i32) for j in range(4)]\n"
                 "    wide = [arith.constant(j << 28, type=T.i32) for j in range(16)]\n",
-                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.compiler as flyc\n"
+                fixed="import flydsl.compiler as flyc\n"
                       "import flydsl.expr as fx\n@flyc.kernel\ndef k(v):\n    for sh in [32, 16]:\n"
                       "        v = v.shuffle_xor(fx.Int32(sh).ir_value(), 64)\n"
                       "    offs = [fx.Int32(j * 16 + 8).ir_value() for j in range(4)]\n"
-                      "    wide = [arith.constant(j << 28, type=T.i32) for j in range(16)]\n", count=3),
+                      "    wide = [fx.Int32(j << 28).ir_value() for j in range(16)]\n", count=3),
         # A builtin float(...) is a Python float, -inf too.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(head_dim):\n"
                 "    scale = float(head_dim) ** -0.5\n    return [arith.constant(scale, type=T.f32), "
                 "arith.constant(float(\"-inf\"), type=T.f32)]\n",
                 fixed="import flydsl.expr as fx\ndef f(head_dim):\n    scale = float(head_dim) ** -0.5\n"
                       "    return [fx.Float32(scale).ir_value(), fx.Float32(float(\"-inf\")).ir_value()]\n", count=2),
-        # An int the class cannot hold, a float for an int type, an unknown number: no fix.
+        # An int past the class's range wraps alike (the bits of 0xFF800000 in an i32); a float for an int
+        # type and an unknown number get no fix.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
                 "a = [arith.constant(0xFF800000, type=T.i32), arith.constant(128, type=T.i8)]\n"
                 "b = [arith.constant(1.0, type=T.i32), arith.constant(n, type=T.i64), arith.constant(n, type=T.f32)]\n",
+                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+                      "a = [fx.Int32(0xFF800000).ir_value(), fx.Int8(128).ir_value()]\n"
+                      "b = [arith.constant(1.0, type=T.i32), arith.constant(n, type=T.i64), arith.constant(n, type=T.f32)]\n",
                 count=5),
         Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),
         Invalid("from flydsl._mlir.dialects import llvm\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
@@ -791,11 +804,12 @@ class RawArithConstant(Rule):
 
     def _fx_constant_number(self, node: ast.Call, leaf: str) -> ast.expr | None:
         """`v` of FlyDSL's own `arith.constant(v, type=T.<leaf>)` / `arith.constant(v, index=True)`
-        when `fx.<Class>(v).ir_value()` builds the very same constant: an int leaf needs an int whose
-        every value is known to be in its class's signed range (`int_bounds`: the class converts
-        through numpy, which refuses what does not fit), a float leaf a Python number (both paths
-        take `float(v)`). Not as an operator's operand: there the plain literal is the fix, once the
-        other operand's type is known."""
+        when `fx.<Class>(v).ir_value()` builds the very same constant: for an int leaf a Python int of
+        any value (the class reduces it to its width as a C cast does, `_wrap_int` from 0.3.1, numpy's
+        `astype` in 0.3.0, and `arith.constant` truncates the same bits into the attribute: the same
+        constant, or both fail for an int past 64 bits in 0.3.0), for a float leaf a Python number (both
+        paths take `float(v)`). Not as an operator's operand: there the plain literal is the fix, once
+        the other operand's type is known."""
         module = (self.model.resolve(node.func) or "").rpartition(".")[0]
         keywords = [(k.arg, k.value) for k in node.keywords]
         if module not in EXPR_ARITH or len(node.args) != 1 or len(keywords) != 1:
@@ -808,13 +822,12 @@ class RawArithConstant(Rule):
         value = node.args[0]
         if before_type_table(self.model):
             return value
-        number = self.model.known_number(value)
+        number, kind = self.model.known_number(value), self.model.value_type(value).kind
         if leaf in _FLOAT_LEAVES:
-            known = number is not None or self.model.value_type(value).kind in ("py-int", "py-float")
-            return value if known else None
-        bounds = self.model.int_bounds(value)
-        bits = 64 if leaf == "index" else int(leaf[1:])
-        return value if bounds is not None and -(1 << (bits - 1)) <= bounds[0] <= bounds[1] < 1 << (bits - 1) else None
+            known = number is not None or kind in ("py-int", "py-float")
+        else:
+            known = type(number) is int or kind == "py-int" or self.model.int_bounds(value) is not None
+        return value if known else None
 
     def _run_time_fx_constant(self, node: ast.Call, leaf: str, number: ast.expr):
         """`arith.constant(v, type=T.i32)` -> `fx.Int32(v).ir_value()`: a compile-time fx.Int32's
@@ -929,6 +942,10 @@ class RawArithConstant(Rule):
         else:
             return None
         return argument if ok and (before_table or model.value_type(other).kind == "arith-value") else None
+
+
+# fx integer classes (Boolean has a constructor of its own).
+_FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
 
 
 # Float constant types: a number for them is `float(v)` on both paths (`constant`, `arith_const`).
@@ -1046,6 +1063,13 @@ class RawArithSelect(Rule):
                 "from flydsl.expr.typing import T\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = c.select(lane, a)\n    w = fx.Int32(v) + rocdl.readfirstlane(T.i32, v.ir_value())\n"),
+        # An fx.Index wrap of an integer select: it casts the fx value as it casts the raw one.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    ix = fx.Index(arith.select(c, fx.Int64(lane), fx.Int64(0)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
+                "    ix = fx.Index(c.select(fx.Int64(lane), fx.Int64(0)))\n"),
         # A read by an operator: `>>` on the raw result emits shrui, on the fx Int32 shrsi.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"

@@ -6,7 +6,6 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 
 from ..engine.diagnostics import Diagnostic
 from ..engine.files import discover

@@ -89,6 +89,9 @@ def index_kernel(Out: fx.Tensor, n: fx.Int32, u: fx.Uint32):
     steps = expr_arith.index(4)
     total = lane + _as_i32(base) + fx.Int32(mixed) + fx.Int32(wide) + fx.Int32(quarter) + fx.Int32(low_bits)
     total = total + fx.Int32(expr_arith.index(5)) + _as_i32(steps)
+    # Python ints read by ArithValue operators (a comparison too): `fx.Index(n).ir_value()` alike.
+    span = mixed // expr_arith.index(int(BLOCK ** 0.5)) + (mixed < expr_arith.index(BLOCK - 1)).select(mixed, base)
+    total = total + fx.Int32(span)
     for s in range(fx.Index(0), steps, fx.Index(1)):
         total = total + fx.Int32(s)
     for i in range(fx.Index(0), ArithValue(n).index_cast(T.index), fx.Index(1)):

@@ -253,6 +253,8 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     q = fx.Uint32(arith.divui(u.ir_value(), n.ir_value()))
     r = fx.Uint32(arith.remui(q.ir_value(), n.ir_value()))
     w = fx.Int64(arith.subi(wide.ir_value(), bias.ir_value()))
+    # An Index wrap of an integer op: it casts the fx sum as it casts the raw one.
+    ix = fx.Index(arith.addi(wide.ir_value(), bias.ir_value())) + fx.Index(arith.muli(u.ir_value(), n.ir_value()))
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, arith.andi(x.ir_value(), fx.Int32(r).ir_value())))
     lt = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, lane.ir_value(), shift.ir_value()))
     ge = fx.Boolean(fx_arith.cmpi(arith.CmpIPredicate.uge, u, n))
@@ -275,7 +277,7 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     block = lane * fx_arith.constant(BLOCK, type=T.i32)
     strided = lane + fx_arith.constant(BLOCK * 2 - 1, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
-                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided) % BLOCK
+                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided + fx.Int32(ix)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
@@ -331,7 +333,10 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     first = group * fx.Index(GROUP)
     rows = fx.Index(BLOCK) - first
     rows = fx.Index(arith.select(rows < fx.Index(GROUP), rows, fx.Index(GROUP)))
-    dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2) + fx.Int32(rows)) % BLOCK
+    # An Index wrap of an Int64 and of a Uint32 select: `fx.Index` casts either value alike.
+    lane_ix = fx.Index(arith.select(in_range, fx.Int64(tid), fx.Int64(0))) + fx.Index(arith.select(in_range, u, 1))
+    dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2) + fx.Int32(rows))
+    dst = (dst + fx.Int32(lane_ix)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
@@ -376,6 +381,8 @@ def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     masked = fx.Int32(fx_arith.andi(ArithValue(lane), ArithValue(shift)))
     gain = fx.Float32(ArithValue(scale))
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.unwrap(lane)))
+    # Unwrapped away from a raw op: the ArithValue `.ir_value()` gives, with the class's signedness.
+    halved = fx.Int32((fx_arith.unwrap(lane) >> 1) * fx_arith.unwrap(shift))
     total = fx.Int32(arith.addi(fx_arith.unwrap(masked), fx_arith.unwrap(shift)))
     summed = fx.Int32(ArithValue(lane) + shift)
     # `fx_arith.select` of fx scalars gives the value caster's ArithValue: unwrapping it is a no-op.
@@ -388,7 +395,7 @@ def wraps_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     raw_sum = arith.addi(lane.ir_value(), shift.ir_value())
     mixed = fx.Int32(raw_sum * ArithValue(lane)) + fx.Int32(raw_sum // ArithValue(shift))
     mixed = mixed + fx.Int32(raw_sum >> ArithValue(fx.Int32(1)))
-    dst = fx.Int32(same + uni + total + summed + chosen + scaled + offset + mixed) % BLOCK
+    dst = fx.Int32(same + uni + halved + total + summed + chosen + scaled + offset + mixed) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
@@ -457,6 +464,11 @@ import flydsl.expr as fx
 BLOCK = 64
 
 
+def _relu(x: fx.Float32):
+    # Every call passes a run-time value, so `x` is one too.
+    return x.maximumf(fx.Float32(0.0))
+
+
 @flyc.kernel
 def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     tid = fx.thread_idx.x
@@ -477,7 +489,7 @@ def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = hi + lo * clipped - scaled + running
+    rv[0] = hi + lo * clipped - scaled + running + _relu(a - fx.Float32(tid))
     fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
 
 
@@ -635,6 +647,7 @@ SCALE = float(1.0 / (float(BLOCK) ** 0.5))
 STRIDE = 8
 if BLOCK > 128:
     STRIDE = 16
+SPAN = int(BLOCK * 1.5) << 26  # past 32 bits, of no value the linter knows: an i32 constant wraps it
 
 
 @flyc.kernel
@@ -668,6 +681,9 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     ints = ints * arith.extsi(T.i32, arith.constant(-300, type=i16))
     for sh in [1, 3]:
         ints = arith.xori(ints, arith.constant((sh << 4) - 1, type=T.i32))
+    # Ints past their type's range: both paths keep the same low bits.
+    ints = arith.xori(ints, arith.andi(arith.constant(0xFF800000, type=T.i32), arith.constant(SPAN, type=T.i32)))
+    ints = ints + arith.extsi(T.i32, arith.constant(200, type=T.i8))
 
     fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
     fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)

@@ -46,6 +46,24 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
+# Codemods proven by tests/proofs/test_codemods_compile_identically.py (tests/proofs/codemod_kernels.py):
+# kernel -> (the codemod's code, text the rewrite must have removed)
+CODEMODS = {
+    "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
+    "RAW_SCF_FOR_RAW_CONSTANTS": ("FLY311", "scf.ForOp"),
+    "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
+    "SMEM_ALLOCATOR_FACTORY": ("FLY401", "SmemAllocator"),
+    "SMEM_ALLOCATOR_UNUSED": ("FLY401", "SmemAllocator"),
+    "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_RESULTS": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_IN_HELPERS": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_IN_NESTED_DEF": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_NESTED": ("FLY501", "scf.IfOp"),
+    "RAW_SCF_IF_AROUND_RAW_OP": ("FLY501", "outer.then_block"),
+    "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),
+    "SCF_IF_DISPATCH": ("FLY503", "scf_if_dispatch"),
+}
+
 
 def offered_from(code: str) -> Version:
     """The oldest release a code's fix is offered for: its fix-since, but never below the oldest supported."""

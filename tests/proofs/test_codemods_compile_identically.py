@@ -20,7 +20,7 @@ from flydsl_lint.run.fix_loop import fix_source
 from tests.conftest import make_settings
 from tests.proofs import codemod_kernels
 from tests.proofs.harness import compile_all
-from tests.proofs.registry import proof_releases
+from tests.proofs.registry import CODEMODS, proof_releases
 from tests.release_envs import release_python
 
 ARCH = "gfx942"
@@ -28,22 +28,6 @@ ARCH = "gfx942"
 ARCHS = {"RAW_SCF_IF_RESULTS": (ARCH, "gfx950"), "RAW_SCF_IF_IN_HELPERS": (ARCH, "gfx950"),
          "RAW_SCF_IF_IN_NESTED_DEF": (ARCH, "gfx950"), "RAW_SCF_IF_NESTED": (ARCH, "gfx950"),
          "RAW_SCF_IF_AROUND_RAW_OP": (ARCH, "gfx950")}
-# kernel -> (the codemod's code, text the rewrite must have removed)
-CODEMODS = {
-    "RAW_SCF_FOR": ("FLY311", "scf.ForOp"),
-    "RAW_SCF_FOR_RAW_CONSTANTS": ("FLY311", "scf.ForOp"),
-    "SMEM_ALLOCATOR": ("FLY401", "SmemAllocator"),
-    "SMEM_ALLOCATOR_FACTORY": ("FLY401", "SmemAllocator"),
-    "SMEM_ALLOCATOR_UNUSED": ("FLY401", "SmemAllocator"),
-    "RAW_SCF_IF": ("FLY501", "scf.IfOp"),
-    "RAW_SCF_IF_RESULTS": ("FLY501", "scf.IfOp"),
-    "RAW_SCF_IF_IN_HELPERS": ("FLY501", "scf.IfOp"),
-    "RAW_SCF_IF_IN_NESTED_DEF": ("FLY501", "scf.IfOp"),
-    "RAW_SCF_IF_NESTED": ("FLY501", "scf.IfOp"),
-    "RAW_SCF_IF_AROUND_RAW_OP": ("FLY501", "outer.then_block"),
-    "RAW_SCF_WHILE": ("FLY312", "scf.WhileOp"),
-    "SCF_IF_DISPATCH": ("FLY503", "scf_if_dispatch"),
-}
 CASES = [(kernel, release, arch) for kernel, (code, _) in CODEMODS.items() for release in proof_releases(code)
          for arch in ARCHS.get(kernel, (ARCH,))]
 SAME_RESOURCES = ("vgpr", "agpr", "sgpr", "scratch_bytes", "vgpr_spills", "sgpr_spills")

@@ -545,28 +545,37 @@ class _ValueTypes:
 
     def _agreed_argument_type(self, binding, depth: int) -> tuple[ValueType, str]:
         name = binding.name
-        unknown = UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
-        arguments = self.parent(binding.node)
-        function = self.parent(arguments)
-        signature = self._call_signature(arguments)
-        if signature is None or not self._only_called(function) or arguments.vararg or arguments.kwarg:
-            return unknown
-        positions, defaults, calls = signature
-        index = positions.get(name)
-        found = set()
-        for call in calls:
-            if call is None:  # it passes *args or **kwargs
-                return unknown
-            if index is not None and index < len(call.args):
-                passed = call.args[index]
-            else:
-                passed = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
-            if passed is None:
-                return unknown
-            found.add(self._typed(passed, depth)[0])
+        passed = self.passed_arguments(binding)
+        if passed is None:
+            return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
+        function = self.parent(self.parent(binding.node))
+        found = {self._typed(argument, depth)[0] for argument in passed}
         if len(found) != 1 or UNKNOWN_TYPE in found:
             return UNKNOWN_TYPE, f"unknown: the calls of `{function.name}` pass `{name}` no one known type"
-        return found.pop(), f"every call of `{function.name}` passes `{name}` as one type ({len(calls)} calls)"
+        return found.pop(), f"every call of `{function.name}` passes `{name}` as one type ({len(passed)} calls)"
+
+    def passed_arguments(self, binding) -> list[ast.expr] | None:
+        """What each call passes for the parameter `binding` (its default where a call omits it), of
+        a helper only ever called by name in this module (`_only_called`): every caller is seen.
+        None when one may not be, or a call unpacks `*args` / `**kwargs`."""
+        arguments = self.parent(binding.node)
+        signature = self._call_signature(arguments)
+        if signature is None or not self._only_called(self.parent(arguments)) or arguments.vararg or arguments.kwarg:
+            return None
+        positions, defaults, calls = signature
+        index = positions.get(binding.name)
+        passed = []
+        for call in calls:
+            if call is None:  # it passes *args or **kwargs
+                return None
+            if index is not None and index < len(call.args):
+                argument = call.args[index]
+            else:
+                argument = next((k.value for k in call.keywords if k.arg == binding.name), defaults.get(binding.name))
+            if argument is None:
+                return None
+            passed.append(argument)
+        return passed
 
     def _only_called(self, function: ast.AST) -> bool:
         """A def nested in a function, or a private one of the module, undecorated, bound once,
