@@ -289,6 +289,11 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
         if ast.unparse(first) == "if isinstance(v, ir.Value):\n    return v" \
                 and ast.unparse(unwrap.body[-1]) == "return _to_raw(val)":
             found["to-raw"] = "identity"
+    index_cast = defs.get("index_cast")
+    if index_cast is not None and [ast.unparse(s) for s in index_cast.body if not isinstance(s, ast.Expr)] == [
+            "v = _to_raw(value)", "if v.type == target_type:\n    return v",
+            "return arith.IndexCastOp(target_type, v).result"]:
+        found["index-cast"] = "to-raw-or-caster"  # the value itself when of the type, else the op's
     return found
 
 

@@ -389,6 +389,12 @@ def test_builtin_conversions_give_python_values():
     # Rebound, or a builtin whose result type depends on its arguments: unknown.
     assert type_of("def float(v):\n    return v\nprobe = float(x)\n") == "unknown"
     assert type_of("probe = abs(x)\n") == "unknown"
+    # min, max and abs of Python numbers of one kind give that kind; of an int and a float, either.
+    assert type_of("probe = min(len(x), 4)\n") == "py-int"
+    assert type_of("probe = abs(float(x))\n") == "py-float"
+    assert type_of("probe = max(len(x), 0.5)\n") == "unknown"
+    assert type_of("probe = max([1, 2])\n") == "unknown"
+    assert type_of("from flydsl.expr import *\nprobe = max(len(x), 4)\n") == "unknown"  # fx.max
     # A star import from outside FlyDSL may bind the name; FlyDSL's own do not.
     assert type_of("from helpers import *\nprobe = float(x)\n") == "unknown"
     assert type_of("from flydsl.expr import *\nprobe = float(x)\n") == "py-float"
@@ -437,6 +443,18 @@ def test_comprehension_targets_are_python_ints_over_a_range():
 ])
 def test_arith_value_signedness(expr, expected, why):
     assert explain(f"probe = {expr}\n") == (expected, why)
+
+
+@pytest.mark.parametrize("expr, expected", [
+    ("arith.index_cast(T.i32, ArithValue(x))", "ArithValue (signed=None)"),  # itself, or the cast's
+    ("arith.index_cast(T.index, fx.Int32(x))", "ArithValue (signedness unknown)"),  # its .ir_value() is signed
+    ("arith.index_cast(T.i32, unwrap(x))", "ir.Value"),  # a raw value of that type comes back as it is
+    ("arith.index_cast(T.i32, x)", "unknown"),
+])
+def test_index_cast_gives_its_operand_or_the_casts_arith_value(expr, expected):
+    header = "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+    assert type_of(f"{header}probe = {expr}\n") == expected
+    assert type_of(f"{header}probe = {expr}\n", release="0.3.0") == expected
 
 
 @pytest.mark.parametrize("expr, expected", [
@@ -684,6 +702,18 @@ def test_the_derive_script_records_only_what_the_sources_show():
         "flydsl.expr.arith.select": "arith-value-of-operands"}
     # _to_raw that does not return an ir.Value first is no identity.
     assert "to-raw" not in derive.arith_value_facts(ast.parse(utils), None)
+    # index_cast: the value itself when of the type, else the cast op's result; another body is no fact.
+    cast = textwrap.dedent('''\
+        def index_cast(target_type, value):
+            """Cast."""
+            v = _to_raw(value)
+            if v.type == target_type:
+                return v
+            return arith.IndexCastOp(target_type, v).result
+    ''')
+    assert derive.arith_value_facts(ast.parse(cast), None) == {"index-cast": "to-raw-or-caster"}
+    changed = cast.replace("return v\n", "return arith.IndexCastOp(target_type, v).result\n", 1)
+    assert "index-cast" not in derive.arith_value_facts(ast.parse(changed), None)
 
 
 def test_the_derive_script_reads_scalar_methods_from_numeric():

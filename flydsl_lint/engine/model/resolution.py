@@ -31,6 +31,9 @@ def parameter_defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
     return defaults
 
 
+# The builtins' names FlyDSL's own modules export (`fx.max`, ...), which a star import of one binds.
+_FLYDSL_BUILTIN_NAMES = frozenset({"max", "min", "round"})
+
 class _Resolution:
     """Name resolution on demand (part of `SemanticModel`)."""
 
@@ -176,7 +179,7 @@ class _Resolution:
             summary = self.project.summary(module)
             if summary is not None and (name in summary.defined or name in summary.imported):
                 return True
-            if summary is None and not module.startswith("flydsl."):
+            if summary is None and (not module.startswith("flydsl.") or name in _FLYDSL_BUILTIN_NAMES):
                 return True
         return False
 

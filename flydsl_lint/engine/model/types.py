@@ -58,6 +58,8 @@ POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", 
 # Builtin types as annotations, and builtins whose result is always a Python number or bool of one type.
 _BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 _BUILTIN_CONVERSIONS = {**_BUILTIN_NUMBERS, "len": PY_INT}
+# Builtins that return one of their Python number operands (or its magnitude).
+_BUILTIN_SELECTORS = frozenset({"min", "max", "abs"})
 
 # Where the scalar constructors live (fx.Int32 is flydsl.expr.Int32 through a star import).
 SCALAR_MODULES = ("flydsl.expr", "flydsl.expr.numeric", "flydsl.expr.typing")
@@ -706,6 +708,8 @@ class _ValueTypes:
                 return self._arith_value_call_type(node)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
                 return self._unwrapped_type(node.args[0], leaf, depth)
+            if leaf == "index_cast" and module in _ARITH_MODULES and len(node.args) == 2 and not node.keywords:
+                return self._index_cast_type(node.args[1], depth)
             if leaf == "as_ir_value" and module in _ARITH_MODULES:
                 return ValueType(RAW), f"{leaf}(...)"
             if leaf[:1].islower() and self.type_table.caster and self.type_table.results.get(name) == ARITH_VALUE:
@@ -760,6 +764,8 @@ class _ValueTypes:
             if binding is None and func.id in _BUILTIN_CONVERSIONS and not self.star_import_may_bind(func.id):
                 # The rewriter leaves calls alone, so they return Python's own number or bool (or raise).
                 return ValueType(_BUILTIN_CONVERSIONS[func.id]), f"builtin `{func.id}(...)`"
+            if binding is None and func.id in _BUILTIN_SELECTORS and not self.star_import_may_bind(func.id):
+                return self._selected_number(node, func.id, depth)
             if binding is not None and binding.kind == "def" and self.is_single_binding(binding):
                 if self._specializing(binding.node):  # its parameters hold what the outer call passes
                     return self._call_site_return(self, binding.node, node, depth) or (
@@ -769,6 +775,17 @@ class _ValueTypes:
                 return found if plain else self._call_site_return(self, binding.node, node, depth) or found
         spelled = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else "the callee"
         return UNKNOWN_TYPE, f"unknown: no return type known for `{spelled}` (not resolved)"
+
+    def _selected_number(self, node: ast.Call, name: str, depth: int) -> tuple[ValueType, str]:
+        """`min(a, b)`, `max(a, b)`, `abs(a)` of Python numbers of one kind: one of them (or its
+        magnitude), so that kind; of an int and a float it may be either."""
+        if node.keywords or any(isinstance(a, ast.Starred) for a in node.args) \
+                or len(node.args) < (1 if name == "abs" else 2) or (name == "abs" and len(node.args) != 1):
+            return UNKNOWN_TYPE, f"unknown: builtin `{name}(...)` of no plain operands"
+        kinds = {self._typed(argument, depth)[0].kind for argument in node.args}
+        if len(kinds) == 1 and kinds <= {PY_INT, PY_FLOAT}:
+            return ValueType(kinds.pop()), f"builtin `{name}(...)` of Python numbers of one kind"
+        return UNKNOWN_TYPE, f"unknown: builtin `{name}(...)` of operands not all Python numbers of one kind"
 
     def _scalar_method_type(self, node: ast.Call, receiver: ValueType, depth: int) -> tuple[ValueType, str]:
         """`v.maximumf(w)` is `type(v)(...)`; `v.bitcast(fx.Int32)` an Int32; `cond.select(a, b)`
@@ -868,6 +885,24 @@ class _ValueTypes:
         if found.kind == SCALAR:
             return self._ir_value_type(found)
         return ValueType(RAW), f"{leaf}(...)"
+
+    def _index_cast_type(self, argument: ast.expr, depth: int) -> tuple[ValueType, str]:
+        """FlyDSL's `index_cast(T, v)`: `_to_raw(v)` itself when already of type T, else the cast op's
+        caster-made ArithValue (signed=None). So an ArithValue for an ArithValue (signless if `v` is)
+        or an fx scalar (whose `.ir_value()` carries its class's signedness); for a raw ir.Value, an
+        ir.Value."""
+        if not self.type_table.has("index-cast", "to-raw-or-caster"):
+            return UNKNOWN_TYPE, f"unknown: no `index_cast` fact for {self.type_table.release}"
+        found, why = self._typed(argument, depth)
+        if found.kind == ARITH_VALUE:
+            result = SIGNLESS_ARITH_VALUE if found.signless else MAYBE_SIGNED_ARITH_VALUE
+        elif found.kind == SCALAR:
+            result = MAYBE_SIGNED_ARITH_VALUE
+        elif found.kind == RAW:
+            result = ValueType(RAW)
+        else:
+            return UNKNOWN_TYPE, f"unknown: `index_cast` of a value of no known kind ({why})"
+        return result, f"`index_cast` gives its operand or the cast's ArithValue ({self.type_table.source})"
 
     def _ir_value_type(self, scalar: ValueType) -> tuple[ValueType, str]:
         """A scalar's `.ir_value()`: its ArithValue `with_signedness(cls.signed)` (a fresh
