@@ -389,6 +389,11 @@ def test_builtin_conversions_give_python_values():
     # Rebound, or a builtin whose result type depends on its arguments: unknown.
     assert type_of("def float(v):\n    return v\nprobe = float(x)\n") == "unknown"
     assert type_of("probe = abs(x)\n") == "unknown"
+    # Python's math of Python numbers: a float, an int for the rounding functions; of others, unknown.
+    assert type_of("import math\nprobe = math.sqrt(2.0)\n") == "py-float"
+    assert type_of("import math\nprobe = math.ceil(len(x) / 4)\n") == "py-int"
+    assert type_of("import math\nprobe = math.sqrt(x)\n") == "unknown"
+    assert type_of("from flydsl.expr import math\nprobe = math.sqrt(2.0)\n") != "py-float"
     # min, max and abs of Python numbers of one kind give that kind; of an int and a float, either.
     assert type_of("probe = min(len(x), 4)\n") == "py-int"
     assert type_of("probe = abs(float(x))\n") == "py-float"

@@ -58,6 +58,10 @@ POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", 
 # Builtin types as annotations, and builtins whose result is always a Python number or bool of one type.
 _BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 _BUILTIN_CONVERSIONS = {**_BUILTIN_NUMBERS, "len": PY_INT}
+# Python's `math` functions of numbers -> the kind they return.
+_STDLIB_MATH = {**{name: PY_FLOAT for name in ("sqrt", "exp", "exp2", "log", "log2", "log10", "pow", "sin", "cos",
+                                              "tan", "fabs")},
+                **{name: PY_INT for name in ("ceil", "floor", "trunc", "isqrt", "gcd", "lcm", "comb", "perm", "factorial")}}
 # Builtins that return one of their Python number operands (or its magnitude).
 _BUILTIN_SELECTORS = frozenset({"min", "max", "abs"})
 
@@ -708,6 +712,8 @@ class _ValueTypes:
                 return self._arith_value_call_type(node)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
                 return self._unwrapped_type(node.args[0], leaf, depth)
+            if module == "math" and leaf in _STDLIB_MATH:
+                return self._stdlib_math_type(node, leaf, depth)
             if leaf == "index_cast" and module in _ARITH_MODULES and len(node.args) == 2 and not node.keywords:
                 return self._index_cast_type(node.args[1], depth)
             if leaf == "as_ir_value" and module in _ARITH_MODULES:
@@ -885,6 +891,15 @@ class _ValueTypes:
         if found.kind == SCALAR:
             return self._ir_value_type(found)
         return ValueType(RAW), f"{leaf}(...)"
+
+    def _stdlib_math_type(self, node: ast.Call, leaf: str, depth: int) -> tuple[ValueType, str]:
+        """Python's `math.sqrt(x)` and kin of Python numbers: a float, or an int for the rounding
+        and integer functions (`math.ceil`, `math.isqrt`, ...). Of anything else (an fx value has
+        no `__float__` at run time) the call is not typed."""
+        if node.keywords or not node.args or any(
+                self._typed(argument, depth)[0].kind not in (PY_INT, PY_FLOAT, PY_BOOL) for argument in node.args):
+            return UNKNOWN_TYPE, f"unknown: `math.{leaf}` of operands not all Python numbers"
+        return ValueType(_STDLIB_MATH[leaf]), f"Python's `math.{leaf}` of Python numbers"
 
     def _index_cast_type(self, argument: ast.expr, depth: int) -> tuple[ValueType, str]:
         """FlyDSL's `index_cast(T, v)`: `_to_raw(v)` itself when already of type T, else the cast op's
