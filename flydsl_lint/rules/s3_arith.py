@@ -387,7 +387,10 @@ class RawArithOperator(Rule):
     into a wrap of the operands' own type (`fx.Int32(arith.addi(...))`) or
     into a raw dialect op (as `(a + b).ir_value()`). Float ops stay unsafe: an
     ambient `arith.fastmath(...)` block, possibly in a caller, applies to the
-    operator but not to the raw op."""
+    operator but not to the raw op. An integer op that reads no signedness
+    (`addi subi muli andi ori xori shli`) on two ArithValues (not views of fx
+    values) is ArithValue's own operator: the same op and the same caster-made
+    result, safe in any use."""
 
     code = "FLY341"
     follows = TYPED_SCALARS
@@ -445,6 +448,11 @@ class RawArithOperator(Rule):
                 "a = fx.Int32(x)\nb = fx.Int32(y)\nc = arith.addi(a.ir_value(), b.ir_value())\n",
                 fixed="import flydsl.expr as fx\na = fx.Int32(x)\nb = fx.Int32(y)\nc = (a + b).ir_value()\n",
                 unsafe=True),
+        # Two ArithValues (FlyDSL's constant and select): the operator emits the same op, any use.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = arith.shli(arith.addi(v, c), c)\n",
+                fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                      "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = (v + c) << c\n", count=2),
         # Operands of different fx types: the operator would promote them.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "a = fx.Int32(x)\nb = fx.Uint32(y)\nc = fx.Int32(arith.addi(a.ir_value(), b.ir_value()))\n",
@@ -475,7 +483,25 @@ class RawArithOperator(Rule):
         fix = None
         if not detail and op == spelling and expected == 2 and not node.keywords and types[0] in _KIND_TYPES[kind]:
             fix = self._operator_fix(node, op, operator, operands, values, types[0])
+        elif op in _SIGNLESS_INT_OPS and expected == 2 and not node.keywords and self._arith_values(operands, values):
+            fix = self._arith_value_operator_fix(node, operator, operands)
         self.report(node, fix=fix, op=op, operator=operator, detail=detail)
+
+    def _arith_values(self, operands: list[ast.expr], values: list[ast.expr]) -> bool:
+        """Whether the operands are ArithValues themselves, not views of fx values (before the type
+        table's first release, the shape alone: the checker then withholds the fix)."""
+        if any(v is not o for o, v in zip(operands, values)):
+            return False
+        return before_type_table(self.model) or all(self.model.value_type(o).kind == "arith-value" for o in operands)
+
+    def _arith_value_operator_fix(self, node: ast.Call, operator: str, operands: list[ast.expr]):
+        """`arith.addi(a, b)` of two ArithValues -> `a + b`: ArithValue's operator emits that very
+        op (`_binary_op`, `_bitwise_op`, `_shift_op`: `arith.addi(self, other)`, reading no
+        signedness) and returns the caster's ArithValue, as the op does (0.3.0 to 0.5.0), so the
+        value is the same in any use."""
+        left, right = (_operand_text(self, o) for o in operands)
+        return self.make_fix([self.replace(node, _wrap_result(self, node, f"{left} {operator} {right}"))],
+                             f"Use the `{operator}` operator: the same op on the same ArithValues")
 
     def _operator_fix(self, node: ast.Call, op: str, operator: str, operands: list[ast.expr],
                       values: list[ast.expr], type_: str):
@@ -946,6 +972,10 @@ class RawArithConstant(Rule):
 
 # fx integer classes (Boolean has a constructor of its own).
 _FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
+
+
+# Integer ops ArithValue's operator emits for two ArithValues whatever their signedness.
+_SIGNLESS_INT_OPS = frozenset({"addi", "subi", "muli", "andi", "ori", "xori", "shli"})
 
 
 # Float constant types: a number for them is `float(v)` on both paths (`constant`, `arith_const`).

@@ -253,6 +253,10 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     q = fx.Uint32(arith.divui(u.ir_value(), n.ir_value()))
     r = fx.Uint32(arith.remui(q.ir_value(), n.ir_value()))
     w = fx.Int64(arith.subi(wide.ir_value(), bias.ir_value()))
+    # ArithValue operands (FlyDSL's select and constant): the operator emits the same op on them.
+    av = fx_arith.select(lane < shift, lane, shift)
+    c3 = fx_arith.constant(3, type=T.i32)
+    av_mix = fx.Int32(arith.xori(arith.muli(av, c3), arith.shli(c3, av)))
     # An Index wrap of an integer op: it casts the fx sum as it casts the raw one.
     ix = fx.Index(arith.addi(wide.ir_value(), bias.ir_value())) + fx.Index(arith.muli(u.ir_value(), n.ir_value()))
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, arith.andi(x.ir_value(), fx.Int32(r).ir_value())))
@@ -277,7 +281,8 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     block = lane * fx_arith.constant(BLOCK, type=T.i32)
     strided = lane + fx_arith.constant(BLOCK * 2 - 1, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
-                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided + fx.Int32(ix)) % BLOCK
+                   + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided + fx.Int32(ix)
+                   + av_mix) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
