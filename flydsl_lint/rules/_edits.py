@@ -96,6 +96,30 @@ def reference(rule: "Rule", qualified: str, alias: str, module: str) -> tuple[st
     return f"{alias}.{tail}", [_import_edit(rule, f"import {module} as {alias}")]
 
 
+def fx_wrap(rule: "Rule", node: ast.AST, fx_class: str, argument: ast.expr,
+            suffix: str = "") -> tuple[str, list[Edit]] | None:
+    """`fx.<fx_class>(argument)<suffix>` in place of `node`: its text, spelled as the file reaches
+    flydsl.expr (`reference`), and the edits; None when there is no safe spelling."""
+    spelled = reference(rule, f"flydsl.expr.{fx_class}", "fx", "flydsl.expr")
+    if spelled is None:
+        return None
+    callee, imports = spelled
+    text = f"{callee}({rule.text(argument)}){suffix}"
+    return text, [rule.replace(node, text), *imports]
+
+
+def run_time_constant_fix(rule: "Rule", node: ast.AST, fx_class: str, number: ast.expr):
+    """`node`, a raw constant of the Python number `number`, -> `fx.<fx_class>(number).ir_value()`: a
+    compile-time fx value's `.ir_value()` is `arith_const(number, type)`, the same `arith.constant`
+    and the same caster-made ArithValue (signed=None) (expr/numeric.py `Numeric.to`,
+    expr/utils/arith.py, 0.3.0 to 0.5.0). It stays a run-time value, never folds."""
+    built = fx_wrap(rule, node, fx_class, number, ".ir_value()")
+    if built is None:
+        return None
+    text, edits = built
+    return rule.make_fix(edits, f"Replace with `{text}`: the same run-time constant")
+
+
 def _import_edit(rule: "Rule", statement: str) -> Edit:
     body = rule.model.tree.body
     row = 1

@@ -72,3 +72,12 @@ def before_type_table(model: SemanticModel) -> bool:
     table's first release) then withholds any fix: the shape alone lets the checker name the release
     the fix needs."""
     return model.type_table.release is not None and model.type_table.release < releases().oldest_supported
+
+
+# fx integer classes (Boolean has a constructor of its own; Index is apart).
+FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
+
+
+# Operators an ArithValue applies to integers whatever either operand's signedness (expr/utils/arith.py
+# `_binary_op`, `_bitwise_op`, `_shift_op`, 0.3.0 to 0.5.0; `>>`, `//`, `%`, `/` and ordering read it).
+SIGNLESS_INT_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)

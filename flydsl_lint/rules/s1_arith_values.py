@@ -9,10 +9,10 @@ from ..engine.project import release_paths
 from ..engine.versions import Version
 from ._base import Invalid, Rule, leaves, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
-from ._edits import as_method_receiver, reference, replace_callee, replace_with_argument
+from ._edits import as_method_receiver, fx_wrap, reference, replace_callee, replace_with_argument, run_time_constant_fix
 from ._flydsl import (
-    EXPR_ARITH, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, TYPED_SCALARS, before_type_table, known_scalar_type, qualified,
-    single_positional, typed_scalar,
+    EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
+    before_type_table, known_scalar_type, qualified, single_positional, typed_scalar,
 )
 from ._raw_dialects import is_raw_dialect_call, provably_dynamic
 
@@ -251,19 +251,17 @@ def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_bec
     shown builds the same index value unless it says `unsafe_because`. The result is an
     fx.Index instead of an ArithValue: safe only where every use reads an index value alike
     from both; where a use needs an ir.Value (a raw op), `fx.Index(argument).ir_value()`."""
-    spelled = reference(rule, "flydsl.expr.Index", "fx", "flydsl.expr")
-    if spelled is None:
-        return None
-    callee, imports = spelled
     use = ANY_USE
     if unsafe_because is None:
         use, unsafe_because = _index_uses(rule, value, _HELPER_DEPTH)
     # An unsafe fix offers the guide's spelling; the reviewer adds `.ir_value()` where a raw op needs it.
     raw = use == RAW_USE and unsafe_because is None
-    text = f"{callee}({rule.text(argument)})" + (".ir_value()" if raw else "")
+    built = fx_wrap(rule, value, "Index", argument, ".ir_value()" if raw else "")
+    if built is None:
+        return None
+    text, edits = built
     message = f"Replace with `{text}`" + (f" ({unsafe_because})" if unsafe_because else "")
-    return rule.make_fix([rule.replace(value, text), *imports], message,
-                         Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
+    return rule.make_fix(edits, message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
 
 
 def _receiver_index_cast(rule: Rule, node: ast.Call) -> ast.Call | None:
@@ -472,12 +470,8 @@ class ArithIndexCast(Rule):
 
     def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,
                   since: str | None = None):
-        spelled = reference(self, f"flydsl.expr.{target_class}", "fx", "flydsl.expr")
-        if spelled is None:
-            return None
-        callee, imports = spelled
-        edits = [self.replace(node, f"{callee}({self.text(value)}){suffix}"), *imports]
-        return self.make_fix(edits, message, since=since)
+        built = fx_wrap(self, node, target_class, value, suffix)
+        return None if built is None else self.make_fix(built[1], message, since=since)
 
     def _same_run_time_value(self, node: ast.Call, value: ast.expr, target_class: str) -> bool:
         """Whether `fx.<target_class>(value)` emits what `index_cast` does: `value` an ArithValue, or
@@ -500,8 +494,8 @@ _CAST_TARGETS = {f"{prefix}.{leaf}": fx_class
 
 
 # fx integer classes whose wrap of a run-time value takes only its type, never its signedness
-# (numeric.py `Integer.__init__` / `Index.__init__`); Boolean has a constructor of its own.
-_INTEGER_CLASSES = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Index"})
+# (numeric.py `Integer.__init__` / `Index.__init__`).
+_INTEGER_CLASSES = FX_INTEGERS | {"Index"}
 
 
 # The release from which `fx.Index(x)` may stand where the index ArithValue stood (a layout
@@ -515,8 +509,7 @@ def _before_typed_index(target: Version | None) -> bool:
     return target is None or target < Version.parse(_TYPED_INDEX_SINCE)
 
 
-# ArithValue operators that emit the same op whatever either operand's signedness.
-_SIGNLESS_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
+# ArithValue comparisons that emit the same predicate whatever the signedness.
 _SIGNLESS_COMPARISONS = (ast.Eq, ast.NotEq)
 
 
@@ -543,10 +536,10 @@ def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
         return True
     if isinstance(parent, ast.BinOp):
         if parent.left is use:
-            return isinstance(parent.op, _SIGNLESS_OPERATORS)
+            return isinstance(parent.op, SIGNLESS_INT_OPERATORS)
         other = model.value_type(parent.left).kind
         return (other == "arith-value" and not isinstance(parent.op, ast.Div)) \
-            or (other == "py-int" and isinstance(parent.op, _SIGNLESS_OPERATORS))
+            or (other == "py-int" and isinstance(parent.op, SIGNLESS_INT_OPERATORS))
     if isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
         if parent.left is use:
             return isinstance(parent.ops[0], _SIGNLESS_COMPARISONS)
@@ -631,23 +624,11 @@ class ArithIndexConstant(Rule):
         if argument is not None:
             fix = _index_value_fix(self, node, argument, self._unsafe_because(argument))
             if fix is not None and fix.applicability is Applicability.UNSAFE and self._python_int(argument):
-                fix = self._run_time_index(node, argument)
+                fix = run_time_constant_fix(self, node, "Index", argument)  # `fx.Index(n).ir_value()`, any use
         self.report(node, fix=fix)
 
     def _python_int(self, argument: ast.expr) -> bool:
         return before_type_table(self.model) or self.model.value_type(argument).kind == "py-int"
-
-    def _run_time_index(self, node: ast.Call, argument: ast.expr):
-        """`arith.index(n)` -> `fx.Index(n).ir_value()` for a Python int n, in any use: a compile-time
-        fx.Index's `.ir_value()` is `arith_const(n, index)`, the same `arith.constant(index, n)` as
-        `arith.index` builds (no width to reduce to), returned as the value caster's ArithValue, as
-        `arith.index` returns it (expr/numeric.py, expr/utils/arith.py, 0.3.0 to 0.5.0)."""
-        spelled = reference(self, "flydsl.expr.Index", "fx", "flydsl.expr")
-        if spelled is None:
-            return None
-        callee, imports = spelled
-        text = f"{callee}({self.text(argument)}).ir_value()"
-        return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`: the same run-time constant")
 
     def _unsafe_because(self, argument: ast.expr) -> str | None:
         """None for a non-negative int literal below 2**31: `arith.index(n)` is `arith.constant(n,

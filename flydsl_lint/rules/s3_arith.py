@@ -7,9 +7,10 @@ import ast
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value
-from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee
+from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
-    EXPR, EXPR_ARITH, RAW_ARITH, TYPED_SCALARS, before_type_table, known_scalar_type, single_positional, typed_scalar,
+    EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SIGNLESS_INT_OPERATORS, TYPED_SCALARS, before_type_table, known_scalar_type,
+    single_positional, typed_scalar,
 )
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -323,7 +324,7 @@ def _into_own_wrap(rule: Rule, node: ast.expr, type_: str) -> bool:
     `Index.__init__`, 0.3.0 to 0.5.0: the cast reads no signedness)."""
     parent = rule.model.parent(node)
     wrap = typed_scalar(rule.model, parent)
-    return (wrap == type_ or (wrap == "Index" and type_ in _FX_INTEGERS)) and single_positional(parent) is node
+    return (wrap == type_ or (wrap == "Index" and type_ in FX_INTEGERS)) and single_positional(parent) is node
 
 
 def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
@@ -659,7 +660,7 @@ class RawArithConstant(Rule):
     right of every operator but int true division, which reads the constant's signedness; on the
     left (`254 - av`, the reflected operator) of `+ - * & | ^ <<` and, float, `+ - * /`.
     Elsewhere than an operator's operand, `fx.Int32(v).ir_value()` is the same run-time constant
-    (`_run_time_fx_constant`)."""
+    (`run_time_constant_fix`)."""
 
     code = "FLY343"
     call_names = frozenset(_CONSTANT_OPS)
@@ -825,7 +826,7 @@ class RawArithConstant(Rule):
             fix = self.make_fix([self.replace(node, f"({text})" if needs_parentheses(self, number, node) else text)],
                                 "Use the plain number")
         elif op == "constant" and leaf and (number := self._fx_constant_number(node, leaf)) is not None:
-            fix = self._run_time_fx_constant(node, leaf, number)
+            fix = run_time_constant_fix(self, node, _FX_CONSTANT_TYPES[leaf].removeprefix("fx."), number)
         self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
 
     def _fx_constant_number(self, node: ast.Call, leaf: str) -> ast.expr | None:
@@ -854,19 +855,6 @@ class RawArithConstant(Rule):
         else:
             known = type(number) is int or kind == "py-int" or self.model.int_bounds(value) is not None
         return value if known else None
-
-    def _run_time_fx_constant(self, node: ast.Call, leaf: str, number: ast.expr):
-        """`arith.constant(v, type=T.i32)` -> `fx.Int32(v).ir_value()`: a compile-time fx.Int32's
-        `.ir_value()` is `arith_const(v, Int32.ir_type)`, which builds `arith.constant(type, v)` from
-        the number as `constant` does, returning the value caster's ArithValue of `signed=None`, as
-        `constant` does (expr/numeric.py `Numeric.to`, expr/utils/arith.py, every release 0.3.0 to
-        0.5.0). So every use sees the same run-time value; it stays run-time, never folds."""
-        spelled = reference(self, f"flydsl.expr.{_FX_CONSTANT_TYPES[leaf].removeprefix('fx.')}", "fx", "flydsl.expr")
-        if spelled is None:
-            return None
-        callee, imports = spelled
-        text = f"{callee}({self.text(number)}).ir_value()"
-        return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`: the same run-time constant")
 
     def _raw_operand(self, node: ast.expr) -> bool:
         parent = self.model.parent(node)
@@ -964,24 +952,20 @@ class RawArithConstant(Rule):
             other, ok = parent.left, True
         elif isinstance(parent, ast.BinOp) and parent.left is node:
             other = parent.right
-            ok = isinstance(parent.op, _FLOAT_REVERSED_OPERATORS if floating else _INT_REVERSED_OPERATORS)
+            ok = isinstance(parent.op, _FLOAT_REVERSED_OPERATORS if floating else SIGNLESS_INT_OPERATORS)
         else:
             return None
         return argument if ok and (before_table or model.value_type(other).kind == "arith-value") else None
 
 
-# fx integer classes (Boolean has a constructor of its own).
-_FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
-
-
 # Integer ops ArithValue's operator emits for two ArithValues whatever their signedness.
-_SIGNLESS_INT_OPS = frozenset({"addi", "subi", "muli", "andi", "ori", "xori", "shli"})
+_SIGNLESS_INT_OPS = frozenset(op for op, (_, kind) in _ARITH_OPERATORS.items() if kind == "i")
 
 
 # Float constant types: a number for them is `float(v)` on both paths (`constant`, `arith_const`).
 _FLOAT_LEAVES = frozenset({"f16", "bf16", "f32", "f64"})
-# `c <op> av` -> `v <op> av` (av's reflected operator): the operators that read no signedness.
-_INT_REVERSED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
+# `c <op> av` -> `v <op> av` (av's reflected operator) on floats: the operators whose reflected form
+# builds the same constant (on ints, SIGNLESS_INT_OPERATORS).
 _FLOAT_REVERSED_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.Div)
 
 

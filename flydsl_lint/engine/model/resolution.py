@@ -34,6 +34,7 @@ def parameter_defaults(arguments: ast.arguments) -> dict[str, ast.expr]:
 # The builtins' names FlyDSL's own modules export (`fx.max`, ...), which a star import of one binds.
 _FLYDSL_BUILTIN_NAMES = frozenset({"max", "min", "round"})
 
+
 class _Resolution:
     """Name resolution on demand (part of `SemanticModel`)."""
 
@@ -104,24 +105,29 @@ class _Resolution:
         signature = self._call_signature(self.parent(binding.node))
         if signature is None:
             return None
-        positions, defaults, calls = signature
-        if not calls:
+        if not signature[2]:
             return self._dialect_parameter(binding)
-        name = binding.name
-        index = positions.get(name)
-        targets = set()
+        passed = self._arguments_for(binding, signature)
+        targets = {self.resolve(argument) for argument in passed} if passed is not None else {None}
+        return targets.pop() if len(targets) == 1 and None not in targets else None
+
+    def _arguments_for(self, binding: Binding, signature: _CallSignature) -> list[ast.expr] | None:
+        """What each call in `signature` passes for the parameter `binding` (its default where a call
+        omits it); None when a call unpacks `*args` / `**kwargs` or passes nothing for it."""
+        positions, defaults, calls = signature
+        index = positions.get(binding.name)
+        passed = []
         for call in calls:
             if call is None:  # passes *args or **kwargs: what it passes is unknown
                 return None
             if index is not None and index < len(call.args):
-                passed = call.args[index]
+                argument = call.args[index]
             else:
-                passed = next((k.value for k in call.keywords if k.arg == name), defaults.get(name))
-            target = self.resolve(passed) if passed is not None else None
-            if target is None:
+                argument = next((k.value for k in call.keywords if k.arg == binding.name), defaults.get(binding.name))
+            if argument is None:
                 return None
-            targets.add(target)
-        return targets.pop() if len(targets) == 1 else None
+            passed.append(argument)
+        return passed
 
     def _call_signature(self, arguments: ast.AST | None) -> _CallSignature | None:
         """What `_passed_argument` needs of a plain function, found once for

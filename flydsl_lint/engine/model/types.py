@@ -568,20 +568,7 @@ class _ValueTypes:
         signature = self._call_signature(arguments)
         if signature is None or not self._only_called(self.parent(arguments)) or arguments.vararg or arguments.kwarg:
             return None
-        positions, defaults, calls = signature
-        index = positions.get(binding.name)
-        passed = []
-        for call in calls:
-            if call is None:  # it passes *args or **kwargs
-                return None
-            if index is not None and index < len(call.args):
-                argument = call.args[index]
-            else:
-                argument = next((k.value for k in call.keywords if k.arg == binding.name), defaults.get(binding.name))
-            if argument is None:
-                return None
-            passed.append(argument)
-        return passed
+        return self._arguments_for(binding, signature)
 
     def _only_called(self, function: ast.AST) -> bool:
         """A def nested in a function, or a private one of the module, undecorated, bound once,
