@@ -45,7 +45,9 @@ records
   to the same bits (a vector of the class passed), `[i]` one static `vector.ExtractOp`
   wrapped in the dtype; `to(T)` and `filled(shape, x, T)` a vector of T, `reduce(op)`
   one `vector.reduction` wrapped in the element class, and the operators `+ - * & | ^`
-  (`apply_op`) the element classes' promotion by the scalar lattice.
+  (`apply_op`) the element classes' promotion by the scalar lattice;
+- the base class of `Numeric`, `ArithValue` and `Vector` and whether each defines
+  `ir_value`, which decide a helper's `isinstance` / `hasattr` guards.
 
 Each fact is written with the releases it holds in (`A-`, `A-B`, `A`, joined
 with `,`), one `section fact releases value` line each: the engine reads it with
@@ -661,6 +663,25 @@ def vector_facts(typing: ast.Module | None) -> dict[str, str]:
     return found
 
 
+# The value classes a helper's guards test (`isinstance(v, ir.Value)`, `hasattr(v, "ir_value")`), by file.
+_VALUE_CLASSES = (("Numeric", "flydsl/expr/numeric.py"), ("ArithValue", "flydsl/expr/utils/arith.py"),
+                  ("Vector", "flydsl/expr/typing.py"))
+
+
+def class_facts(sources: dict[str, str]) -> dict[str, dict]:
+    """`Vector` -> {"base": "ArithValue", "ir-value-method": True}: each value class's one base
+    (`object` when it names none: a metaclass keyword is no base) and whether its body defines `ir_value`."""
+    found = {}
+    for name, path in _VALUE_CLASSES:
+        cls = _top_defs(_parse(sources, path)).get(name)
+        if not isinstance(cls, ast.ClassDef) or len(cls.bases) > 1:
+            continue
+        base = ast.unparse(cls.bases[0]) if cls.bases else "object"
+        defines = any(isinstance(node, ast.FunctionDef) and node.name == "ir_value" for node in cls.body)
+        found[name] = {"base": base, "ir-value-method": defines}
+    return found
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -676,6 +697,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": raw | wrapper_results(sources, raw),
         "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")),
+        "classes": class_facts(sources),
     }
 
 
@@ -698,7 +720,8 @@ def build_table(derived: dict[str, dict]) -> str:
         "# ArithValue, signed=None). engine/model/types.py reads the lines covering the target release.",
         f"releases {' '.join(releases)}",
     ]
-    for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results", "vectors"):
+    for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results", "vectors",
+                    "classes"):
         for fact in sorted({fact for release in releases for fact in derived[release][section]}):
             values = []  # distinct values in release order
             for release in releases:

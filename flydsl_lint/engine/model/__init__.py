@@ -7,7 +7,7 @@ code?"; they never look at import statements or raw text themselves.
 The model is one class assembled from one module per concern: `walk` builds
 it, `scopes` holds its scopes and bindings, `resolution` answers what a name
 refers to, `queries` the rest, `flow` the one binding a read of a rebound name sees,
-`types` the value type of an expression, `numbers` the values of Python numbers,
+`types` the value type of an expression, `guards` the `if` tests those types decide, `numbers` the values of Python numbers,
 `vectors` the element and lanes of a vector value.
 """
 
@@ -19,6 +19,7 @@ from collections import defaultdict
 from ..project import ProjectIndex
 from ..versions import Version
 from .flow import _ReachingBindings
+from .guards import _Guards
 from .numbers import _KnownNumbers
 from .queries import _Queries
 from .resolution import _Resolution
@@ -28,8 +29,8 @@ from .vectors import _VectorTypes
 from .walk import _Walk
 
 
-class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _ValueTypes, _KnownNumbers,
-                    _VectorTypes):
+class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _ValueTypes, _Guards,
+                    _KnownNumbers, _VectorTypes):
     """Scopes and bindings of one module, with name resolution on demand."""
 
     def __init__(

@@ -167,6 +167,8 @@ class TypeTable:
         self.results: dict[str, str] = facts.get("results", {})
         # `flydsl.expr.typing.T.f16x4` -> `Float16x4`, `...Vector.bitcast` -> `same-bits` (FLY321's fixes).
         self.vectors: dict[str, str] = facts.get("vectors", {})
+        # `Vector` -> {"base": "ArithValue", "ir-value-method": True}: what a helper's guards test (model/guards.py).
+        self.classes: dict[str, dict] = facts.get("classes", {})
 
     @property
     def caster(self) -> bool:
@@ -1007,8 +1009,9 @@ class _ValueTypes:
         return memo[function]
 
     def _returned(self, function: ast.AST, depth: int) -> tuple[ValueType, str]:
-        returns = self._returns_of(function)
-        if returns is None or not _ends_in_return(function.body) or any(node.value is None for node in returns):
+        # Of a def that is no generator, the returns its guards let run (model/guards.py).
+        returns = self.reachable_returns(function, depth) if self._returns_of(function) is not None else None
+        if returns is None or any(node.value is None for node in returns):
             return UNKNOWN_TYPE, f"unknown: `{function.name}` does not always return a value"
         types = {self._typed(node.value, depth)[0] for node in returns}
         if len(types) != 1 or UNKNOWN_TYPE in types:
@@ -1233,13 +1236,9 @@ def _returns(function: ast.AST) -> list[ast.Return] | None:
     return returns or None
 
 
-def _ends_in_return(body: list[ast.stmt]) -> bool:
-    """Whether a block cannot fall off its end (so a def ending so never returns None implicitly):
-    it ends in a `return` or `raise`, or an `if` whose branches both do."""
-    last = body[-1] if body else None
-    if isinstance(last, (ast.Return, ast.Raise)):
-        return True
-    return isinstance(last, ast.If) and _ends_in_return(last.body) and _ends_in_return(last.orelse)
+def returns_within(statement: ast.stmt) -> list[ast.Return]:
+    """The `return` statements in `statement`, not in the functions, lambdas and classes nested in it."""
+    return _returns(ast.Module(body=[statement], type_ignores=[])) or []
 
 
 def _python_result(op: ast.AST, left: ValueType, right: ValueType) -> ValueType | None:
