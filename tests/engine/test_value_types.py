@@ -170,6 +170,14 @@ def test_a_rebound_name_stays_unknown_unless_every_binding_agrees():
     assert type_of("x = fx.Int16(a)\nx = x + 1\nprobe = x\n") == "unknown"
 
 
+def test_an_unknown_rebound_name_says_why_the_binding_a_read_sees_is_unknown():
+    # In a function the read sees its block's last binding: its own reason is the one to fix.
+    found, why = explain("def f(a, c):\n    v = fx.Int32(a) < c\n    v = helper(a)\n    probe = v\n")
+    assert (found, why) == ("unknown", "unknown: no return type known for `helper` (not resolved)")
+    found, why = explain("def f(a, c):\n    if c:\n        v = helper(a)\n    else:\n        v = other(a)\n    probe = v\n")
+    assert (found, why) == ("unknown", "unknown: `v` is bound more than once, to no known type")  # no one binding
+
+
 def test_answers_computed_under_a_refuted_assumption_do_not_survive():
     model, tree = model_of("x = fx.Int16(a)\nx = x + 1\ny = x + 1\nprobe = x\n")
     probe = tree.body[-1].value

@@ -385,11 +385,12 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `{node.id}` is declared global or nonlocal"
         if not self.is_single_binding(binding):
             reaching = self.reaching_binding(node)
-            if reaching is not None:
-                found = self._binding_type(reaching, depth)
-                if found[0].known:
-                    return found
-            return self._rebound_type(binding, depth)
+            found = self._binding_type(reaching, depth) if reaching is not None else None
+            if found is not None and found[0].known:
+                return found
+            agreed = self._rebound_type(binding, depth)
+            # The binding the read sees says best why it is unknown.
+            return agreed if agreed[0].known or found is None else found
         found = self._binding_type(binding, depth)
         if found[0].known and found[0].kind != SCALAR and self._carried_before(binding, node):
             return UNKNOWN_TYPE, (f"unknown: a control-flow region of traced code before this read calls a method of, "
