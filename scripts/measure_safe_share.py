@@ -3,6 +3,7 @@
 
     python scripts/measure_safe_share.py share TREE [--target-version 0.5.0]
     python scripts/measure_safe_share.py edits TREE -n 60 --seed 25 [--codes FLY101,FLY341]
+    python scripts/measure_safe_share.py fixed TREE [--target-version 0.5.0]
 
 `share` counts the §1 (FLY1xx) and §3 (FLY3xx: arith, scf, vector, memory,
 math, llvm pointers, s_waitcnt) diagnostics outside the tuned kernels (the
@@ -10,6 +11,9 @@ tool's `tuned-kernels` default: their fixes are never applied unless asked for
 by name, so none of their diagnostics counts, with a fix or without), and the
 share of them whose fix is safe, per code. `edits` prints a random sample of
 safe fixes (the line before, the edit after) to read against the guide.
+`fixed` runs the safe `--fix` (which repeats until no fix applies) on a copy
+of the tree and counts the same diagnostics before and after: the share the
+fix removes, which may exceed `share` where one fix makes another's types known.
 The tree is linted with the given target; the tuned kernels are the tool's
 defaults. Nothing is written into the tree.
 """
@@ -20,8 +24,10 @@ import argparse
 import fnmatch
 import json
 import random
+import shutil
 import subprocess
 import sys
+import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -44,8 +50,12 @@ def in_tuned_kernel(tree: Path, diagnostic: dict) -> bool:
     return any(fnmatch.fnmatch(part, pattern) for part in relative.split("/") for pattern in DEFAULT_TUNED_KERNELS)
 
 
+def outside_tuned(args) -> list[dict]:
+    return [d for d in diagnostics(args) if not in_tuned_kernel(args.tree, d)]
+
+
 def share(args) -> int:
-    rows = [d for d in diagnostics(args) if not in_tuned_kernel(args.tree, d)]
+    rows = outside_tuned(args)
     per_code: defaultdict[str, Counter] = defaultdict(Counter)
     for row in rows:
         per_code[row["code"]][applicability(row)] += 1
@@ -71,9 +81,23 @@ def edits(args) -> int:
     return 0
 
 
+def fixed(args) -> int:
+    before = len(outside_tuned(args))
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / args.tree.name
+        shutil.copytree(args.tree, copy)
+        subprocess.run([args.linter, "check", str(copy), "--isolated", "--no-cache", "--exit-zero", "--quiet", "--fix",
+                        "--target-version", args.target_version, "--target-arch", args.target_arch],
+                       capture_output=True, check=True)
+        after = len(outside_tuned(argparse.Namespace(**{**vars(args), "tree": copy})))
+    print(f"§1+§3 outside tuned kernels: {before} diagnostics before the safe --fix, {after} after; "
+          f"share fixed {(before - after) / max(1, before):.3f} (target {args.target_version}, arch {args.target_arch})")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["share", "edits"])
+    parser.add_argument("what", choices=["share", "edits", "fixed"])
     parser.add_argument("tree", type=Path)
     parser.add_argument("--target-version", default="0.5.0")
     parser.add_argument("--target-arch", default="gfx942,gfx950")
@@ -82,7 +106,7 @@ def main() -> int:
     parser.add_argument("-n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=25)
     args = parser.parse_args()
-    return {"share": share, "edits": edits}[args.what](args)
+    return {"share": share, "edits": edits, "fixed": fixed}[args.what](args)
 
 
 if __name__ == "__main__":
