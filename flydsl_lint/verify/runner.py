@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import signal
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -255,12 +256,20 @@ def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[Com
                                               f"{what} on the {side} side was {sigkill}"))
 
 
+# `File "<repo>/kernels/k.py", line 656` of a (DSL) traceback: the line an edit may have moved.
+_TRACEBACK_LINE = re.compile(r'(File "[^"\n]*", line )\d+')
+_ANY_LINE = r"\1N"
+
+
 def _set_aside_failures_on_both_sides(comparisons: list[KernelComparison], findings: CompileModeFindings) -> None:
     """A test or probe that fails to compile the same way before and after the change (a checkout
-    newer than the installed flydsl, say) shows nothing of the change: not verified, not broken."""
+    newer than the installed flydsl, say) shows nothing of the change: not verified, not broken.
+    The same way means the same message but for the line numbers of its traceback, which a change
+    moves (an edit above the `@flyc.jit` the error points at)."""
     before = [c for c in comparisons if c.verdict == COMPILE_ERROR and c.side == BEFORE]
     for comparison in [c for c in comparisons if c.verdict == COMPILE_ERROR and c.side == AFTER]:
-        twin = next((c for c in before if (c.test_id, c.message) == (comparison.test_id, comparison.message)), None)
+        failure = (comparison.test_id, _TRACEBACK_LINE.sub(_ANY_LINE, comparison.message))
+        twin = next((c for c in before if (c.test_id, _TRACEBACK_LINE.sub(_ANY_LINE, c.message)) == failure), None)
         if twin is None:
             continue
         before.remove(twin)

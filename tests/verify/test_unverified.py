@@ -239,6 +239,32 @@ def test_a_kernel_failing_to_compile_the_same_way_on_both_sides_is_not_verified_
         assert ("after", COMPILE_ERROR) in {(c.side, c.verdict) for c in comparisons} and not findings.unverified
 
 
+def test_the_same_failure_at_a_line_the_change_moved_is_not_verified_not_broken():
+    """FlyDSL HEAD's moe_sorting needs ROCm's device libraries, absent here: both sides failed the
+    same way, but the fix above its `@flyc.jit` moved the line the DSL traceback names (656 -> 650),
+    and 244 such failures read as parity broken."""
+    from flydsl_lint.verify.compile import CompileFailure, compare
+    from flydsl_lint.verify.runner import CompileModeFindings, _set_aside_failures_on_both_sides
+
+    def failure(line: int, error: str = "ROCm amdgcn bitcode path: /tmp/t/bitcode does not exist") -> str:
+        return (f"DSLCompileError: {error}\n\nDSL Traceback (most recent operation last):\n"
+                f'  File "<repo>/kernels/moe/moe_sorting_kernel.py", line {line}\n    @flyc.jit\n')
+
+    def side(message: str) -> CompileResult:
+        return CompileResult("gfx942", Path("/nonexistent"), failures=[CompileFailure(f"{TEST}::a", "launch", message)])
+
+    comparisons, findings = compare(side(failure(656)), side(failure(650))), CompileModeFindings()
+    _set_aside_failures_on_both_sides(comparisons, findings)
+    assert comparisons == [] and [u.reason.splitlines()[0] for u in findings.unverified] == [
+        "fails to compile on both sides, the same way: DSLCompileError: ROCm amdgcn bitcode path: "
+        "/tmp/t/bitcode does not exist"]
+    # Another error at the moved line is still the change's.
+    comparisons, findings = compare(side(failure(656)), side(failure(650, "op operand #0 must be index"))), \
+        CompileModeFindings()
+    _set_aside_failures_on_both_sides(comparisons, findings)
+    assert ("after", COMPILE_ERROR) in {(c.side, c.verdict) for c in comparisons} and not findings.unverified
+
+
 def test_a_capture_run_a_signal_ends_records_which_signal(tmp_path):
     import signal
 
