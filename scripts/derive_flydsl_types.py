@@ -212,9 +212,18 @@ def has_promotion_lattice(numeric: ast.Module | None) -> bool:
     return all(name in defs for name in ("_resolve_numeric_type", "_result_numeric_type_for_op", "_make_binop"))
 
 
-def gpu_returns(gpu: ast.Module | None, typing: ast.Module | None, scalars: dict) -> dict[str, str]:
-    """`flydsl.expr.gpu.thread_idx.x` -> `Int32`, `flydsl.expr.gpu.lane_id()` -> `Int32`."""
+def gpu_returns(gpu: ast.Module | None, typing: ast.Module | None, scalars: dict,
+                generated: ast.Module | None = None) -> dict[str, str]:
+    """`flydsl.expr.gpu.thread_idx.x` -> `Int32`, `flydsl.expr.gpu.lane_id()` -> `Int32`; and the
+    index ids: `flydsl._mlir.dialects.gpu.thread_id()` -> `raw:index`, a generated builder annotated
+    `-> _ods_ir.OpResult[_ods_ir.IndexType]`, and `flydsl.expr.gpu.thread_id()`, whose one return
+    is that builder's call."""
     found: dict[str, str] = {}
+    index_builders = {node.name for node in getattr(generated, "body", ())
+                      if isinstance(node, ast.FunctionDef) and node.returns is not None
+                      and ast.unparse(node.returns) == "_ods_ir.OpResult[_ods_ir.IndexType]"}
+    found.update({f"flydsl._mlir.dialects.gpu.{name}()": "raw:index" for name in index_builders})
+    dialect_aliases = [alias for alias, dialect in _dialect_aliases(gpu).items() if dialect == "gpu"] if gpu else []
     tuple3d = _top_defs(typing).get("Tuple3D")
     init = next((n for n in getattr(tuple3d, "body", ()) if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
     dtype = None
@@ -231,9 +240,12 @@ def gpu_returns(gpu: ast.Module | None, typing: ast.Module | None, scalars: dict
                 found[f"flydsl.expr.gpu.{node.targets[0].id}.{axis}"] = dtype
         elif isinstance(node, ast.FunctionDef):
             returns = [n for n in ast.walk(node) if isinstance(n, ast.Return)]
-            if (len(returns) == 1 and isinstance(returns[0].value, ast.Call)
-                    and getattr(returns[0].value.func, "id", None) in scalars):
-                found[f"flydsl.expr.gpu.{node.name}()"] = returns[0].value.func.id
+            called = returns[0].value.func if len(returns) == 1 and isinstance(returns[0].value, ast.Call) else None
+            if getattr(called, "id", None) in scalars:
+                found[f"flydsl.expr.gpu.{node.name}()"] = called.id
+            elif (isinstance(called, ast.Attribute) and isinstance(called.value, ast.Name)
+                    and called.value.id in dialect_aliases and called.attr in index_builders):
+                found[f"flydsl.expr.gpu.{node.name}()"] = "raw:index"
     return found
 
 
@@ -344,6 +356,7 @@ def caster_results(sources: dict[str, str]) -> dict[str, str]:
 def dialect_sources(wheel: Path) -> dict[str, str]:
     """The raw dialect modules caster_results reads (wheel_sources leaves flydsl/_mlir/ out)."""
     wanted = {f"flydsl/_mlir/dialects/{name}.py" for dialect in _CASTER_DIALECTS for name in (dialect, f"_{dialect}_ops_gen")}
+    wanted.add("flydsl/_mlir/dialects/_gpu_ops_gen.py")  # the index ids (gpu_returns)
     with zipfile.ZipFile(wheel) as archive:
         return {name: archive.read(name).decode("utf-8", "replace") for name in archive.namelist() if name in wanted}
 
@@ -692,7 +705,8 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "operators": ({"promotion": "numeric-lattice"} if has_promotion_lattice(numeric) else {})
         | arith_value_operators(sources, raw := caster_results(sources)),
         "methods": scalar_methods(numeric),
-        "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars),
+        "returns": gpu_returns(_parse(sources, "flydsl/expr/gpu.py"), _parse(sources, "flydsl/expr/typing.py"), scalars,
+                               _parse(sources, "flydsl/_mlir/dialects/_gpu_ops_gen.py")),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": raw | wrapper_results(sources, raw),

@@ -581,6 +581,39 @@ def test_the_release_decides_api_facts():
     assert type_of("probe = fx.thread_idx.x\n", release=None) == "fx.Int32"
 
 
+@pytest.mark.parametrize("release, expected", [("0.3.0", "unknown"), ("0.3.1", "ArithValue (index, signed=None)"),
+                                               ("0.5.0", "ArithValue (index, signed=None)")])
+def test_the_gpu_dialects_ids_are_index_arith_values_where_their_builders_say_so(release, expected):
+    # From 0.3.1 the generated builders are annotated `OpResult[IndexType]` (0.3.0's say `OpResult`):
+    # the caster makes the index an ArithValue, raw or through flydsl.expr.gpu's wrappers.
+    header = HEADER + "from flydsl.expr import gpu\nfrom flydsl._mlir.dialects import gpu as raw_gpu\n"
+    assert type_of("probe = gpu.thread_id('x')\n", release, header) == expected
+    assert type_of("probe = raw_gpu.block_dim('y')\n", release, header) == expected
+    assert type_of("probe = gpu.barrier()\n", release, header) == "unknown"
+
+
+def test_the_derive_script_reads_the_index_ids_of_the_gpu_dialect():
+    derive = derive_types_script()
+    generated = ast.parse(textwrap.dedent('''\
+        def thread_id(dimension, *, loc=None, ip=None) -> _ods_ir.OpResult[_ods_ir.IndexType]:
+          return ThreadIdOp(dimension=dimension, loc=loc, ip=ip).result
+        def shuffle(value, offset, width, mode, *, loc=None, ip=None) -> _ods_ir.OpResultList:
+          return ShuffleOp(value, offset, width, mode, loc=loc, ip=ip).results
+        def block_id(dimension, *, loc=None, ip=None) -> _ods_ir.OpResult:
+          return BlockIdOp(dimension=dimension, loc=loc, ip=ip).result
+    '''))
+    expr_gpu = ast.parse(textwrap.dedent('''\
+        from .._mlir.dialects import gpu
+        def thread_id(*args, **kwargs):
+            return gpu.thread_id(*args, **kwargs)
+        def block_id(*args, **kwargs):
+            return gpu.block_id(*args, **kwargs)
+    '''))
+    # block_id's annotation does not say index (0.3.0's builders): not recorded.
+    assert derive.gpu_returns(expr_gpu, None, {}, generated) == {
+        "flydsl._mlir.dialects.gpu.thread_id()": "raw:index", "flydsl.expr.gpu.thread_id()": "raw:index"}
+
+
 def test_cycles_and_deep_expressions_are_unknown_not_a_crash():
     assert type_of("def f(v):\n    return f(v)\nprobe = f(1)\n") == "unknown"
     deep = "fx.Int32(a)" + " + 1" * 300  # deeper than the inference bound, shallow enough to parse

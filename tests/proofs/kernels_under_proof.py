@@ -574,7 +574,7 @@ import torch
 import flydsl.compiler as flyc
 import flydsl.expr as fx
 from flydsl._mlir.dialects import vector
-from flydsl.expr import arith
+from flydsl.expr import arith, gpu
 from flydsl.expr.arith import ArithValue
 from flydsl.expr.typing import T
 
@@ -603,10 +603,13 @@ def e8m0_kernel(Out: fx.Tensor, shift: fx.Int32, scale: fx.Float32):
     early = (lane < arith.constant(32, type=T.i32)).select(row, odd)
     ratio = lane / arith.constant(3, type=T.i32)
     top = arith.constant(1 << 20, type=T.i32) >> lane
+    # The gpu dialect's ids are index ArithValues (typed from 0.3.1): a cast of one takes literals too.
+    gid = arith.index_cast(T.i32, gpu.block_id("x")) * arith.constant(BLOCK, type=T.i32) + arith.index_cast(
+        T.i32, gpu.thread_id("x")) % arith.constant(8, type=T.i32)
     ivec = vector.from_elements(T.vec(4, T.i32), [row, odd, mixed, flip])
     bumped = ivec + arith.constant(1, type=T.i32)
     folded = vector.reduction(T.i32, vector.CombiningKind.ADD, bumped)
-    total = folded + low + wide + early + exp_field + top
+    total = folded + low + wide + early + exp_field + top + gid
     dst = fx.Int32(total) % BLOCK
 
     inv = arith.constant(1.0, type=T.f32) / (amax - arith.constant(0.25, type=T.f32))

@@ -714,6 +714,9 @@ class _ValueTypes:
                 return self._selected_type(node, leaf, depth)
             if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
                 return self._wrapped_builder_type(node, leaf, self.type_table.results[name], depth)
+            spelled = self.type_table.returns.get(f"{name}()")  # the gpu dialect's index ids (their annotation)
+            if spelled is not None:
+                return self.type_table.parse(spelled), self.type_table.source
             if name.startswith(_RAW_DIALECTS) and leaf[:1].islower():
                 # A builder returns its op's one result, a list of several, or the op when it has none.
                 return UNKNOWN_TYPE, f"unknown: `{name}` may return an op or a result list"
