@@ -32,6 +32,8 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
     ("fx.Int32(x).ir_value()", "ArithValue (signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
     ("x.ir_value()", "unknown"), ("x.to(fx.Int64)", "unknown"), ("x", "unknown"), ("helper(x)", "unknown"),
     ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
+    # A method of an API value the name resolves to: the value's own.
+    ("fx.thread_idx.x.ir_value()", "ArithValue (signedness unknown)"), ("fx.block_idx.y.to(fx.Int64)", "fx.Int64"),
     ("2 * 3", "py-int"), ("7 / 2", "py-float"), ("1 < 2", "py-bool"),
 ])
 def test_expression_sources(expr, expected):

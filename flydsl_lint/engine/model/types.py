@@ -736,28 +736,13 @@ class _ValueTypes:
                     specialized = self._call_site_return(helpers, function, node, depth)
                     if specialized is not None:
                         return specialized[0], f"{specialized[1]} in {module}"
+            if isinstance(func, ast.Attribute):  # `gpu.grid_dim.x.ir_value()`: a method of a typed API value
+                found = self._method_call_type(node, func, depth)
+                if found[0].known:
+                    return found
             return UNKNOWN_TYPE, f"unknown: no return type known for `{name}`"
         if isinstance(func, ast.Attribute):
-            receiver, why = self._typed(func.value, depth)
-            if func.attr == "ir_value" and not node.args and receiver.kind == SCALAR:
-                return self._ir_value_type(receiver)
-            if func.attr == "ir_value" and not node.args and receiver.kind == ARITH_VALUE:
-                return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
-            if func.attr == "ir_value" and not node.args and receiver.kind == VECTOR:
-                return receiver, "`Vector.ir_value()` returns the vector itself"
-            if receiver.kind == VECTOR or self.is_vector_wrap(func.value):
-                return self._vector_method_type(node, receiver)
-            if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
-                return MAYBE_SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
-            if receiver.kind == ARITH_VALUE:
-                return self._arith_value_method_type(func.attr, receiver)
-            if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
-                target = self._constructed_type(self.resolve(node.args[0]))
-                if target.kind == SCALAR:
-                    return target, "`.to(T)`"
-            if receiver.kind == SCALAR and func.attr in self.type_table.scalar_methods:
-                return self._scalar_method_type(node, receiver, depth)
-            return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
+            return self._method_call_type(node, func, depth)
         if isinstance(func, ast.Name):
             binding = self.binding_of(func)
             if binding is None and func.id in _BUILTIN_CONVERSIONS and not self.star_import_may_bind(func.id):
@@ -774,6 +759,29 @@ class _ValueTypes:
                 return found if plain else self._call_site_return(self, binding.node, node, depth) or found
         spelled = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else "the callee"
         return UNKNOWN_TYPE, f"unknown: no return type known for `{spelled}` (not resolved)"
+
+    def _method_call_type(self, node: ast.Call, func: ast.Attribute, depth: int) -> tuple[ValueType, str]:
+        """`receiver.method(...)`, by the receiver's type."""
+        receiver = self._typed(func.value, depth)[0]
+        if func.attr == "ir_value" and not node.args and receiver.kind == SCALAR:
+            return self._ir_value_type(receiver)
+        if func.attr == "ir_value" and not node.args and receiver.kind == ARITH_VALUE:
+            return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+        if func.attr == "ir_value" and not node.args and receiver.kind == VECTOR:
+            return receiver, "`Vector.ir_value()` returns the vector itself"
+        if receiver.kind == VECTOR or self.is_vector_wrap(func.value):
+            return self._vector_method_type(node, receiver)
+        if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
+            return MAYBE_SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
+        if receiver.kind == ARITH_VALUE:
+            return self._arith_value_method_type(func.attr, receiver)
+        if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
+            target = self._constructed_type(self.resolve(node.args[0]))
+            if target.kind == SCALAR:
+                return target, "`.to(T)`"
+        if receiver.kind == SCALAR and func.attr in self.type_table.scalar_methods:
+            return self._scalar_method_type(node, receiver, depth)
+        return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
 
     def _selected_number(self, node: ast.Call, name: str, depth: int) -> tuple[ValueType, str]:
         """`min(a, b)`, `max(a, b)`, `abs(a)` of Python numbers of one kind: one of them (or its
