@@ -688,7 +688,15 @@ class RawArithConstant(Rule):
         # Negative against Uint32: the operator would wrap it. No fix.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Uint32):\n"
-                "    m = n + arith.constant(-1, type=T.i32)\n"),
+                "    m = n + arith.constant(-1, type=T.i32)\n",
+                message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int32`) (next to "
+                "`n`, fx.Uint32, the operator may not build this constant from the number)"),
+        # The other operand's type, or the constant's own, unknown: the message says which.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(x, ty):\n"
+                "    return x * arith.constant(4, type=T.i32), arith.constant(0, type=ty)\n",
+                message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int32`) (the fx "
+                "type of `x` is not known: parameter `x` has no annotation; the plain number is the fix once it is)",
+                count=2),
         # The constant is i64 where the other operand is Int32: no fix.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "from flydsl.expr.typing import T\n@flyc.kernel\ndef k(n: fx.Int32):\n"
@@ -827,7 +835,37 @@ class RawArithConstant(Rule):
                                 "Use the plain number")
         elif op == "constant" and leaf and (number := self._fx_constant_number(node, leaf)) is not None:
             fix = run_time_constant_fix(self, node, _FX_CONSTANT_TYPES[leaf].removeprefix("fx."), number)
-        self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"))
+        detail = self._no_fix_detail(node, leaf) if fix is None and op == "constant" else ""
+        self.report(node, fix=fix, op=op, replacement=_FX_CONSTANT_TYPES.get(leaf or "", "fx.Int32(v)/fx.Float32(v)"),
+                    detail=detail)
+
+    def _no_fix_detail(self, node: ast.Call, leaf: str | None) -> str:
+        """Why `arith.constant(v, type=T)` gets no fix, for the message: the type, the value or, as an
+        operator's operand, the other operand the model does not know."""
+        spelled = next((k.value for k in node.keywords if k.arg in ("type", "index")), None)
+        if leaf is None:
+            return f" (the constant's type `{self.text(spelled)}` is no fx type the model knows)" if spelled else ""
+        if leaf == "i1":
+            return " (no fx spelling of an i1 constant is proven)"
+        value = node.args[0] if len(node.args) == 1 else None
+        if value is None:
+            return ""
+        if self.model.known_number(value) is None and self.model.value_type(value).kind not in ("py-int", "py-float"):
+            cause = self.model.unknown_cause(value)
+            return f" (`{self.text(value)}` is not a Python number the model knows{': ' + cause if cause else ''})"
+        parent = self.model.parent(node)
+        if isinstance(parent, ast.BinOp):
+            other = parent.left if parent.right is node else parent.right
+        elif isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
+            other = parent.left if parent.comparators[0] is node else parent.comparators[0]
+        else:
+            return ""
+        found = self.model.value_type(other)
+        if not found.known:
+            cause = self.model.unknown_cause(other)
+            return (f" (the fx type of `{self.text(other)}` is not known{': ' + cause if cause else ''}; "
+                    f"the plain number is the fix once it is)")
+        return f" (next to `{self.text(other)}`, {found}, the operator may not build this constant from the number)"
 
     def _fx_constant_number(self, node: ast.Call, leaf: str) -> ast.expr | None:
         """`v` of FlyDSL's own `arith.constant(v, type=T.<leaf>)` / `arith.constant(v, index=True)`
