@@ -81,3 +81,29 @@ FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "
 # Operators an ArithValue applies to integers whatever either operand's signedness (expr/utils/arith.py
 # `_binary_op`, `_bitwise_op`, `_shift_op`, 0.3.0 to 0.5.0; `>>`, `//`, `%`, `/` and ordering read it).
 SIGNLESS_INT_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
+
+
+# The modules whose attribute `i32` (`T.i32`, `types.i32`) is that MLIR type.
+_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl._mlir.extras.types", "flydsl.expr.T")
+# MLIR's own type constructors: `ir.F32Type.get()` -> f32 (`IntegerType.get_signless(n)` -> i<n> apart).
+_IR_TYPE_GETS = {f"flydsl._mlir.ir.{cls}.get": leaf for cls, leaf in (
+    ("IndexType", "index"), ("F16Type", "f16"), ("BF16Type", "bf16"), ("F32Type", "f32"), ("F64Type", "f64"))}
+
+
+def scalar_ir_type(model: SemanticModel, node: ast.expr | None, depth: int = 0) -> str | None:
+    """The MLIR scalar type a type expression spells (`i32`, `index`, `f32`): `T.i32` or an alias of
+    it, `ir.IntegerType.get_signless(32)`, `ir.IndexType.get()`, or a name bound once to one of them."""
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        module, _, leaf = (model.resolve(node) or "").rpartition(".")
+        if module in _TYPE_MODULES:
+            return leaf
+        value = model.single_assigned_value(node) if isinstance(node, ast.Name) and depth < 4 else None
+        return scalar_ir_type(model, value, depth + 1) if value is not None else None
+    if not isinstance(node, ast.Call) or node.keywords:
+        return None
+    name = model.resolve(node.func)
+    if name in _IR_TYPE_GETS and not node.args:
+        return _IR_TYPE_GETS[name]
+    width = model.known_number(node.args[0]) if name == "flydsl._mlir.ir.IntegerType.get_signless" \
+        and len(node.args) == 1 else None
+    return f"i{width}" if type(width) is int and width > 0 else None

@@ -12,7 +12,7 @@ from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import as_method_receiver, fx_wrap, reference, replace_callee, replace_with_argument, run_time_constant_fix
 from ._flydsl import (
     EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
-    before_type_table, known_scalar_type, qualified, single_positional, typed_scalar,
+    before_type_table, known_scalar_type, qualified, scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import is_raw_dialect_call, provably_dynamic
 
@@ -445,10 +445,19 @@ class ArithIndexCast(Rule):
                       "    a = rocdl.readfirstlane(T.i32, w)\n    b = fx.Int64(w) + (w << 2)\n"
                       "    c = fx.Int64(row * 4).ir_value() * 3\n    d = fx.Index(n).ir_value() + row.ir_value()\n",
                 settings=_TARGET_0_3_1, count=3),
-        # A use that reads the signedness (`>>`, `<`, true division), or a value not known to be run-time.
+        # A target spelled by MLIR's own constructor, through a name bound once to it: the same cast.
+        Invalid(_HEADER + "import flydsl.compiler as flyc\nfrom flydsl._mlir import ir\ni32 = ir.IntegerType.get_signless(32)\n"
+                "@flyc.kernel\ndef k(n: fx.Int32):\n    w = arith.index_cast(i32, fx.Index(fx.thread_idx.x)) + 1\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr.typing import T\nimport flydsl.compiler as flyc\n"
+                      "from flydsl._mlir import ir\ni32 = ir.IntegerType.get_signless(32)\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                      "    w = fx.Int32(fx.Index(fx.thread_idx.x)).ir_value() + 1\n", settings=_TARGET_0_3_1),
+        # A use that reads the signedness (`>>`, `<`, true division), or a value not known to be run-time:
+        # the message says which.
         Invalid(_HEADER + "import flydsl.compiler as flyc\n@flyc.kernel\ndef k(n: fx.Int32):\n    row = fx.Index(fx.thread_idx.x)\n"
                 "    w = arith.index_cast(T.i32, row)\n    a = w >> 1\n    b = arith.index_cast(T.i32, row) < n\n"
-                "    c = arith.index_cast(T.i64, fx.Index(4)) + 1\n", count=3),
+                "    c = arith.index_cast(T.i64, fx.Index(4)) + 1\n", count=3,
+                message="`arith.index_cast` is deprecated: use `fx.Index(x)` for the index type, `fx.Int32(x)`/`fx.Int64(x)` "
+                "for explicit widths (a use of the cast reads its signedness, which `fx.Int32(x).ir_value()` carries)"),
         Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
         Invalid("from flydsl.expr.numeric import index_cast\nfrom flydsl.expr.typing import T\nw = index_cast(T.i32, x)\n"),
     ]
@@ -457,7 +466,7 @@ class ArithIndexCast(Rule):
         fix = None
         if len(node.args) == 2 and not node.keywords:
             target, value = node.args
-            target_class = _CAST_TARGETS.get(self.model.resolve(target) or "")
+            target_class = _CAST_TARGETS.get(scalar_ir_type(self.model, target) or "")
             typed_index = target_class == "Index" and not _before_typed_index(self.model.target_version)
             shown_only = before_type_table(self.model)  # no types known: the gate names the release the fix needs
             if not typed_index and target_class is not None and (shown_only or (
@@ -466,7 +475,23 @@ class ArithIndexCast(Rule):
                                      f"Replace with `fx.{target_class}(x).ir_value()`: the same run-time value")
             elif target_class == "Index":
                 fix = self._wrap_fix(node, value, "Index", "", "Replace with `fx.Index(x)`", since=_TYPED_INDEX_SINCE)
-        self.report(node, fix=fix)
+        self.report(node, fix=fix, detail="" if fix is not None else self._no_fix_detail(node))
+
+    def _no_fix_detail(self, node: ast.Call) -> str:
+        """Why the cast gets no fix, for the message: the target type, the value or a use of it."""
+        if len(node.args) != 2 or node.keywords:
+            return ""
+        target, value = node.args
+        target_class = _CAST_TARGETS.get(scalar_ir_type(self.model, target) or "")
+        if target_class is None:
+            return f" (the target type `{self.text(target)}` is not i32, i64 or index)"
+        found = self.model.value_type(value)
+        if not found.known:
+            cause = self.model.unknown_cause(value)
+            return f" (the type of `{self.text(value)}` is not known{': ' + cause if cause else ''})"
+        if not self._same_run_time_value(node, value, target_class):
+            return f" (`{self.text(value)}` is {found}, not a run-time value `fx.{target_class}(x)` casts alike)"
+        return " (a use of the cast reads its signedness, which `fx.{0}(x).ir_value()` carries)".format(target_class)
 
     def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,
                   since: str | None = None):
@@ -488,9 +513,7 @@ class ArithIndexCast(Rule):
 
 
 # The target types of an index_cast -> the fx class whose wrap casts to it.
-_CAST_TARGETS = {f"{prefix}.{leaf}": fx_class
-                 for prefix in ("flydsl.expr.typing.T", "flydsl._mlir.extras.types", "flydsl.expr.T")
-                 for leaf, fx_class in (("i32", "Int32"), ("i64", "Int64"), ("index", "Index"))}
+_CAST_TARGETS = {"i32": "Int32", "i64": "Int64", "index": "Index"}
 
 
 # fx integer classes whose wrap of a run-time value takes only its type, never its signedness

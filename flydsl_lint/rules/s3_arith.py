@@ -10,7 +10,7 @@ from ._codemods import reads_of_value
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
     EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SIGNLESS_INT_OPERATORS, TYPED_SCALARS, before_type_table, known_scalar_type,
-    single_positional, typed_scalar,
+    scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -691,6 +691,11 @@ class RawArithConstant(Rule):
                 "    m = n + arith.constant(-1, type=T.i32)\n",
                 message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int32`) (next to "
                 "`n`, fx.Uint32, the operator may not build this constant from the number)"),
+        # A parameter an isinstance guard proves a Python int, typed by MLIR's own constructor: the same constant.
+        Invalid("from flydsl._mlir import ir\nfrom flydsl.expr import arith\ndef to_raw(v):\n    if isinstance(v, int):\n"
+                "        return arith.unwrap(arith.constant(v, type=ir.IntegerType.get_signless(32)))\n    return v\n",
+                fixed="from flydsl.expr import arith\nimport flydsl.expr as fx\ndef to_raw(v):\n    if isinstance(v, int):\n"
+                      "        return arith.unwrap(fx.Int32(v).ir_value())\n    return v\n"),
         # The other operand's type, or the constant's own, unknown: the message says which.
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(x, ty):\n"
                 "    return x * arith.constant(4, type=T.i32), arith.constant(0, type=ty)\n",
@@ -819,7 +824,8 @@ class RawArithConstant(Rule):
             return  # ConstantOp(type, attr): only a visibly scalar type is reported
         if any(t and ("vec" in t.rpartition(".")[2].lower() or "Dense" in t) for t in texts + callees):
             return  # a vector / dense-attribute constant
-        leaf = next((t.rpartition(".")[2] for t in texts if t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES), None)
+        leaf = next((t.rpartition(".")[2] for t in texts if t and t.rpartition(".")[2] in _FX_CONSTANT_TYPES), None) \
+            or _constant_type_leaf(self, node)
         if any(k.arg == "index" for k in node.keywords):
             leaf = "index"
         fix = None
@@ -888,10 +894,13 @@ class RawArithConstant(Rule):
         if before_type_table(self.model):
             return value
         number, kind = self.model.known_number(value), self.model.value_type(value).kind
+        # A parameter an `isinstance(v, int)` guard proves a Python int (or bool: the same constant).
+        guarded = self.model.guarded_class(value) if isinstance(value, ast.Name) else None
         if leaf in _FLOAT_LEAVES:
-            known = number is not None or kind in ("py-int", "py-float")
+            known = number is not None or kind in ("py-int", "py-float") or guarded is not None
         else:
-            known = type(number) is int or kind == "py-int" or self.model.int_bounds(value) is not None
+            known = type(number) is int or kind == "py-int" or self.model.int_bounds(value) is not None \
+                or guarded in ("int", "bool")
         return value if known else None
 
     def _raw_operand(self, node: ast.expr) -> bool:
@@ -1046,10 +1055,8 @@ def _constant_literal(model, node: ast.Call) -> ast.expr | None:
 
 
 def _constant_type_leaf(rule: Rule, node: ast.Call) -> str | None:
-    """`i32` of `arith.constant(v, type=T.i32)` (or of a local alias of `T.i32`)."""
-    spelled = next((k.value for k in node.keywords if k.arg == "type"), None)
-    name = rule.model.resolve(spelled) if isinstance(spelled, (ast.Name, ast.Attribute)) else None
-    leaf = (name or "").rpartition(".")[2]
+    """`i32` of `arith.constant(v, type=T.i32)` (or of an alias of `T.i32`, `ir.IntegerType.get_signless(32)`)."""
+    leaf = scalar_ir_type(rule.model, next((k.value for k in node.keywords if k.arg == "type"), None))
     return leaf if leaf in _FX_CONSTANT_TYPES else None
 
 

@@ -78,8 +78,16 @@ class RawVectorOp(Rule):
     ]
     invalid = [
         Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n",
-                at=(2, 6), message='Raw `vector.extract` returns an untyped value: use indexing `vec[i]`'),
-        Invalid("from flydsl.expr import vector\nfrom flydsl.expr.typing import T\nw = vector.bitcast(T.vec(4, T.i32), packed)\n"),
+                at=(2, 6), message="Raw `vector.extract` returns an untyped value: use indexing `vec[i]` (the vector type of `v` "
+                "is not known)"),
+        Invalid("from flydsl.expr import vector\nfrom flydsl.expr.typing import T\nw = vector.bitcast(T.vec(4, T.i32), packed)\n",
+                message="Raw `vector.bitcast` returns an untyped value: use `vec.bitcast(dtype)` (the fix rewrites "
+                "the raw dialect's builder, not FlyDSL's wrapper of it)"),
+        # The source's vector type unknown: no fix, and the message says so.
+        Invalid("from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+                "w = vector.bitcast(T.vec(4, T.i32), packed)\n",
+                message="Raw `vector.bitcast` returns an untyped value: use `vec.bitcast(dtype)` (the vector type of "
+                "`packed` is not known)"),
         Invalid("from flydsl._mlir.dialects import vector as _v\nfrom flydsl.expr.typing import T\nz = _v.broadcast(T.vec(4, T.f32), zero)\n"),
         # Both values only reach raw ops: safe.
         Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
@@ -113,18 +121,15 @@ class RawVectorOp(Rule):
         replacement = _VECTOR_REPLACEMENTS.get(op or "")
         if replacement is None or at_raw_boundary(self, call_operands(node) + [k.value for k in node.keywords if k.arg in ("vector", "source", "value")]):
             return
-        self.report(node, fix=self._typed_fix(node, op), op=op, replacement=replacement)
+        fix = self._typed_fix(node, op)
+        self.report(node, fix=fix, op=op, replacement=replacement, detail="" if fix else self._no_fix_detail(node, op))
 
     def _typed_fix(self, node: ast.Call, op: str):
         """The `fx.Vector` spelling of a builder whose types are all proven; safe
         only where its value reaches raw dialect ops alone, which cannot tell an
         `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result."""
-        method, emits = _FIX_METHODS.get(op, (None, None))
-        if (method is None or not self.model.resolve(node.func).startswith(_RAW_VECTOR)
-                or self._table().vector_fact(method) != emits):
-            return None
-        built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
-        if built is None:
+        built = self._rewritable(node, op) and self._builders()[op](node)
+        if not built:
             return None
         template, dtype, description = built
         vector_spelled = reference(self, "flydsl.expr.Vector", "fx", "flydsl.expr")
@@ -135,6 +140,37 @@ class RawVectorOp(Rule):
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
         only_raw = self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
+
+    def _rewritable(self, node: ast.Call, op: str) -> bool:
+        """A raw builder whose `fx.Vector` method emits the same op in the target release."""
+        method, emits = _FIX_METHODS.get(op, (None, None))
+        return (method is not None and self.model.resolve(node.func).startswith(_RAW_VECTOR)
+                and self._table().vector_fact(method) == emits)
+
+    def _builders(self) -> dict:
+        return {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}
+
+    def _no_fix_detail(self, node: ast.Call, op: str) -> str:
+        """Why the builder gets no fix, for the message: the op, or the operand whose vector type is unknown."""
+        if op not in _FIX_METHODS:
+            return ""
+        if not self.model.resolve(node.func).startswith(_RAW_VECTOR):
+            return " (the fix rewrites the raw dialect's builder, not FlyDSL's wrapper of it)"
+        if not self._rewritable(node, op):
+            return f" (`fx.Vector.{_FIX_METHODS[op][0]}` of the target release emits another op)"
+        table = self._table()
+        if op == "from_elements" and len(node.args) == 2:
+            if self.model.spelled_vector_type(node.args[0], table) is None:
+                return f" (the vector type `{self.text(node.args[0])}` is not spelled with `T`)"
+            if not isinstance(node.args[1], (ast.List, ast.Tuple)):
+                return f" (the elements `{self.text(node.args[1])}` are no list display)"
+            return " (an element is neither a raw value nor an fx value of the vector's element type)"
+        source = node.args[1] if op == "bitcast" and len(node.args) == 2 else node.args[0] if node.args else None
+        if source is not None and self.model.vector_type(source, table) is None:
+            return f" (the vector type of `{self.text(source)}` is not known)"
+        if op == "bitcast" and len(node.args) == 2 and self.model.spelled_vector_type(node.args[0], table) is None:
+            return f" (the vector type `{self.text(node.args[0])}` is not spelled with `T`)"
+        return ""
 
     def _table(self) -> TypeTable:
         """The target's facts; below the first release the table covers, that release's: the

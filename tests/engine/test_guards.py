@@ -1,12 +1,15 @@
 """Guards a helper's returns are typed through (engine/model/guards.py): the `if` tests the value
 types of one call's arguments decide, and only those."""
 
+import ast
 import textwrap
 
 import pytest
 
+from flydsl_lint.engine.model import SemanticModel
+from flydsl_lint.engine.versions import Version
 from tests.conftest import derive_types_script
-from tests.engine.test_value_types import type_of
+from tests.engine.test_value_types import HEADER, type_of
 
 HELPERS = """
 from flydsl._mlir import ir
@@ -120,3 +123,43 @@ def test_the_derive_script_reads_the_value_classes():
         "Numeric": {"base": "object", "ir-value-method": True},
         "ArithValue": {"base": "ir.Value", "ir-value-method": False},
     }  # two bases: not followed
+
+
+NARROWED = """
+from flydsl.expr import const_expr
+def to_raw(v, w, u, flag):
+    if isinstance(v, int):
+        probe_int = v
+    else:
+        probe_else = v
+    if const_expr(flag and isinstance(u, float)):
+        probe_float = u
+    if isinstance(w, int):
+        w = w + 1
+        probe_rebound = w
+    if isinstance(v, fx.Int32):
+        probe_fx = v
+    if isinstance(v, int):
+        def later():
+            return v
+        probe_nested = later
+"""
+
+
+def guarded(name: str) -> str | None:
+    tree = ast.parse(HEADER + NARROWED)
+    model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+    target = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == name)
+    value = model.parent(target).value
+    if isinstance(value, ast.Name) and value.id == "later":  # the read inside the nested def
+        value = next(node for node in ast.walk(tree) if isinstance(node, ast.Return) and isinstance(node.value, ast.Name)).value
+    return model.guarded_class(value)
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("probe_int", "int"), ("probe_else", None), ("probe_float", "float"),
+    # A rebound parameter, a class of FlyDSL's own, a read in a nested def: not narrowed.
+    ("probe_rebound", None), ("probe_fx", None), ("probe_nested", None),
+])
+def test_an_isinstance_guard_narrows_a_parameter_in_its_body(name, expected):
+    assert guarded(name) == expected

@@ -643,6 +643,7 @@ import torch
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
+from flydsl._mlir import ir
 from flydsl._mlir.dialects import vector
 from flydsl.expr import arith, range_constexpr
 from flydsl.expr.arith import ArithValue
@@ -656,6 +657,15 @@ STRIDE = 8
 if BLOCK > 128:
     STRIDE = 16
 SPAN = int(BLOCK * 1.5) << 26  # past 32 bits, of no value the linter knows: an i32 constant wraps it
+
+
+def _to_raw_operand(v):
+    # A Python int (a bool too) or float guarded by isinstance, typed by MLIR's own constructors.
+    if isinstance(v, int):
+        return arith.unwrap(arith.constant(v, type=ir.IntegerType.get_signless(32)))
+    if isinstance(v, float):
+        return arith.unwrap(arith.constant(v, type=ir.F32Type.get()))
+    return arith.unwrap(v)
 
 
 @flyc.kernel
@@ -692,6 +702,7 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     # Ints past their type's range: both paths keep the same low bits.
     ints = arith.xori(ints, arith.andi(arith.constant(0xFF800000, type=T.i32), arith.constant(SPAN, type=T.i32)))
     ints = ints + arith.extsi(T.i32, arith.constant(200, type=T.i8))
+    ints = arith.addi(arith.addi(ints, _to_raw_operand(STRIDE - 1)), _to_raw_operand(True))
 
     fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
     fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)
@@ -700,6 +711,7 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     half = half + arith.extf(T.f32, arith.constant(0.3, type=bf16)) + arith.truncf(T.f32, arith.constant(1.0 / 7.0, type=f64))
     scaled = ArithValue(bias) * c_tenth + c_third - c_eps / ArithValue(bias)
     total = fsum + half + scaled + ratio + arith.sitofp(T.f32, ints)
+    total = arith.addf(total, _to_raw_operand(EPS * 3)) + arith.addf(_to_raw_operand(2.0), _to_raw_operand(0.25))
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
@@ -770,6 +782,7 @@ import torch
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
+from flydsl._mlir import ir
 from flydsl._mlir.dialects import arith as raw_arith
 from flydsl.expr import arith
 from flydsl.expr.typing import T
@@ -790,6 +803,8 @@ def casts_kernel(Out: fx.Tensor, rows: fx.Int32):
     ratio = squared // arith.index_cast(T.i32, row + 1)
     same = arith.index_cast(T.i32, lane) * 2
     stride = arith.index_cast(T.i64, row * 4) * 3
+    i64 = ir.IntegerType.get_signless(64)  # the target by MLIR's own constructor: the same cast
+    stride = stride + arith.index_cast(i64, row * 2) * 5
     back = arith.index_cast(T.index, rows) + row.ir_value()
     off = row.ir_value() + 8
     off = arith.index_cast(T.i32, off)

@@ -97,6 +97,44 @@ class _Guards:
             return self._has_ir_value(self._typed(test.args[0], depth)[0])
         return None
 
+    def guarded_class(self, read: ast.Name) -> str | None:
+        """`int`, `float` or `bool` when `read` is in the body of an `if` of its function whose test (or
+        an `and` operand of it, under `const_expr` too) is `isinstance(<the name>, <that class>)`,
+        the name a parameter never rebound: the value is an instance of that builtin class there
+        (a bool is an int)."""
+        binding = self.binding_of(read)
+        if binding is None or binding.kind != "param" or not self.is_single_binding(binding):
+            return None
+        child: ast.AST = read
+        for ancestor in self.ancestors(read):
+            if ancestor is binding.scope.node:
+                return None
+            if isinstance(ancestor, ast.If) and any(child is statement for statement in ancestor.body):
+                found = self._isinstance_test(ancestor.test, read.id)
+                if found is not None:
+                    return found
+            if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None  # a nested scope: its reads may run after the name changed
+            child = ancestor
+        return None
+
+    def _isinstance_test(self, test: ast.expr, name: str) -> str | None:
+        """The builtin class `test` proves `name` an instance of, when it does."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return next((found for value in test.values if (found := self._isinstance_test(value, name))), None)
+        if not isinstance(test, ast.Call) or test.keywords:
+            return None
+        if self.resolve(test.func) in _CONST_EXPR and len(test.args) == 1:
+            return self._isinstance_test(test.args[0], name)
+        if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
+                and self.binding_of(test.func) is None and not self.star_import_may_bind("isinstance")):
+            return None
+        value, cls = test.args
+        if isinstance(value, ast.Name) and value.id == name and isinstance(cls, ast.Name) \
+                and cls.id in _BUILTIN_CLASSES and self.binding_of(cls) is None:
+            return cls.id
+        return None
+
     def _instance_of(self, value, cls: ast.expr) -> bool | None:
         """`isinstance(value, cls)` for a value of a known kind and a class the table or Python knows."""
         if isinstance(cls, ast.Name) and cls.id in _BUILTIN_CLASSES and self.binding_of(cls) is None:
