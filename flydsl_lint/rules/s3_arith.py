@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
-from ._codemods import reads_of_value
+from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
     EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SIGNLESS_INT_OPERATORS, TYPED_SCALARS, before_type_table, known_scalar_type,
@@ -1136,6 +1136,20 @@ class RawArithSelect(Rule):
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = c.select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
+        # Read by `+ - *` beside run-time Int32s into a wrap, on the right of one: the same ops, one class.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "    v = arith.select(c, lane, 0)\n    off = s * n + v * s\n    w = fx.Int32(n - v * s)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "    v = c.select(lane, 0)\n    off = s * n + v * s\n    w = fx.Int32(n - v * s)\n"),
+        # ... but not beside a Python int (`v * 4` keeps the raw ArithValue's class): unsafe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "    v = arith.select(c, lane, 0)\n    off = s + v * 4\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "    v = c.select(lane, 0).ir_value()\n    off = s + v * 4\n", unsafe=True),
         # A wrap of another type: `fx.Uint64` zero-extends the ArithValue, sign-extends an Int32.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
@@ -1238,19 +1252,50 @@ class RawArithSelect(Rule):
         return self.make_fix(edits, f"Use `cond.select(a, b)` ({why})", Applicability.UNSAFE)
 
     def _edits_of_agreeing_reads(self, node: ast.Call, type_: str) -> list | None:
-        """For `name = arith.select(...)` (the name's only binding, read at least once) whose every
-        read takes the fx `type_` value as it takes the raw result: a wrap of that type, or a raw
+        """For `name = arith.select(...)` (read at least once, every read that may see this binding
+        known) whose every such read takes the fx `type_` value as it takes the raw result: a wrap of
+        that type, an operator chain that ends in one (`_read_alike_through_operators`), or a raw
         dialect op given `name.ir_value()`, the edits of those reads; else None."""
-        reads = reads_of_value(self, node)
+        assignment = single_name_assignment(self, node)
+        reads = reads_seeing(self, assignment[1]) if assignment is not None else None
         if not reads:
             return None
         edits = []
         for read in reads:
             if _raw_operand_of(self, read):
                 edits.append(self.replace(read, f"{read.id}.ir_value()"))
-            elif not _into_own_wrap(self, read, type_):
+            elif not (_into_own_wrap(self, read, type_) or _read_alike_through_operators(self, read, type_)):
                 return None
         return edits
+
+
+# Integer classes an ArithValue of whose MLIR type `Numeric.from_ir_type` gives back (i32 -> Int32).
+_ROUND_TRIP_INTEGERS = frozenset({"Int32", "Int64"})
+
+
+def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth: int = 0) -> bool:
+    """Whether the raw select result and its fx value of `type_` at `node` become the same value in
+    the operators above it, before anything else reads them. `+ - *` emit one signless op whatever
+    the signedness; a run-time fx operand of `type_` on the left turns a raw right operand into its
+    class (`Numeric` coerces an ArithValue by `from_ir_type`), so from there both are of `type_`;
+    with the value on the left, the raw result stays an ArithValue, the fx one of `type_`: the
+    operator's own value is then checked the same way, or as the argument of a wrap of `type_`.
+    (numeric.py and utils/arith.py, 0.3.0 to 0.5.0: `z + (sel * y)` emits the same muli and addi and
+    gives an Int32 either way, built and checked with 0.3.0, 0.3.1 and 0.5.0.)"""
+    parent = rule.model.parent(node)
+    if type_ not in _ROUND_TRIP_INTEGERS or depth > _MAX_OPERATOR_CHAIN or not (
+            isinstance(parent, ast.BinOp) and isinstance(parent.op, _SAME_OP_OPERATORS)):
+        return False
+    other = parent.left if parent.right is node else parent.right
+    if known_scalar_type(rule.model, other) != type_ or not provably_dynamic(rule, other):
+        return False
+    if parent.right is node:
+        return True
+    return _into_own_wrap(rule, parent, type_) or _read_alike_through_operators(rule, parent, type_, depth + 1)
+
+
+_SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
+_MAX_OPERATOR_CHAIN = 8
 
 
 def _literal_takes_type(model, values: list[ast.expr], types: list[str | None]) -> list[str | None]:

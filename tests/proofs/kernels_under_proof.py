@@ -341,7 +341,12 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     # An Index wrap of an Int64 and of a Uint32 select: `fx.Index` casts either value alike.
     lane_ix = fx.Index(arith.select(in_range, fx.Int64(tid), fx.Int64(0))) + fx.Index(arith.select(in_range, u, 1))
     dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2) + fx.Int32(rows))
-    dst = (dst + fx.Int32(lane_ix)) % BLOCK
+    # Selects read through `+ - *` beside run-time fx values of their type: the same ops, one class.
+    row_sel = arith.select(in_range, tid, 0)
+    row_off = n * n + row_sel * n
+    wide_sel = arith.select(in_range, wide, fx.Int64(3))
+    wide_off = fx.Int64(tid) * wide + wide_sel * wide - wide
+    dst = (dst + fx.Int32(lane_ix) + row_off + fx.Int32(wide_off)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
