@@ -1138,17 +1138,17 @@ class RawArithSelect(Rule):
                 "    v = c.select(lane, a).ir_value()\n    w = fx.Int32(v) + (v >> 4)\n", unsafe=True),
         # Read by `+ - *` beside run-time Int32s into a wrap, on the right of one: the same ops, one class.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = arith.select(c, lane, 0)\n    off = s * n + v * s\n    w = fx.Int32(n - v * s)\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = c.select(lane, 0)\n    off = s * n + v * s\n    w = fx.Int32(n - v * s)\n"),
         # ... but not beside a Python int (`v * 4` keeps the raw ArithValue's class): unsafe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = arith.select(c, lane, 0)\n    off = s + v * 4\n",
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
-                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = lane < n\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, s: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = c.select(lane, 0).ir_value()\n    off = s + v * 4\n", unsafe=True),
         # A wrap of another type: `fx.Uint64` zero-extends the ArithValue, sign-extends an Int32.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
