@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -130,18 +131,25 @@ def no_kernel_compiled_message(plan: Plan, outcomes: dict[str, dict[str, tuple[s
     """One line naming, per arch and test, why no kernel was compiled: skipped
     (with pytest's reason), import or other error, no test ran, or passed
     without reaching a compile."""
-    reasons = []
+    reasons, tally = [], Counter()
     for arch in plan.archs:
         ran = outcomes.get(arch, {})
         for label, (outcome, message) in sorted(ran.items()):
-            shown = label.removeprefix("collect:")
-            reasons.append(f"[{arch}] {shown}: {_outcome_reason(outcome, message)}")
+            why = _outcome_reason(outcome, message)
+            reasons.append(f"[{arch}] {label.removeprefix('collect:')}: {why}")
+            tally[f"[{arch}] {why}"] += 1
         seen = {_test_file(label) for label in ran}
-        reasons += [f"[{arch}] {test}: no test ran" for test in plan.tests if test.split("::")[0] not in seen]
+        missing = [test for test in plan.tests if test.split("::")[0] not in seen]
+        reasons += [f"[{arch}] {test}: no test ran" for test in missing]
+        tally[f"[{arch}] no test ran"] += len(missing)
     if not reasons:
         return "no kernel was compiled on either side (no test or probe recorded an outcome; see the logs with --keep)"
     hidden = len(reasons) - NO_KERNEL_REASONS_SHOWN
-    shown = "; ".join(reasons[:NO_KERNEL_REASONS_SHOWN]) + (f"; and {hidden} more (see the logs with --keep)" if hidden > 0 else "")
+    shown = "; ".join(reasons[:NO_KERNEL_REASONS_SHOWN])
+    if hidden > 0:
+        # Past the first few, what the many have in common: each reason with how many it stopped.
+        counted = ", ".join(f"{count} {why}" for why, count in tally.most_common() if count)
+        shown += f"; and {hidden} more (see the logs with --keep); by reason: {counted}"
     return f"no kernel was compiled on either side: {shown}"
 
 

@@ -145,3 +145,18 @@ def test_no_kernel_compiled_by_passing_tests_says_they_compiled_nothing():
     plan = Plan("a" * 40, "working tree", [], [], ["tests/t.py"], [], ["gfx942"], "compile")
     message = no_kernel_compiled_message(plan, {"gfx942": {"tests/t.py::test_x": ("passed", "")}})
     assert message.endswith("[gfx942] tests/t.py::test_x: passed without compiling a kernel")
+
+
+def test_no_kernel_compiled_counts_the_reasons_past_the_first_ones():
+    """A file of hundreds of parametrized tests stopped for two reasons (a skip on one arch, a
+    missing module on the other): the first ten are listed, then every reason with its count."""
+    from flydsl_lint.verify.report import NO_KERNEL_REASONS_SHOWN, no_kernel_compiled_message
+
+    plan = Plan("a" * 40, "working tree", [], [], ["tests/kernels/test_moe.py"], [], ["gfx942", "gfx950"], "compile")
+    tests = [f"tests/kernels/test_moe.py::test_e2e[{i}]" for i in range(12)]
+    outcomes = {"gfx942": {test: ("skipped", "requires gfx950+") for test in tests},
+                "gfx950": {test: ("error", "ModuleNotFoundError: No module named 'triton'") for test in tests}}
+    message = no_kernel_compiled_message(plan, outcomes)
+    assert message.count("tests/kernels/test_moe.py::") == NO_KERNEL_REASONS_SHOWN
+    assert message.endswith("; and 14 more (see the logs with --keep); by reason: 12 [gfx942] skipped "
+                            "(requires gfx950+), 12 [gfx950] import error (ModuleNotFoundError: No module named 'triton')")
