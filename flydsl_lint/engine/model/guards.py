@@ -81,20 +81,19 @@ class _Guards:
             if not self._typed(test.left, depth)[0].known:
                 return None
             return isinstance(test.ops[0], ast.IsNot)
-        if not isinstance(test, ast.Call) or test.keywords:
-            return None
-        if self.resolve(test.func) in _CONST_EXPR and len(test.args) == 1:
-            return self.guard_truth(test.args[0], depth)
-        builtin = test.func.id if isinstance(test.func, ast.Name) and self.binding_of(test.func) is None \
-            and not self.star_import_may_bind(test.func.id) else None
-        if builtin == "isinstance" and len(test.args) == 2:
-            classes = test.args[1].elts if isinstance(test.args[1], ast.Tuple) else [test.args[1]]
-            value = self._typed(test.args[0], depth)[0]
+        inner = self._const_expr_argument(test)
+        if inner is not None:
+            return self.guard_truth(inner, depth)
+        arguments = self._builtin_call(test, "isinstance")
+        if arguments is not None and len(arguments) == 2:
+            classes = arguments[1].elts if isinstance(arguments[1], ast.Tuple) else [arguments[1]]
+            value = self._typed(arguments[0], depth)[0]
             found = [self._instance_of(value, cls) for cls in classes]
             return True if True in found else False if all(truth is False for truth in found) else None
-        if builtin == "hasattr" and len(test.args) == 2 and isinstance(test.args[1], ast.Constant) \
-                and test.args[1].value == "ir_value":
-            return self._has_ir_value(self._typed(test.args[0], depth)[0])
+        arguments = self._builtin_call(test, "hasattr")
+        if arguments is not None and len(arguments) == 2 and isinstance(arguments[1], ast.Constant) \
+                and arguments[1].value == "ir_value":
+            return self._has_ir_value(self._typed(arguments[0], depth)[0])
         return None
 
     def guarded_class(self, read: ast.Name) -> str | None:
@@ -122,24 +121,46 @@ class _Guards:
         """The builtin class `test` proves `name` an instance of, when it does."""
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             return next((found for value in test.values if (found := self._isinstance_test(value, name))), None)
-        if not isinstance(test, ast.Call) or test.keywords:
+        inner = self._const_expr_argument(test)
+        if inner is not None:
+            return self._isinstance_test(inner, name)
+        arguments = self._builtin_call(test, "isinstance")
+        if arguments is None or len(arguments) != 2:
             return None
-        if self.resolve(test.func) in _CONST_EXPR and len(test.args) == 1:
-            return self._isinstance_test(test.args[0], name)
-        if not (isinstance(test.func, ast.Name) and test.func.id == "isinstance" and len(test.args) == 2
-                and self.binding_of(test.func) is None and not self.star_import_may_bind("isinstance")):
-            return None
-        value, cls = test.args
-        if isinstance(value, ast.Name) and value.id == name and isinstance(cls, ast.Name) \
-                and cls.id in _BUILTIN_CLASSES and self.binding_of(cls) is None:
+        value, cls = arguments
+        if isinstance(value, ast.Name) and value.id == name and self._builtin_class(cls) is not None:
             return cls.id
         return None
 
+    def _const_expr_argument(self, test: ast.expr) -> ast.expr | None:
+        """`x` of `const_expr(x)`, which is `x` itself to Python."""
+        if isinstance(test, ast.Call) and not test.keywords and len(test.args) == 1 \
+                and self.resolve(test.func) in _CONST_EXPR:
+            return test.args[0]
+        return None
+
+    def _builtin_call(self, test: ast.expr, name: str) -> list[ast.expr] | None:
+        """The arguments of a keyword-free call of the builtin `name` (not bound here), else None."""
+        if isinstance(test, ast.Call) and not test.keywords and isinstance(test.func, ast.Name) \
+                and test.func.id == name and self._unbound_builtin(test.func):
+            return test.args
+        return None
+
+    def _builtin_class(self, cls: ast.expr) -> dict | None:
+        """Which kinds are instances of `cls` when it is Python's `int`, `float` or `bool` (not bound here)."""
+        if isinstance(cls, ast.Name) and cls.id in _BUILTIN_CLASSES and self._unbound_builtin(cls):
+            return _BUILTIN_CLASSES[cls.id]
+        return None
+
+    def _unbound_builtin(self, name: ast.Name) -> bool:
+        return self.binding_of(name) is None and not self.star_import_may_bind(name.id)
+
     def _instance_of(self, value, cls: ast.expr) -> bool | None:
         """`isinstance(value, cls)` for a value of a known kind and a class the table or Python knows."""
-        if isinstance(cls, ast.Name) and cls.id in _BUILTIN_CLASSES and self.binding_of(cls) is None:
+        instances = self._builtin_class(cls)
+        if instances is not None:
             if value.kind in _PYTHON_KINDS:
-                return _BUILTIN_CLASSES[cls.id][value.kind]
+                return instances[value.kind]
             return False if value.kind in _KIND_CLASS else None
         name = self.resolve(cls)
         tested = next((table_name for table_name, names in _VALUE_CLASSES.items() if name in names), None)
