@@ -16,7 +16,9 @@ TYPED_SCALARS = CLASSIC_SCALARS
 # The FlyDSL wrapper module and the raw MLIR dialect module for arith.
 EXPR_ARITH = ("flydsl.expr.arith", "flydsl.expr.utils.arith")
 RAW_ARITH = "flydsl._mlir.dialects.arith"
-INDEX_TYPES = ("flydsl.expr.typing.T.index", "flydsl._mlir.extras.types.index", "flydsl.expr.T.index")
+# The modules whose attribute `i32` (`T.i32`, `types.i32`) is that MLIR type.
+TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl._mlir.extras.types", "flydsl.expr.T")
+INDEX_TYPES = tuple(f"{module}.index" for module in TYPE_MODULES)
 
 
 def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
@@ -78,13 +80,18 @@ def before_type_table(model: SemanticModel) -> bool:
 FX_INTEGERS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
 
 
+# fx scalars whose `+ - *` with an ArithValue operand emit the op the scalar's own would (`addi`/`addf`,
+# ...): signed or float, so ArithValue's missing signedness picks the same op; and an fx operand of one
+# on the left turns an ArithValue right operand into its class (`Numeric.from_ir_type`), 0.3.0 to 0.5.0.
+SAME_OP_SCALARS = frozenset({"Int32", "Int64", "Float32", "Float64"})
+SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
+
+
 # Operators an ArithValue applies to integers whatever either operand's signedness (expr/utils/arith.py
 # `_binary_op`, `_bitwise_op`, `_shift_op`, 0.3.0 to 0.5.0; `>>`, `//`, `%`, `/` and ordering read it).
 SIGNLESS_INT_OPERATORS = (ast.Add, ast.Sub, ast.Mult, ast.BitAnd, ast.BitOr, ast.BitXor, ast.LShift)
 
 
-# The modules whose attribute `i32` (`T.i32`, `types.i32`) is that MLIR type.
-_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl._mlir.extras.types", "flydsl.expr.T")
 # MLIR's own type constructors: `ir.F32Type.get()` -> f32 (`IntegerType.get_signless(n)` -> i<n> apart).
 _IR_TYPE_GETS = {f"flydsl._mlir.ir.{cls}.get": leaf for cls, leaf in (
     ("IndexType", "index"), ("F16Type", "f16"), ("BF16Type", "bf16"), ("F32Type", "f32"), ("F64Type", "f64"))}
@@ -95,7 +102,7 @@ def scalar_ir_type(model: SemanticModel, node: ast.expr | None, depth: int = 0) 
     it, `ir.IntegerType.get_signless(32)`, `ir.IndexType.get()`, or a name bound once to one of them."""
     if isinstance(node, (ast.Name, ast.Attribute)):
         module, _, leaf = (model.resolve(node) or "").rpartition(".")
-        if module in _TYPE_MODULES:
+        if module in TYPE_MODULES:
             return leaf
         value = model.single_assigned_value(node) if isinstance(node, ast.Name) and depth < 4 else None
         return scalar_ir_type(model, value, depth + 1) if value is not None else None

@@ -11,7 +11,8 @@ from ._base import Invalid, Rule, leaves, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import as_method_receiver, fx_wrap, reference, replace_callee, replace_with_argument, run_time_constant_fix
 from ._flydsl import (
-    EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
+    EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SAME_OP_OPERATORS, SAME_OP_SCALARS,
+    SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
     before_type_table, known_scalar_type, qualified, scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import is_raw_dialect_call, provably_dynamic
@@ -19,12 +20,6 @@ from ._raw_dialects import is_raw_dialect_call, provably_dynamic
 _TARGET_0_3_1 = {"target_version": Version.parse("0.3.1")}
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-
-
-# ArithValue arithmetic on these is the same op as the fx scalar's own (`addi`/`addf`, ...):
-# signed or float, so ArithValue's missing signedness picks the same op.
-_SAME_OP_SCALARS = frozenset({"Int32", "Int64", "Float32", "Float64"})
-_SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
 
 
 def _may_carry_signedness(rule: Rule, node: ast.expr) -> str:
@@ -196,10 +191,10 @@ class ArithValueWrap(Rule):
             return _unknown_operand(self, argument)
         if self._read_back_alike(node, argument, found):
             return None
-        if found.scalar not in _SAME_OP_SCALARS:
+        if found.scalar not in SAME_OP_SCALARS:
             return f"`{self.text(argument)}` is {found}, whose ops ArithValue may not pick alike"
         operation = self.model.parent(node)
-        if not (isinstance(operation, ast.BinOp) and isinstance(operation.op, _SAME_OP_OPERATORS)):
+        if not (isinstance(operation, ast.BinOp) and isinstance(operation.op, SAME_OP_OPERATORS)):
             return "the value would change from an ArithValue to " + str(found)
         other = operation.right if operation.left is node else operation.left
         other_type = self.model.value_type(other)
@@ -235,7 +230,7 @@ class ArithValueWrap(Rule):
         left = self.model.value_type(operation.left)
         if left.kind == "arith-value":
             return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
-        return (left == found and found.scalar in _SAME_OP_SCALARS and isinstance(operation.op, _SAME_OP_OPERATORS)
+        return (left == found and found.scalar in SAME_OP_SCALARS and isinstance(operation.op, SAME_OP_OPERATORS)
                 and provably_dynamic(self, argument))
 
 _INTEGER_SCALARS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
@@ -463,26 +458,25 @@ class ArithIndexCast(Rule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        fix = None
-        if len(node.args) == 2 and not node.keywords:
-            target, value = node.args
-            target_class = _CAST_TARGETS.get(scalar_ir_type(self.model, target) or "")
-            typed_index = target_class == "Index" and not _before_typed_index(self.model.target_version)
-            shown_only = before_type_table(self.model)  # no types known: the gate names the release the fix needs
-            if not typed_index and target_class is not None and (shown_only or (
-                    self._same_run_time_value(node, value, target_class) and _uses_ignore_signedness(self, node))):
-                fix = self._wrap_fix(node, value, target_class, ".ir_value()",
-                                     f"Replace with `fx.{target_class}(x).ir_value()`: the same run-time value")
-            elif target_class == "Index":
-                fix = self._wrap_fix(node, value, "Index", "", "Replace with `fx.Index(x)`", since=_TYPED_INDEX_SINCE)
-        self.report(node, fix=fix, detail="" if fix is not None else self._no_fix_detail(node))
-
-    def _no_fix_detail(self, node: ast.Call) -> str:
-        """Why the cast gets no fix, for the message: the target type, the value or a use of it."""
         if len(node.args) != 2 or node.keywords:
-            return ""
+            self.report(node, detail="")
+            return
         target, value = node.args
         target_class = _CAST_TARGETS.get(scalar_ir_type(self.model, target) or "")
+        typed_index = target_class == "Index" and not _before_typed_index(self.model.target_version)
+        shown_only = before_type_table(self.model)  # no types known: the gate names the release the fix needs
+        fix = None
+        if not typed_index and target_class is not None and (shown_only or (
+                self._same_run_time_value(node, value, target_class) and _uses_ignore_signedness(self, node))):
+            fix = self._wrap_fix(node, value, target_class, ".ir_value()",
+                                 f"Replace with `fx.{target_class}(x).ir_value()`: the same run-time value")
+        elif target_class == "Index":
+            fix = self._wrap_fix(node, value, "Index", "", "Replace with `fx.Index(x)`", since=_TYPED_INDEX_SINCE)
+        detail = "" if fix is not None else self._no_fix_detail(node, target, value, target_class)
+        self.report(node, fix=fix, detail=detail)
+
+    def _no_fix_detail(self, node: ast.Call, target: ast.expr, value: ast.expr, target_class: str | None) -> str:
+        """Why the cast gets no fix, for the message: the target type, the value or a use of it."""
         if target_class is None:
             return f" (the target type `{self.text(target)}` is not i32, i64 or index)"
         found = self.model.value_type(value)
@@ -491,7 +485,7 @@ class ArithIndexCast(Rule):
             return f" (the type of `{self.text(value)}` is not known{': ' + cause if cause else ''})"
         if not self._same_run_time_value(node, value, target_class):
             return f" (`{self.text(value)}` is {found}, not a run-time value `fx.{target_class}(x)` casts alike)"
-        return " (a use of the cast reads its signedness, which `fx.{0}(x).ir_value()` carries)".format(target_class)
+        return f" (a use of the cast reads its signedness, which `fx.{target_class}(x).ir_value()` carries)"
 
     def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,
                   since: str | None = None):

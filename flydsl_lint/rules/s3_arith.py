@@ -9,8 +9,8 @@ from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
-    EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SIGNLESS_INT_OPERATORS, TYPED_SCALARS, before_type_table, known_scalar_type,
-    scalar_ir_type, single_positional, typed_scalar,
+    EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SAME_OP_OPERATORS, SAME_OP_SCALARS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
+    before_type_table, known_scalar_type, scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -1269,10 +1269,6 @@ class RawArithSelect(Rule):
         return edits
 
 
-# Integer classes an ArithValue of whose MLIR type `Numeric.from_ir_type` gives back (i32 -> Int32).
-_ROUND_TRIP_INTEGERS = frozenset({"Int32", "Int64"})
-
-
 def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth: int = 0) -> bool:
     """Whether the raw select result and its fx value of `type_` at `node` become the same value in
     the operators above it, before anything else reads them. `+ - *` emit one signless op whatever
@@ -1283,8 +1279,9 @@ def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth:
     (numeric.py and utils/arith.py, 0.3.0 to 0.5.0: `z + (sel * y)` emits the same muli and addi and
     gives an Int32 either way, built and checked with 0.3.0, 0.3.1 and 0.5.0.)"""
     parent = rule.model.parent(node)
-    if type_ not in _ROUND_TRIP_INTEGERS or depth > _MAX_OPERATOR_CHAIN or not (
-            isinstance(parent, ast.BinOp) and isinstance(parent.op, _SAME_OP_OPERATORS)):
+    # Of those scalars, the integers (Int32, Int64): float selects read so are not proven.
+    if type_ not in SAME_OP_SCALARS or type_ not in FX_INTEGERS or depth > _MAX_OPERATOR_CHAIN or not (
+            isinstance(parent, ast.BinOp) and isinstance(parent.op, SAME_OP_OPERATORS)):
         return False
     other = parent.left if parent.right is node else parent.right
     if known_scalar_type(rule.model, other) != type_ or not provably_dynamic(rule, other):
@@ -1294,7 +1291,6 @@ def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth:
     return _into_own_wrap(rule, parent, type_) or _read_alike_through_operators(rule, parent, type_, depth + 1)
 
 
-_SAME_OP_OPERATORS = (ast.Add, ast.Sub, ast.Mult)
 _MAX_OPERATOR_CHAIN = 8
 
 

@@ -11,7 +11,7 @@ from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pas
                         fresh_name, has_comments, is_attribute_of, kernel_function, next_statement, own_nodes,
                         reads_of, replace_with_edits, scope_nodes, single_name_assignment, start_of, unconditional_block,
                         within)
-from ._flydsl import RAW_ARITH
+from ._flydsl import INDEX_TYPES, RAW_ARITH
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
@@ -20,7 +20,6 @@ _INDEX_VALUES = release_paths("flydsl.expr.Index", "flydsl.expr.arith.index")
 _INDEX_CONSTANT = release_paths("flydsl.expr.arith.constant")
 _INDEX_CAST = release_paths("flydsl.expr.arith.index_cast")
 _AS_IR_VALUE = release_paths("flydsl.expr.as_ir_value")
-_INDEX_TYPES = frozenset({"flydsl.expr.typing.T.index", "flydsl.expr.T.index", "flydsl._mlir.extras.types.index"})
 # The index type as the raw dialect's builders take it: `T.index` of flydsl.expr.typing is a
 # property, `index` of flydsl._mlir.extras.types a function, `ir.IndexType.get` a constructor.
 _INDEX_TYPE_PROPERTIES = frozenset({"flydsl.expr.typing.T.index", "flydsl.expr.T.index"})
@@ -59,7 +58,7 @@ def _is_index_typed(rule: Rule, node: ast.expr, depth: int = 0) -> bool:
         return any(k.arg == "index" and isinstance(k.value, ast.Constant) and k.value.value is True
                    for k in node.keywords)
     if name in _INDEX_CAST and node.args:
-        return model.resolve(node.args[0]) in _INDEX_TYPES
+        return model.resolve(node.args[0]) in INDEX_TYPES
     return _is_raw_index_constant(rule, node, _RAW_CONSTANT)
 
 

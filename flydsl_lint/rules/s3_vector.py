@@ -9,7 +9,7 @@ from ..engine.model.types import TypeTable, type_table
 from ..engine.project import release_paths
 from ..engine.target import releases
 from ._base import Invalid, Rule, register
-from ._codemods import reads_of_value
+from ._codemods import Refusal, reads_of_value
 from ._edits import reference
 from ._raw_dialects import (
     VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call,
@@ -121,15 +121,26 @@ class RawVectorOp(Rule):
         replacement = _VECTOR_REPLACEMENTS.get(op or "")
         if replacement is None or at_raw_boundary(self, call_operands(node) + [k.value for k in node.keywords if k.arg in ("vector", "source", "value")]):
             return
-        fix = self._typed_fix(node, op)
-        self.report(node, fix=fix, op=op, replacement=replacement, detail="" if fix else self._no_fix_detail(node, op))
+        try:
+            fix, detail = self._typed_fix(node, op), ""
+        except Refusal as refusal:  # no fix, and the message says why
+            fix, detail = None, f" ({refusal})"
+        self.report(node, fix=fix, op=op, replacement=replacement, detail=detail)
 
     def _typed_fix(self, node: ast.Call, op: str):
         """The `fx.Vector` spelling of a builder whose types are all proven; safe
         only where its value reaches raw dialect ops alone, which cannot tell an
-        `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result."""
-        built = self._rewritable(node, op) and self._builders()[op](node)
-        if not built:
+        `fx.Vector` (or an fx scalar through `as_ir_value`) from the raw result.
+        Refused, with the reason, where the op or an operand's vector type is not the one proven."""
+        method, emits = _FIX_METHODS.get(op, (None, None))
+        if method is None:
+            return None
+        if not self.model.resolve(node.func).startswith(_RAW_VECTOR):
+            raise Refusal("the fix rewrites the raw dialect's builder, not FlyDSL's wrapper of it")
+        if self._table().vector_fact(method) != emits:
+            raise Refusal(f"`fx.Vector.{method}` of the target release emits another op")
+        built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
+        if built is None:
             return None
         template, dtype, description = built
         vector_spelled = reference(self, "flydsl.expr.Vector", "fx", "flydsl.expr")
@@ -140,37 +151,6 @@ class RawVectorOp(Rule):
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
         only_raw = self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
-
-    def _rewritable(self, node: ast.Call, op: str) -> bool:
-        """A raw builder whose `fx.Vector` method emits the same op in the target release."""
-        method, emits = _FIX_METHODS.get(op, (None, None))
-        return (method is not None and self.model.resolve(node.func).startswith(_RAW_VECTOR)
-                and self._table().vector_fact(method) == emits)
-
-    def _builders(self) -> dict:
-        return {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}
-
-    def _no_fix_detail(self, node: ast.Call, op: str) -> str:
-        """Why the builder gets no fix, for the message: the op, or the operand whose vector type is unknown."""
-        if op not in _FIX_METHODS:
-            return ""
-        if not self.model.resolve(node.func).startswith(_RAW_VECTOR):
-            return " (the fix rewrites the raw dialect's builder, not FlyDSL's wrapper of it)"
-        if not self._rewritable(node, op):
-            return f" (`fx.Vector.{_FIX_METHODS[op][0]}` of the target release emits another op)"
-        table = self._table()
-        if op == "from_elements" and len(node.args) == 2:
-            if self.model.spelled_vector_type(node.args[0], table) is None:
-                return f" (the vector type `{self.text(node.args[0])}` is not spelled with `T`)"
-            if not isinstance(node.args[1], (ast.List, ast.Tuple)):
-                return f" (the elements `{self.text(node.args[1])}` are no list display)"
-            return " (an element is neither a raw value nor an fx value of the vector's element type)"
-        source = node.args[1] if op == "bitcast" and len(node.args) == 2 else node.args[0] if node.args else None
-        if source is not None and self.model.vector_type(source, table) is None:
-            return f" (the vector type of `{self.text(source)}` is not known)"
-        if op == "bitcast" and len(node.args) == 2 and self.model.spelled_vector_type(node.args[0], table) is None:
-            return f" (the vector type `{self.text(node.args[0])}` is not spelled with `T`)"
-        return ""
 
     def _table(self) -> TypeTable:
         """The target's facts; below the first release the table covers, that release's: the
@@ -187,11 +167,13 @@ class RawVectorOp(Rule):
             return None
         vector_type = self.model.spelled_vector_type(node.args[0], self._table())
         elements = node.args[1]
-        if vector_type is None or not isinstance(elements, (ast.List, ast.Tuple)):
-            return None
+        if vector_type is None:
+            raise Refusal(f"the vector type `{self.text(node.args[0])}` is not spelled with `T`")
+        if not isinstance(elements, (ast.List, ast.Tuple)):
+            raise Refusal(f"the elements `{self.text(elements)}` are no list display")
         dtype, count = vector_type
         if len(elements.elts) != count or not all(self._element_of(e, dtype) for e in elements.elts):
-            return None
+            raise Refusal("an element is neither a raw value nor an fx value of the vector's element type")
         return f"{{Vector}}.from_elements({self.text(elements)}, {{dtype}})", dtype, \
             "Use `fx.Vector.from_elements(elements, dtype)`"
 
@@ -201,8 +183,12 @@ class RawVectorOp(Rule):
             return None
         table = self._table()
         target, source = self.model.spelled_vector_type(node.args[0], table), self.model.vector_type(node.args[1], table)
-        bits = self.model.vector_bits(target, table) if target is not None else None
-        if bits is None or source is None or self.model.vector_bits(source, table) != bits:
+        if source is None:
+            raise Refusal(f"the vector type of `{self.text(node.args[1])}` is not known")
+        if target is None:
+            raise Refusal(f"the vector type `{self.text(node.args[0])}` is not spelled with `T`")
+        bits = self.model.vector_bits(target, table)
+        if bits is None or self.model.vector_bits(source, table) != bits:
             return None
         return f"{{Vector}}({self.text(self.model.without_as_ir_value(node.args[1]))}).bitcast({{dtype}})", target[0], \
             "Use `vec.bitcast(dtype)`"
@@ -214,8 +200,10 @@ class RawVectorOp(Rule):
             return None
         static, dynamic = keywords["static_position"], keywords["dynamic_position"]
         source = self.model.vector_type(node.args[0], self._table())
-        if (source is None or not isinstance(static, ast.List) or len(static.elts) != 1
-                or not isinstance(dynamic, ast.List) or dynamic.elts):
+        if source is None:
+            raise Refusal(f"the vector type of `{self.text(node.args[0])}` is not known")
+        if not (isinstance(static, ast.List) and len(static.elts) == 1 and isinstance(dynamic, ast.List)
+                and not dynamic.elts):
             return None
         index = static.elts[0]
         if not (isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value < source[1]):

@@ -12,6 +12,7 @@ from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pas
                         is_attribute_of, reads_of, single_name_assignment, start_of, unconditional_block,
                         within)
 from ._edits import reference
+from ._flydsl import TYPE_MODULES
 from ._memory import SMEM_ALLOCATOR, local_function, names, resolve, returned_values
 
 ALLOCATOR = release_paths(*names(SMEM_ALLOCATOR, "SmemAllocator"))
@@ -78,7 +79,6 @@ def _bound_values(rule: Rule, target: ast.AST) -> list[ast.expr] | None:
 
 
 _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
-_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types")
 # The element types a region may have: the MLIR type's leaf -> (fx type, bytes).
 _ELEMENT_TYPES = {
     "f32": ("Float32", 4), "f16": ("Float16", 2), "bf16": ("BFloat16", 2), "f64": ("Float64", 8),
@@ -398,7 +398,7 @@ class _LdsMigration(Codemod):
     def _element_type(self, node: ast.expr) -> str | None:
         name = self.rule.model.resolve(node.func if isinstance(node, ast.Call) and not node.args else node) or ""
         module, _, leaf = name.rpartition(".")
-        if module in _TYPE_MODULES and leaf in _ELEMENT_TYPES:
+        if module in TYPE_MODULES and leaf in _ELEMENT_TYPES:
             return _ELEMENT_TYPES[leaf][0]
         owner, _, attribute = name.rpartition(".")
         if attribute == "ir_type" and owner.startswith("flydsl.expr.") and owner.rpartition(".")[2] in _FX_TYPES:

@@ -15,7 +15,9 @@ from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pas
                         reads_of, scope_nodes, single_name_assignment, spliced_text, start_of, unconditional_block,
                         within)
 from ._edits import reference
-from ._flydsl import EXPR, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar
+from ._flydsl import (
+    EXPR, TYPE_MODULES, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar,
+)
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 
 _IF_HELPERS = release_paths("kernels.common.kernels_common._if_then", "kernels.common.kernels_common._if_else")
@@ -144,7 +146,6 @@ _INSERTION_POINT = "flydsl._mlir.ir.InsertionPoint"
 _CONTEXT_MANAGER = "contextlib.contextmanager"
 _HAS_ELSE = ("hasElse", "has_else")
 _RESULTS = ("results_", "results")
-_TYPE_MODULES = ("flydsl.expr.typing.T", "flydsl.expr.T", "flydsl._mlir.extras.types")
 # An scf.if result type -> the fx scalar classes whose values have it.
 _RESULT_CLASSES = {
     "i1": ("Boolean",), "i8": ("Int8", "Uint8"), "i16": ("Int16", "Uint16"), "i32": ("Int32", "Uint32"),
@@ -323,7 +324,7 @@ class _IfRewrite(Codemod):
         """The fx classes whose values have the result type `node` (`T.i32`, `T.f32()`, ...)."""
         name = self.rule.model.resolve(node.func if isinstance(node, ast.Call) and not node.args else node) or ""
         module, _, leaf = name.rpartition(".")
-        if module not in _TYPE_MODULES or leaf not in _RESULT_CLASSES:
+        if module not in TYPE_MODULES or leaf not in _RESULT_CLASSES:
             raise Refusal(f"the result type `{self.rule.text(node)}` is not a scalar type the codemod knows")
         return _RESULT_CLASSES[leaf]
 
