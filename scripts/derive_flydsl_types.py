@@ -213,7 +213,7 @@ def has_promotion_lattice(numeric: ast.Module | None) -> bool:
 
 
 def gpu_returns(gpu: ast.Module | None, typing: ast.Module | None, scalars: dict,
-                generated: ast.Module | None = None) -> dict[str, str]:
+                generated: ast.Module | None) -> dict[str, str]:
     """`flydsl.expr.gpu.thread_idx.x` -> `Int32`, `flydsl.expr.gpu.lane_id()` -> `Int32`; and the
     index ids: `flydsl._mlir.dialects.gpu.thread_id()` -> `raw:index`, a generated builder annotated
     `-> _ods_ir.OpResult[_ods_ir.IndexType]`, and `flydsl.expr.gpu.thread_id()`, whose one return
