@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
 from ._base import Invalid, Rule, register
@@ -233,6 +234,17 @@ _KIND_TYPES = {"f": _FLOAT_TYPES, "i": _SIGNED_TYPES | _UNSIGNED_TYPES, "s": _SI
 _PROVEN_INT_TYPES = {"Int32", "Int64", "Uint32"}
 
 
+# The predicates fx values of each type compare by (utils/arith.py `_comparison_op`, 0.3.0 to 0.5.0):
+# floats cmpf ("f"), integers cmpi, signed ("s") unless the class is `signed=False`: the Uint classes
+# and fx.Index ("u"); `==`/`!=` emit eq/ne on either ("i").
+_COMPARED_AS = {"f": _FLOAT_TYPES, "s": _SIGNED_TYPES, "u": _UNSIGNED_TYPES | {"Index"},
+                "i": _SIGNED_TYPES | _UNSIGNED_TYPES | {"Index"}}
+
+
+# The types the comparison fix is proven on (tests/proofs, RAW_ARITH_VIEWS).
+_PROVEN_COMPARED_TYPES = _PROVEN_INT_TYPES | {"Index"}
+
+
 # The operand types `cond.select(a, b)` is proven on (tests/proofs, SELECT_CONSUMERS).
 _PROVEN_SELECT_TYPES = _PROVEN_INT_TYPES | {"Float32", "Index"}
 
@@ -266,6 +278,10 @@ _SELECT_OPS = ("select", "SelectOp")
 # FlyDSL's own arith helpers that unwrap typed operands (`_to_raw`) before
 # building the op; every other arith op rejects an fx value (it has no `.type`).
 _TYPED_OPERAND_HELPERS = {"andi", "xori", "shli", "select"}
+
+
+# FlyDSL's `arith.select`, whose condition may be any ir.Value (`_raw_operand_of`).
+_FLYDSL_SELECTS = frozenset(f"{module}.select" for module in EXPR_ARITH)
 
 
 # Calls that give the raw ir.Value of a typed value, besides `x.ir_value()`.
@@ -328,8 +344,14 @@ def _into_own_wrap(rule: Rule, node: ast.expr, type_: str) -> bool:
 
 
 def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
-    """Whether `node` is an argument of a raw dialect op, which takes any ir.Value."""
+    """Whether `node` is an argument of a raw dialect op, which takes any ir.Value, or the condition
+    of FlyDSL's `arith.select`, which takes `_to_raw(condition)`: an ir.Value as it is (every
+    release 0.3.0 to 0.5.0)."""
     parent = rule.model.parent(node)
+    if not isinstance(parent, ast.Call):
+        return False
+    if parent.args[:1] == [node] and rule.model.resolve(parent.func) in _FLYDSL_SELECTS:
+        return True
     return is_raw_dialect_call(rule, parent) and (node in parent.args or any(k.value is node for k in parent.keywords))
 
 
@@ -519,6 +541,67 @@ class RawArithOperator(Rule):
                              None if safe else Applicability.UNSAFE)
 
 
+class RawComparison(NamedTuple):
+    """A raw `cmpi`/`cmpf` whose predicate a comparison operator emits on some fx type (FLY342)."""
+
+    op: str  # cmpi, cmpf, CmpIOp, CmpFOp
+    predicate: str  # slt, OLT, ...
+    operator: str  # <, ==, ...
+    operands: list[ast.expr]  # the two compared operands as written
+    values: list[ast.expr]  # their fx values (of a view `x.ir_value()`, x)
+    types: list[str | None]  # their fx scalar types, None where not known
+    detail: str  # why the operator may not emit this op: an unknown or mixed type, another predicate; or ""
+    expression: str  # the comparison on the fx values, `a < b`
+
+
+def raw_comparison(rule: Rule, node: ast.Call) -> RawComparison | None:
+    """`node` as a raw comparison a Python operator may replace, else None (no comparison op, a
+    predicate no operator emits, a visibly raw operand: a raw SSA contract such as an exec mask)."""
+    op = call_in(rule, node, ARITH_OP_MODULES)
+    if op not in _CMP_OPS:
+        return None
+    operands = call_operands(node)
+    if len(operands) != 3 or any(visibly_raw(rule, o) for o in operands[1:]):
+        return None
+    predicate = rule.model.resolve(operands[0]) if isinstance(operands[0], (ast.Name, ast.Attribute)) else None
+    if not predicate:
+        return None
+    enum, _, value = predicate.rpartition(".")
+    values = [viewed_value(rule, o) or o for o in operands[1:]]
+    types = [known_scalar_type(rule.model, v) for v in values]
+    if op in ("cmpf", "CmpFOp"):
+        operator = _CMPF_OPERATORS.get(value) if enum.endswith("CmpFPredicate") else None
+        kind = "f"
+    elif not enum.endswith("CmpIPredicate"):
+        operator = kind = None
+    elif value in _CMPI_UNSIGNED:
+        unsigned = all(t in _COMPARED_AS["u"] for t in types)
+        operator, kind = (_CMPI_UNSIGNED[value], "u") if unsigned else (None, None)
+    else:
+        operator = _CMPI_SIGNED.get(value)
+        kind = "i" if value in ("eq", "ne") else "s"
+    if operator is None:
+        return None
+    detail = type_detail(rule, operands[1:], types)
+    if not detail and types[0] not in _COMPARED_AS[kind]:
+        detail = f" (on {types[0]} operands `{operator}` emits another predicate)"
+    expression = f"{_operand_text(rule, values[0])} {operator} {_operand_text(rule, values[1])}"
+    return RawComparison(op, value, operator, operands[1:], values, types, detail, expression)
+
+
+def proven_comparison(rule: Rule, node: ast.expr) -> str | None:
+    """The comparison expression a raw `cmpi` call `node` provably is (FLY342's safe fix, its
+    consumer aside): FlyDSL's `arith.cmpi` on fx values or the raw op on their views, of one proven
+    integer type whose signedness gives the predicate, at least one of them a run-time value."""
+    compared = raw_comparison(rule, node) if isinstance(node, ast.Call) else None
+    if compared is None or compared.detail or compared.op not in _CMP_HELPERS or len(node.args) != 3 \
+            or node.keywords or compared.types[0] not in _PROVEN_COMPARED_TYPES \
+            or rejects_fx_values(rule, node, compared.op, compared.operands, compared.values) \
+            or not any(provably_dynamic(rule, v) for v in compared.values):
+        return None
+    return compared.expression
+
+
 @register
 class RawArithCompare(Rule):
     """`arith.cmpi`/`cmpf` with a predicate that a Python comparison emits
@@ -532,7 +615,8 @@ class RawArithCompare(Rule):
     unwraps fx operands, the raw dialect op takes only views (`a.ir_value()`).
     A comparison of fx values returns an fx.Boolean, the op an untyped i1, so
     the fix is safe only into `fx.Boolean(...)` or a raw dialect op (as
-    `(a < b).ir_value()`), on one proven integer type (Int32, Int64, Uint32).
+    `(a < b).ir_value()`), directly or through every read of a name bound
+    once to it, on one proven integer type (Int32, Int64, Uint32, Index).
     `cmpf` stays unsafe: the operator takes an ambient `arith.fastmath(...)`."""
 
     code = "FLY342"
@@ -569,6 +653,23 @@ class RawArithCompare(Rule):
                 "a = fx.Uint32(x)\nb = fx.Uint32(y)\nc = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, a, b))\n",
                 message="Raw `arith.cmpi` with predicate `slt`: use the `<` comparison on fx-typed values "
                 "(on Uint32 operands `<` emits another predicate)"),
+        # fx.Index is `signed=False`: `<` emits ult. As the condition of FlyDSL's `arith.select`
+        # (`_to_raw` takes the view as it is) and through a name read only by a raw op: safe.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "from flydsl._mlir.dialects import scf\n@flyc.kernel\ndef k(m: fx.Int32):\n"
+                "    row = fx.Index(fx.thread_idx.x)\n"
+                "    safe_row = arith.select(arith.cmpi(arith.CmpIPredicate.ult, row, fx.Index(m)), row, fx.Index(0))\n"
+                "    first = arith.cmpi(arith.CmpIPredicate.eq, row, fx.Index(0))\n    op = scf.IfOp(first)\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "from flydsl._mlir.dialects import scf\n@flyc.kernel\ndef k(m: fx.Int32):\n"
+                "    row = fx.Index(fx.thread_idx.x)\n"
+                "    safe_row = arith.select((row < fx.Index(m)).ir_value(), row, fx.Index(0))\n"
+                "    first = row == fx.Index(0)\n    op = scf.IfOp(first.ir_value())\n", count=2),
+        # ... and `slt` is no Index comparison.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "a = fx.Index(x)\nb = fx.Index(y)\nc = fx.Boolean(arith.cmpi(arith.CmpIPredicate.slt, a, b))\n",
+                message="Raw `arith.cmpi` with predicate `slt`: use the `<` comparison on fx-typed values "
+                "(on Index operands `<` emits another predicate)"),
         # Floats: unsafe (an ambient fastmath applies to the operator only).
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "def f(a: fx.Float32, b: fx.Float32):\n    return fx.Boolean(arith.cmpf(arith.CmpFPredicate.OLT, a, b))\n",
@@ -580,53 +681,38 @@ class RawArithCompare(Rule):
     def visit_Call(self, node: ast.Call) -> None:
         if in_boundary_module(self):
             return
-        op = call_in(self, node, ARITH_OP_MODULES)
-        if op not in _CMP_OPS:
+        compared = raw_comparison(self, node)
+        if compared is None:
             return
-        operands = call_operands(node)
-        if len(operands) != 3 or any(visibly_raw(self, o) for o in operands[1:]):
-            return  # a raw value (exec mask, inline asm result) on either side: a raw SSA contract
-        predicate = self.model.resolve(operands[0]) if isinstance(operands[0], (ast.Name, ast.Attribute)) else None
-        if not predicate:
-            return
-        enum, _, value = predicate.rpartition(".")
-        values = [viewed_value(self, o) or o for o in operands[1:]]
-        types = [known_scalar_type(self.model, v) for v in values]
-        if op in ("cmpf", "CmpFOp"):
-            operator = _CMPF_OPERATORS.get(value) if enum.endswith("CmpFPredicate") else None
-            kind = "f"
-        elif not enum.endswith("CmpIPredicate"):
-            operator = kind = None
-        elif value in _CMPI_UNSIGNED:
-            unsigned = all(t in _UNSIGNED_TYPES for t in types)
-            operator, kind = (_CMPI_UNSIGNED[value], "u") if unsigned else (None, None)
-        else:
-            operator = _CMPI_SIGNED.get(value)
-            kind = "i" if value in ("eq", "ne") else "s"
-        if operator is None:
-            return
-        detail = type_detail(self, operands[1:], types)
-        if not detail and types[0] not in _KIND_TYPES[kind]:
-            detail = f" (on {types[0]} operands `{operator}` emits another predicate)"
         fix = None
-        if not detail and op in _CMP_HELPERS and len(node.args) == 3 and not node.keywords:
-            fix = self._comparison_fix(node, op, operator, operands[1:], values, types[0])
-        self.report(node, fix=fix, op=op, predicate=value, operator=operator, detail=detail)
+        if not compared.detail and compared.op in _CMP_HELPERS and len(node.args) == 3 and not node.keywords:
+            fix = self._comparison_fix(node, compared)
+        self.report(node, fix=fix, op=compared.op, predicate=compared.predicate, operator=compared.operator,
+                    detail=compared.detail)
 
-    def _comparison_fix(self, node: ast.Call, op: str, operator: str, operands: list[ast.expr],
-                        values: list[ast.expr], type_: str):
-        left, right = (_operand_text(self, v) for v in values)
-        expression = f"{left} {operator} {right}"
-        if rejects_fx_values(self, node, op, operands, values):
+    def _comparison_fix(self, node: ast.Call, compared: "RawComparison"):
+        operator, values, type_ = compared.operator, compared.values, compared.types[0]
+        expression = compared.expression
+        if rejects_fx_values(self, node, compared.op, compared.operands, values):
             # The original fails at trace time: the fix changes behaviour.
             return self.make_fix([self.replace(node, _wrap_result(self, node, expression))],
                                  f"Use the `{operator}` comparison", Applicability.UNSAFE)
         folds = not any(provably_dynamic(self, v) for v in values)
         replacement, consumer_agrees = typed_replacement(self, node, expression, "Boolean", folds)
-        # Float comparisons take an ambient `fastmath(...)` the raw op ignores.
-        safe = consumer_agrees and type_ in _PROVEN_INT_TYPES
-        return self.make_fix([self.replace(node, replacement)], f"Use the `{operator}` comparison",
-                             None if safe else Applicability.UNSAFE)
+        edits = [self.replace(node, replacement)]
+        if not consumer_agrees and not folds:
+            read_edits = agreeing_read_edits(self, node, "Boolean")  # `c = a < b`, `scf.IfOp(c.ir_value())`
+            if read_edits is not None:
+                edits, consumer_agrees = [self.replace(node, expression), *read_edits], True
+        if type_ in _FLOAT_TYPES:
+            why = "the operator takes an ambient `arith.fastmath(...)`, the raw op does not"
+        elif type_ not in _PROVEN_COMPARED_TYPES:
+            why = f"not proven on {type_} operands"
+        elif not consumer_agrees:
+            why = "where the result goes, an fx.Boolean may act unlike the raw i1"
+        else:
+            return self.make_fix(edits, f"Use the `{operator}` comparison")
+        return self.make_fix(edits, f"Use the `{operator}` comparison ({why})", Applicability.UNSAFE)
 
 
 _FX_CONSTANT_TYPES = {
@@ -1088,7 +1174,8 @@ class RawArithSelect(Rule):
     differently (`>>` on the ArithValue emits shrui, on an Int32 shrsi), so
     the fix is safe only where both are read alike: a wrap of the values' type
     or a raw dialect op (as `.ir_value()`), directly or through every read of
-    a name bound once to the result."""
+    a name bound once to the result. A condition that is a raw `cmpi` FLY342
+    proves a comparison is rewritten with it (`(a < b).select(x, y)`)."""
 
     code = "FLY344"
     follows = TYPED_SCALARS
@@ -1196,6 +1283,13 @@ class RawArithSelect(Rule):
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
                 "@flyc.kernel\ndef k(flag: fx.Constexpr[bool], a: fx.Int32, b: fx.Int32):\n"
                 "    v = fx.Int32(fx.Boolean(flag).select(a, b))\n", unsafe=True),
+        # A condition FLY342 proves a comparison (Index `ult` is `<`): one fix for both.
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(m: fx.Int32):\n    row = fx.Index(fx.thread_idx.x)\n"
+                "    v = fx.Index(arith.select(arith.cmpi(arith.CmpIPredicate.ult, row, fx.Index(m)), row, fx.Index(0)))\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(m: fx.Int32):\n    row = fx.Index(fx.thread_idx.x)\n"
+                "    v = fx.Index((row < fx.Index(m)).select(row, fx.Index(0)))\n"),
         # A negative literal next to a Uint32 (`.select` would first wrap it), an int one next to a Float32: no fix.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "u = fx.Uint32(fx.thread_idx.x)\nv = fx.Uint32(arith.select(u < fx.Uint32(n), u, -1))\n",
@@ -1219,29 +1313,37 @@ class RawArithSelect(Rule):
             return
         values = [viewed_value(self, o) or o for o in operands]
         types = [known_scalar_type(self.model, v) for v in values]
+        # A raw comparison FLY342 proves an operator, `select(cmpi(ult, a, b), ...)`: `(a < b).select(...)`.
+        compared = proven_comparison(self, operands[0])
+        if compared is not None:
+            types[0] = "Boolean"
         types[1:] = _literal_takes_type(self.model, values[1:], types[1:])
         detail = type_detail(self, operands[:1], types[:1]) or type_detail(self, operands[1:], types[1:])
         if not detail and types[0] != "Boolean":
             detail = f" (the condition is {types[0]}, not fx.Boolean)"
         fix = None
         if not detail and op == "select" and len(node.args) == 3 and not node.keywords:
-            fix = self._select_fix(node, op, operands, values, types[1])
+            fix = self._select_fix(node, op, operands, values, types[1], f"({compared})" if compared else None)
         self.report(node, fix=fix, op=op, detail=detail)
 
-    def _select_fix(self, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr], type_: str):
+    def _select_fix(self, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr], type_: str,
+                    compared: str | None):
+        """`compared`: the condition's text when it is a raw comparison made an operator."""
         condition, true_value, false_value = values
-        expression = f"{_operand_text(self, condition)}.select({self.text(true_value)}, {self.text(false_value)})"
-        if rejects_fx_values(self, node, op, operands, values):
+        condition_text = compared or _operand_text(self, condition)
+        expression = f"{condition_text}.select({self.text(true_value)}, {self.text(false_value)})"
+        checked = 1 if compared else 0  # a raw comparison is an ir.Value, which every select takes
+        if rejects_fx_values(self, node, op, operands[checked:], values[checked:]):
             return self.make_fix([self.replace(node, expression)],
                                  "Use `cond.select(a, b)` (the raw op fails on an fx value at trace time: "
                                  "the fix changes behaviour)", Applicability.UNSAFE)
         replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds=False)
         edits = [self.replace(node, replacement)]
         if not consumer_agrees:
-            read_edits = self._edits_of_agreeing_reads(node, type_)
+            read_edits = agreeing_read_edits(self, node, type_)
             if read_edits is not None:
                 edits, consumer_agrees = [self.replace(node, expression), *read_edits], True
-        if not provably_dynamic(self, condition):
+        if not (compared or provably_dynamic(self, condition)):
             why = f"`{self.text(condition)}` may be a compile-time value: `.select` would pick in Python"
         elif type_ not in _PROVEN_SELECT_TYPES:
             why = f"not proven on {type_} values"
@@ -1251,22 +1353,24 @@ class RawArithSelect(Rule):
             return self.make_fix(edits, "Use `cond.select(a, b)`")
         return self.make_fix(edits, f"Use `cond.select(a, b)` ({why})", Applicability.UNSAFE)
 
-    def _edits_of_agreeing_reads(self, node: ast.Call, type_: str) -> list | None:
-        """For `name = arith.select(...)` (read at least once, every read that may see this binding
-        known) whose every such read takes the fx `type_` value as it takes the raw result: a wrap of
-        that type, an operator chain that ends in one (`_read_alike_through_operators`), or a raw
-        dialect op given `name.ir_value()`, the edits of those reads; else None."""
-        assignment = single_name_assignment(self, node)
-        reads = reads_seeing(self, assignment[1]) if assignment is not None else None
-        if not reads:
+
+
+def agreeing_read_edits(rule: Rule, node: ast.Call, type_: str) -> list | None:
+    """For `name = <raw op>(...)` (read at least once, every read that may see this binding known)
+    whose every such read takes the fx `type_` value the fix gives as it takes the raw result: a wrap
+    of that type, an operator chain that ends in one (`_read_alike_through_operators`), or a raw
+    dialect op given `name.ir_value()`, the edits of those reads; else None."""
+    assignment = single_name_assignment(rule, node)
+    reads = reads_seeing(rule, assignment[1]) if assignment is not None else None
+    if not reads:
+        return None
+    edits = []
+    for read in reads:
+        if _raw_operand_of(rule, read):
+            edits.append(rule.replace(read, f"{read.id}.ir_value()"))
+        elif not (_into_own_wrap(rule, read, type_) or _read_alike_through_operators(rule, read, type_)):
             return None
-        edits = []
-        for read in reads:
-            if _raw_operand_of(self, read):
-                edits.append(self.replace(read, f"{read.id}.ir_value()"))
-            elif not (_into_own_wrap(self, read, type_) or _read_alike_through_operators(self, read, type_)):
-                return None
-        return edits
+    return edits
 
 
 def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth: int = 0) -> bool:

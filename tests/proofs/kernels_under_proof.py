@@ -223,6 +223,7 @@ def build():
 # as the right operand of an operator on a run-time fx value of type T (a thread id
 # spelled `gpu.thread_idx.x` too, or an operator on such a constant: `(x >> c4) & c3`;
 # `v` a number literal, a name bound once to one, BLOCK, or int arithmetic of them).
+# FLY342's on fx.Index too: as FlyDSL's `select` condition and bound to a name only a raw op reads.
 RAW_ARITH_VIEWS = '''\
 import torch
 
@@ -265,6 +266,11 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     same = arith.cmpi(arith.CmpIPredicate.eq, wide.ir_value(), bias.ir_value())
     pick = fx.Int32(arith.select(same, lane.ir_value(), shift.ir_value()))
     tie = fx.Int32(arith.select(arith.cmpi(arith.CmpIPredicate.ne, w.ir_value(), bias.ir_value()), lane.ir_value(), s.ir_value()))
+    # fx.Index compares (`signed=False`: `<` emits ult): FlyDSL's select condition, a name read by a raw op.
+    row = fx.Index(tid) + fx.Index(fx.block_idx.x)
+    clamped = fx.Index(fx_arith.select(fx_arith.cmpi(arith.CmpIPredicate.ult, row, fx.Index(shift)), row, fx.Index(0)))
+    at_zero = fx_arith.cmpi(arith.CmpIPredicate.eq, row, fx.Index(0))
+    zero_pick = fx.Int32(arith.select(at_zero, lane.ir_value(), shift.ir_value()))
     chosen = fx.Int32(fx_arith.select(lt, lane, shift))
     first = fx.Int32(raw_rocdl.readfirstlane(T.i32, fx_arith.select(lt, x, h)))
     scaled = fx.Float32(arith.select(lt.ir_value(), scale.ir_value(), fx.Float32(2.0).ir_value()))
@@ -282,7 +288,7 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     strided = lane + fx_arith.constant(BLOCK * 2 - 1, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
                    + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided + fx.Int32(ix)
-                   + av_mix) % BLOCK
+                   + av_mix + fx.Int32(clamped) + zero_pick) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
