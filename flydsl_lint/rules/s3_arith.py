@@ -690,7 +690,7 @@ class RawArithCompare(Rule):
         self.report(node, fix=fix, op=compared.op, predicate=compared.predicate, operator=compared.operator,
                     detail=compared.detail)
 
-    def _comparison_fix(self, node: ast.Call, compared: "RawComparison"):
+    def _comparison_fix(self, node: ast.Call, compared: RawComparison):
         operator, values, type_ = compared.operator, compared.values, compared.types[0]
         expression = compared.expression
         if rejects_fx_values(self, node, compared.op, compared.operands, values):
