@@ -9,6 +9,8 @@ from .scopes import Binding
 
 # The statement lists a statement may stand in (a `while` body is one too: its test is no statement).
 _BLOCK_FIELDS = ("body", "orelse", "finalbody")
+# The nodes whose `.value` a method callee or store target is based on (`x.a.f`, `x[i].a`).
+_BASED_ON_VALUE = (ast.Attribute, ast.Subscript)
 
 
 class _ReachingBindings:
@@ -91,7 +93,7 @@ class _ReachingBindings:
         regions = self._answers["carrying_regions"]
         if name not in regions:
             found: list[ast.stmt] = []
-            for node in self._method_and_store_bases().get(name, ()):
+            for node in self._method_callees_and_stores(name):
                 for ancestor in self.ancestors(node):
                     if isinstance(ancestor, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                         break
@@ -100,22 +102,19 @@ class _ReachingBindings:
             regions[name] = found
         return regions[name]
 
-    def _method_and_store_bases(self) -> dict[str, list[ast.expr]]:
-        """name -> the method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on it."""
-        bases = self._answers["method_and_store_bases"]
-        if None not in bases:
-            by_name: dict[str, list[ast.expr]] = {}
-            nodes = [call.func for call in self.nodes(ast.Call) if isinstance(call.func, ast.Attribute)]
-            nodes += [target for kind in (ast.Subscript, ast.Attribute) for target in self.nodes(kind)
-                      if isinstance(target.ctx, ast.Store)]
-            for node in nodes:
-                base = node
-                while isinstance(base, (ast.Attribute, ast.Subscript)):
-                    base = base.value
-                if isinstance(base, ast.Name):
-                    by_name.setdefault(base.id, []).append(node)
-            bases[None] = by_name
-        return bases[None]
+    def _method_callees_and_stores(self, name: str) -> list[ast.expr]:
+        """The method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on
+        `name`, found up from its reads: a few names are asked, not every attribute of the module."""
+        found = []
+        parents = self._parents
+        for node in self._loads.get(name, ()):
+            parent = parents.get(node)
+            while type(parent) in _BASED_ON_VALUE and parent.value is node:
+                node, parent = parent, parents.get(parent)
+                if type(node.ctx) is ast.Store or (type(parent) is ast.Call and parent.func is node
+                                                    and type(node) is ast.Attribute):
+                    found.append(node)
+        return found
 
     def _statement_in(self, block: list[ast.stmt], statement: ast.stmt) -> ast.stmt | None:
         """`statement`, or the compound statement of `block` it is nested in (None: neither)."""
@@ -175,4 +174,7 @@ def _rewritten_loop(node: ast.AST) -> bool:
 
 
 def _index_in(block: list[ast.stmt], statement: ast.stmt | None) -> int | None:
-    return next((index for index, item in enumerate(block) if item is statement), None)
+    try:
+        return block.index(statement)  # AST nodes compare by identity
+    except ValueError:
+        return None
