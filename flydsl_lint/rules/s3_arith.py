@@ -237,8 +237,7 @@ _PROVEN_INT_TYPES = {"Int32", "Int64", "Uint32"}
 # The predicates fx values of each type compare by (utils/arith.py `_comparison_op`, 0.3.0 to 0.5.0):
 # floats cmpf ("f"), integers cmpi, signed ("s") unless the class is `signed=False`: the Uint classes
 # and fx.Index ("u"); `==`/`!=` emit eq/ne on either ("i").
-_COMPARED_AS = {"f": _FLOAT_TYPES, "s": _SIGNED_TYPES, "u": _UNSIGNED_TYPES | {"Index"},
-                "i": _SIGNED_TYPES | _UNSIGNED_TYPES | {"Index"}}
+_COMPARED_AS = {kind: types | {"Index"} if kind in ("u", "i") else types for kind, types in _KIND_TYPES.items()}
 
 
 # The types the comparison fix is proven on (tests/proofs, RAW_ARITH_VIEWS).
@@ -350,7 +349,7 @@ def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
     parent = rule.model.parent(node)
     if not isinstance(parent, ast.Call):
         return False
-    if parent.args[:1] == [node] and rule.model.resolve(parent.func) in _FLYDSL_SELECTS:
+    if parent.args and parent.args[0] is node and rule.model.resolve(parent.func) in _FLYDSL_SELECTS:
         return True
     return is_raw_dialect_call(rule, parent) and (node in parent.args or any(k.value is node for k in parent.keywords))
 
@@ -552,6 +551,7 @@ class RawComparison(NamedTuple):
     types: list[str | None]  # their fx scalar types, None where not known
     detail: str  # why the operator may not emit this op: an unknown or mixed type, another predicate; or ""
     expression: str  # the comparison on the fx values, `a < b`
+    fixable: bool  # typed alike, and a `cmpi`/`cmpf` call of three positional arguments a fix can rewrite
 
 
 def raw_comparison(rule: Rule, node: ast.Call) -> RawComparison | None:
@@ -586,7 +586,8 @@ def raw_comparison(rule: Rule, node: ast.Call) -> RawComparison | None:
     if not detail and types[0] not in _COMPARED_AS[kind]:
         detail = f" (on {types[0]} operands `{operator}` emits another predicate)"
     expression = f"{_operand_text(rule, values[0])} {operator} {_operand_text(rule, values[1])}"
-    return RawComparison(op, value, operator, operands[1:], values, types, detail, expression)
+    fixable = not detail and op in _CMP_HELPERS and len(node.args) == 3 and not node.keywords
+    return RawComparison(op, value, operator, operands[1:], values, types, detail, expression, fixable)
 
 
 def proven_comparison(rule: Rule, node: ast.expr) -> str | None:
@@ -594,8 +595,7 @@ def proven_comparison(rule: Rule, node: ast.expr) -> str | None:
     consumer aside): FlyDSL's `arith.cmpi` on fx values or the raw op on their views, of one proven
     integer type whose signedness gives the predicate, at least one of them a run-time value."""
     compared = raw_comparison(rule, node) if isinstance(node, ast.Call) else None
-    if compared is None or compared.detail or compared.op not in _CMP_HELPERS or len(node.args) != 3 \
-            or node.keywords or compared.types[0] not in _PROVEN_COMPARED_TYPES \
+    if compared is None or not compared.fixable or compared.types[0] not in _PROVEN_COMPARED_TYPES \
             or rejects_fx_values(rule, node, compared.op, compared.operands, compared.values) \
             or not any(provably_dynamic(rule, v) for v in compared.values):
         return None
@@ -684,9 +684,7 @@ class RawArithCompare(Rule):
         compared = raw_comparison(self, node)
         if compared is None:
             return
-        fix = None
-        if not compared.detail and compared.op in _CMP_HELPERS and len(node.args) == 3 and not node.keywords:
-            fix = self._comparison_fix(node, compared)
+        fix = self._comparison_fix(node, compared) if compared.fixable else None
         self.report(node, fix=fix, op=compared.op, predicate=compared.predicate, operator=compared.operator,
                     detail=compared.detail)
 
