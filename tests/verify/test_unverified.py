@@ -297,3 +297,25 @@ def test_a_failure_names_its_checkout_as_repo_so_both_sides_can_read_the_same(tm
     before, after = captured(tmp_path / "tree-base"), captured(tmp_path / "tree-head")
     assert before.failures == after.failures
     assert f'File "{REPO_PLACEHOLDER}/kernels/attention/pa_decode_tile.py", line 953' in after.failures[0].message
+
+
+def test_a_node_id_that_exists_at_another_arch_is_a_note_not_unverified():
+    """FlyDSL parametrizes tests by arch (v0.3.1's test_hgemm_splitk): an id of gfx942's list
+    is no test at gfx950, which proves nothing missing there."""
+    from flydsl_lint.verify.runner import _set_aside_ids_of_other_archs
+
+    only_gfx942, nowhere = f"{TEST}::test_moe[gfx942-tile]", f"{TEST}::test_moe[typo]"
+    missing = (capture.NOT_FOUND, "no test matches this node id here")
+
+    def sides(outcomes: dict) -> tuple[CompileResult, CompileResult]:
+        return _result(outcomes), _result(outcomes)
+
+    sides_of = {"gfx942": sides({only_gfx942: ("passed", ""), nowhere: missing}),
+                "gfx950": sides({only_gfx942: missing, nowhere: missing})}
+    outcomes = {arch: _outcome_findings(arch, *sides_of[arch]) for arch in sides_of}
+    _set_aside_ids_of_other_archs(outcomes, sides_of)
+    assert outcomes["gfx942"].unverified == [Unverified(nowhere, "gfx942", missing[1])]
+    assert outcomes["gfx950"].unverified == [Unverified(nowhere, "gfx950", missing[1])]
+    assert outcomes["gfx950"].notes == [
+        f"[gfx950] {only_gfx942}: not a test at gfx950, only at gfx942: nothing to compare"]
+    assert outcomes["gfx942"].notes == []
