@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import re
 import sys
 from pathlib import Path
@@ -37,6 +38,27 @@ _CONTENT_LENGTH = re.compile(rb"Content-Length: (\d+)\r\n")
 def log(message: str) -> None:
     sys.stderr.write(f"flydsl-lint server: {message}\n")
     sys.stderr.flush()
+
+
+class OneLineLogFormatter(logging.Formatter):
+    """pygls logs a message it cannot handle (invalid JSON, not JSON-RPC, wrong params) with a
+    traceback, as exc_info or in the text; the editor's log gets one line saying what and why,
+    as for every other error of the server."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        error = record.exc_info[1] if record.exc_info else None
+        reason = f": {type(error).__name__}: {error}" if error is not None else ""
+        what = (record.getMessage().strip().splitlines() or [""])[0]
+        return " ".join(f"flydsl-lint server: {what}{reason}".split())[:MAX_HEADER_LINE]
+
+
+def _log_pygls_in_one_line() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(OneLineLogFormatter())
+    pygls_logger = logging.getLogger("pygls")
+    pygls_logger.addHandler(handler)
+    pygls_logger.setLevel(logging.WARNING)
+    pygls_logger.propagate = False
 
 
 class CannotCheck(Exception):
@@ -482,5 +504,6 @@ def main() -> int:
     except ImportError as exc:
         print(f"flydsl-lint server needs the `lsp` extra (pip install 'flydsl-lint[lsp]'): {exc}", file=sys.stderr)
         return 2
+    _log_pygls_in_one_line()
     server.start_io(stdin=BoundedStdin(sys.stdin.buffer))
     return 0

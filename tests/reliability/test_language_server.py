@@ -267,6 +267,16 @@ def test_invalid_json_and_wrong_typed_params_are_survived(client, tmp_path):
     answer = client.wait(lambda m: m.get("id") == 900)
     assert answer["error"]["code"] == -32602  # invalid params: the request is answered, not left hanging
     _still_serving(client, tmp_path)
+    assert client.request("shutdown", None)["result"] is None
+    client.notify("exit", None)
+    assert client.process.wait(timeout=30) == 0
+    stderr = client.process.stderr.read().decode()
+    assert "Traceback" not in stderr  # one line per message it could not handle, saying why
+    assert all(line.startswith("flydsl-lint server: ") for line in stderr.splitlines()), stderr
+    assert ("flydsl-lint server: Unable to handle message: JSONDecodeError: Expecting property name enclosed "
+            "in double quotes: line 1 column 2 (char 1)") in stderr.splitlines()
+    assert "flydsl-lint server: Unable to handle message: UnicodeDecodeError: 'utf-16-le' codec can't decode " \
+           "byte 0x5d in position 4: truncated data" in stderr.splitlines()
 
 
 def test_a_change_to_a_document_never_opened_is_logged_not_shown(client, tmp_path):
