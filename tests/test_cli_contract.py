@@ -142,6 +142,7 @@ def test_unreadable_file(project):
         ('[tool.flydsl-lint]\ntarget-version = "latest"\n', "`target-version`"),
         ('[tool.flydsl-lint]\ntarget-arch = ["sm_90"]\n', "`target-arch` has 'sm_90'"),
         ('[tool.flydsl-lint]\nignore = ["E501"]\n', "not a FLY code"),
+        ('[tool.flydsl-lint]\nextend-select = ["FLY999"]\n', "`extend-select` has 'FLY999', which selects no rule"),
         ("[tool.flydsl-lint\n", "invalid TOML"),
     ],
 )
@@ -152,6 +153,19 @@ def test_bad_config_is_one_clear_error(tmp_path, config, message):
     assert result.returncode == 2
     assert len(result.stderr.strip().splitlines()) == 1
     assert message in result.stderr and "pyproject.toml" in result.stderr
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("--select", "XYZ", "argument --select: 'XYZ' is not a FLY code or prefix"),
+    ("--extend-select", "FLY1O1", "argument --extend-select: 'FLY1O1' is not a FLY code or prefix"),
+    ("--ignore", "FLY3,FLY999", "argument --ignore: 'FLY999' selects no rule (see `flydsl-lint rules`)"),
+])
+def test_a_selector_that_selects_nothing_is_an_error_not_a_clean_run(tmp_path, option, value, message):
+    """As ruff: a typo in a code would otherwise check nothing (or ignore nothing) and pass."""
+    (tmp_path / "k.py").write_text(LEGACY)
+    result = cli("check", "k.py", option, value, cwd=tmp_path)
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].endswith(message), result.stderr
+    assert cli("check", "k.py", option, "FLY1", "--exit-zero", cwd=tmp_path).returncode == 0  # a prefix of rules
 
 
 def test_config_file_settings_apply(tmp_path):

@@ -304,12 +304,32 @@ def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
-    codes = _string_list(value, key, where)
+class SelectorError(ConfigError):
+    """A code selector that is no FLY code or prefix, or that selects no rule."""
+
+    def __init__(self, where: str, code: str, why: str) -> None:
+        super().__init__(f"{where} has {code!r}, which {why}")
+        self.code, self.why = code, why
+
+
+def selectors(codes: tuple[str, ...], where: str) -> tuple[str, ...]:
+    """`codes` redirected (see `redirect_codes`), each ALL or a FLY code or prefix that selects at
+    least one rule: as in ruff, a typo (`FLY1O1`, `FLY999`) is an error, not a silent no-op."""
+    from .metadata import load_metadata
+
     for code in codes:
         if not _CODE_PREFIX.match(code):
-            raise ConfigError(f"{where}: `{key}` has {code!r}, which is not a FLY code or prefix")
-    return redirect_codes(codes, f"{where}: `{key}`")
+            raise SelectorError(where, code, "is not a FLY code or prefix")
+    redirected = redirect_codes(codes, where)
+    known = load_metadata()
+    for code in redirected:
+        if code != ALL and not any(rule.startswith(code) for rule in known):
+            raise SelectorError(where, code, "selects no rule (see `flydsl-lint rules`)")
+    return redirected
+
+
+def _codes(value: object, key: str, where: str) -> tuple[str, ...]:
+    return selectors(_string_list(value, key, where), f"{where}: `{key}`")
 
 
 _SIZE = re.compile(r"^\s*(\d+)\s*(bytes|B|KiB|MiB|GiB)?\s*$")

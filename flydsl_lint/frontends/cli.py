@@ -19,9 +19,12 @@ def _patterns(text: str) -> tuple[str, ...]:
 
 
 def _codes(text: str) -> tuple[str, ...]:
-    from ..engine.config import redirect_codes
+    from ..engine.config import SelectorError, selectors
 
-    return redirect_codes(tuple(code.upper() for code in _patterns(text)), "the command line")
+    try:
+        return selectors(tuple(code.upper() for code in _patterns(text)), "the command line")
+    except SelectorError as exc:  # argparse names the option: `argument --select: ...`, exit 2
+        raise argparse.ArgumentTypeError(f"{exc.code!r} {exc.why}") from None
 
 
 def _target_arches(arches: tuple[str, ...], option: str = "--target-arch") -> tuple[str, ...]:
