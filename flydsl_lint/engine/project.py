@@ -288,6 +288,12 @@ class ProjectIndex:
             kept = cache[module] = version, compute(module)
         return kept[1]  # type: ignore[return-value]
 
+    def kept_derivation(self, kind: str, module: str) -> object | None:
+        """What `derived` keeps for `module`, if it computed anything yet; records no
+        dependency, so it is for sharing work, never for an answer."""
+        kept = self._derived.get(kind, {}).get(module)
+        return kept[1] if kept is not None else None
+
     def mentioned_elsewhere(self, module: str, word: str) -> bool:
         """Whether a Python file under the source roots, other than `module`'s own,
         mentions the private name `word` (`_helper`) as a word (it may import or call

@@ -80,3 +80,18 @@ def test_the_index_keeps_trees_of_at_most_max_kept_tree_bytes(tmp_path, monkeypa
     index.parse("b")  # over the bound: a's tree goes
     assert index.take_tree(str(tmp_path / "a.py"), "x = 1  # twenty bytes\n") is None
     assert index.take_tree(str(tmp_path / "b.py"), "x = 1  # twenty bytes\n") is not None
+
+
+def test_the_check_of_a_helper_module_shares_the_walk_of_its_helper_model(tmp_path):
+    helpers = "import flydsl.expr as fx\ndef width():\n    return fx.Int32(4)\ndef rows():\n    return fx.Int64(2)\n"
+    (tmp_path / "helpers.py").write_text(helpers)
+    index = ProjectIndex([tmp_path])
+    kernel = SemanticModel(ast.parse("from helpers import width\nw = width()\n"), "k", False, index)
+    assert str(kernel.value_type(kernel.tree.body[1].value)) == "fx.Int32"  # typed in the helper model
+    own = SemanticModel(index.take_tree(str(tmp_path / "helpers.py"), helpers), "helpers", False, index)
+    helper = own.walked_as_helper()
+    assert helper is not None and own.nodes_by_type is helper.nodes_by_type and own._answers is not helper._answers
+    own.release()  # the helper model's walk stays: it answers for the rest of the run
+    assert str(helper.value_type(helper.tree.body[2].body[0].value)) == "fx.Int64"
+    fresh = SemanticModel(ast.parse(helpers), "helpers", False, index)  # another tree: walked afresh
+    assert fresh.walked_as_helper() is None

@@ -75,7 +75,13 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _V
         # The (memo, expression) pairs whose value types are being inferred, innermost last:
         # a rebound name's check re-reads them under its assumption (engine/model/types.py).
         self._in_progress: list[tuple[dict, ast.AST]] = []
-        self._build()
+        # A helper module checked after another file's check typed its helpers' returns: that
+        # model, kept for the run, walked this very tree; its walk is shared, never released here.
+        self._helper = self.walked_as_helper()
+        if self._helper is None:
+            self._build()
+        else:
+            self._share_walk(self._helper)
 
     def release(self) -> None:
         """Break the reference cycles the model puts into the tree.
@@ -85,6 +91,9 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _V
         whose full passes over a heap of old trees dominate a long run. After
         `release()` the model answers no more questions.
         """
+        self._answers.clear()
+        if self._helper is not None:
+            return  # the walk is the helper model's, which answers on for the run
         self._parents.clear()
         for scope in self.scopes:
             scope.bindings.clear()
@@ -93,7 +102,6 @@ class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _V
         self.nodes_by_type.clear()
         self._scope_of_node.clear()
         self._loads.clear()
-        self._answers.clear()
         self._imports.clear()
         self._plain_name_assignments.clear()
         self.strings.clear()

@@ -950,7 +950,17 @@ class _ValueTypes:
             model.follows_project_returns = False
             return model
 
-        return project.derived(f"value types: helper models for {self.type_table.release}", module, derive)
+        return project.derived(self._helper_models_kind, module, derive)
+
+    @property
+    def _helper_models_kind(self) -> str:
+        return f"value types: helper models for {self.target_version}"
+
+    def walked_as_helper(self) -> _ValueTypes | None:
+        """The helper model (`_project_helpers`) another file's check built of this model's
+        very tree, the one `ProjectIndex.take_tree` handed its check: the same walk."""
+        helper = self.project.kept_derivation(self._helper_models_kind, self.module_name)
+        return helper if helper is not None and helper.tree is self.tree else None
 
     def _call_site_return(self, model: _ValueTypes, function: ast.AST, call: ast.Call,
                           depth: int) -> tuple[ValueType, str] | None:

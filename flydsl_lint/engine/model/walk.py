@@ -39,6 +39,11 @@ def _is_import_error_handler(handler: ast.ExceptHandler) -> bool:
 UNLISTED_TYPES = frozenset({ast.Name, ast.Constant})
 
 
+# What the walk records (SemanticModel.__init__ sets each up).
+_WALK_RECORDS = ("module_scope", "scopes", "star_imports", "nodes_by_type", "string_spans", "strings",
+                 "_scope_of_node", "_loads", "_parents", "_imports", "_plain_name_assignments", "_uses_counted")
+
+
 class _Walk:
     """Builds the model in a single walk of the tree (part of `SemanticModel`)."""
 
@@ -52,6 +57,11 @@ class _Walk:
         finally:
             sys.setrecursionlimit(limit)
         self._uses_counted = False
+
+    def _share_walk(self, other: _Walk) -> None:
+        """Take what `other`'s walk of the same tree, module name and package flag recorded."""
+        for record in _WALK_RECORDS:
+            setattr(self, record, getattr(other, record))
 
     def _record(self, node: ast.AST, parent: ast.AST | None) -> None:
         self._parents[node] = parent
