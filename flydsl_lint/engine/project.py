@@ -288,6 +288,18 @@ class ProjectIndex:
             kept = cache[module] = version, compute(module)
         return kept[1]  # type: ignore[return-value]
 
+    def release(self) -> None:
+        """Drop what the run derived, calling `release()` on each value that has one (the
+        value types' helper models). Those models and the index refer to one another; so
+        freed by reference counting, they leave the cyclic collector (off during a run) no
+        heap of them to walk through when it runs next."""
+        for answers in self._derived.values():
+            for _, value in answers.values():
+                release = getattr(value, "release", None)
+                if release is not None:
+                    release()
+        self._derived.clear()
+
     def kept_derivation(self, kind: str, module: str) -> object | None:
         """What `derived` keeps for `module`, if it computed anything yet; records no
         dependency, so it is for sharing work, never for an answer."""

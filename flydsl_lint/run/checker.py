@@ -120,6 +120,13 @@ class Checker:
             self._projects[package_root] = index
         return index, module, is_package
 
+    def release(self) -> None:
+        """Free what the project indexes kept for the run (`ProjectIndex.release`); the
+        checker then starts afresh."""
+        for index in self._projects.values():
+            index.release()
+        self._projects.clear()
+
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked.
 

@@ -98,6 +98,11 @@ class _Job:
             self._checker = Checker(self.settings)
         return self._checker
 
+    def release(self) -> None:
+        """Free what the checker, if one was built, kept for the run (`Checker.release`)."""
+        if self._checker is not None:
+            self._checker.release()
+
     # ------------------------------------------------------------ the cache
     def _key(self, path: Path) -> tuple[str, list, Path]:
         """The resolved path, module key and package root of a file; worked out
@@ -439,6 +444,7 @@ def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bo
                 results[position] = job.run(path)
         result.files.extend(r for r in results if r is not None)
     finally:
+        job.release()  # before the collector is back: see ProjectIndex.release
         if collector_was_on:
             gc.enable()
     return result

@@ -95,3 +95,18 @@ def test_the_check_of_a_helper_module_shares_the_walk_of_its_helper_model(tmp_pa
     assert str(helper.value_type(helper.tree.body[2].body[0].value)) == "fx.Int64"
     fresh = SemanticModel(ast.parse(helpers), "helpers", False, index)  # another tree: walked afresh
     assert fresh.walked_as_helper() is None
+
+
+def test_releasing_the_index_releases_what_it_derived_and_forgets_it(tmp_path):
+    (tmp_path / "helpers.py").write_text("A = 1\n")
+    index = ProjectIndex([tmp_path])
+    released = []
+
+    class Model:  # what a run keeps that refers back to the index (a helper model)
+        def release(self):
+            released.append(self)
+
+    model = index.derived("t.model", "helpers", lambda name: Model())
+    assert index.derived("t.plain", "helpers", lambda name: 1) == 1  # no release(): only forgotten
+    index.release()
+    assert released == [model] and index.kept_derivation("t.model", "helpers") is None
