@@ -18,7 +18,7 @@ from typing import Callable, TypeVar
 from flydsl_lint.verify import changes, device
 from flydsl_lint.verify.base_cache import BaseCache, ImportFactsCache, default_cache_dir, environment_fingerprint
 from flydsl_lint.verify.capture import HookError
-from flydsl_lint.verify.config import ConfigError, load_config
+from flydsl_lint.verify.config import ConfigError, check_archs, load_config
 from flydsl_lint.verify.imports import ImportGraph
 from flydsl_lint.verify.plan import build_plan
 from flydsl_lint.verify.pytest_config import TestFiles
@@ -45,6 +45,13 @@ def _split_list(values: list[str] | None) -> list[str] | None:
     if values is None:
         return None
     return [item for value in values for item in _LIST_SEPARATOR.split(value) if item]
+
+
+def _command_line_archs(values: list[str] | None) -> list[str] | None:
+    archs = _split_list(values)
+    if archs is not None:
+        check_archs(archs, "--arch")
+    return archs
 
 
 def _positive_int(text: str) -> int:
@@ -116,7 +123,7 @@ def _build_plan(args: argparse.Namespace, repo: Path, config, base: str, head: s
         test_files=TestFiles(repo, config.test_dirs),
         base=base,
         head=head or WORKING_TREE,
-        archs=_split_list(args.arch) or config.archs,
+        archs=_command_line_archs(args.arch) or config.archs,
         mode=_resolve_mode(args.mode),
         tests_override=_split_list(args.tests),
         kernels_override=_kernel_paths(_split_list(args.kernels), graph) if args.kernels else None,

@@ -78,4 +78,15 @@ def load_config(repo: Path) -> VerifyConfig:
     for probe in config.probes:
         if ":" not in probe:
             raise ConfigError(f"{pyproject}: probe {probe!r} must look like module:function")
+    check_archs(config.archs, f"{pyproject}: [tool.flydsl-lint.verify] archs")
     return config
+
+
+def check_archs(archs: list[str], where: str) -> None:
+    """Every arch a gfx target (as `flydsl-lint check --target-arch` takes): another would only
+    fail to compile on both sides, reported as kernels not verified after minutes of captures."""
+    from flydsl_lint.engine.config import KNOWN_ARCHES
+
+    bad = [arch for arch in archs if not KNOWN_ARCHES.match(arch)]
+    if bad or not archs:
+        raise ConfigError(f"{where}: {bad[0] if bad else ''!r} is not a gfx target like gfx942")

@@ -150,6 +150,8 @@ def test_a_file_whose_imports_are_unknown_is_reached_by_any_change(repo):
     (b'[tool.flydsl-lint.verify]\narchs = "gfx942"\n', "[tool.flydsl-lint.verify] archs must be a list of strings"),
     (b"[tool.flydsl-lint.verify]\nprobes = [1]\n", "[tool.flydsl-lint.verify] probes must be a list of strings"),
     (b"[tool.flydsl-lint.verify]\nrtol = true\n", "[tool.flydsl-lint.verify] rtol must be a number"),
+    (b'[tool.flydsl-lint.verify]\narchs = ["gfx942", "sm_90"]\n',
+     "[tool.flydsl-lint.verify] archs: 'sm_90' is not a gfx target like gfx942"),
     (b'name = "\xff"\n', "not UTF-8 (byte 8)"),
 ])
 def test_malformed_config_is_one_line(repo, text, reason):
@@ -157,6 +159,12 @@ def test_malformed_config_is_one_line(repo, text, reason):
     result = run_verify(repo, "--list")
     assert result.returncode == 2
     _one_line_naming(result.stderr, f"{repo / 'pyproject.toml'}: {reason}")
+
+
+def test_an_arch_that_is_no_gfx_target_is_one_line_before_anything_runs(repo):
+    result = run_verify(repo, "--arch", "gfx942,sm_90", "--list")
+    assert result.returncode == 2
+    _one_line_naming(result.stderr, "--arch: 'sm_90' is not a gfx target like gfx942")
 
 
 # Item 12: our compile hook not fitting the installed flydsl is a setup error, not broken parity.
