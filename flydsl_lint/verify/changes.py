@@ -41,6 +41,13 @@ def resolve_commit(repo: Path, ref: str) -> str:
     return git(repo, "rev-parse", "--verify", "--end-of-options", f"{ref}^{{commit}}").strip()
 
 
+def has_path(repo: Path, commit: str | None, path: str) -> bool:
+    """Whether `commit` (None: the working tree) has a file or folder at repo-relative `path`."""
+    if commit is None:
+        return (repo / path).exists()
+    return readonly_git.run(repo, "cat-file", "-e", f"{commit}:{path}").returncode == 0
+
+
 def default_base(repo: Path) -> str:
     """Merge-base with the upstream branch when there is one, else HEAD."""
     try:

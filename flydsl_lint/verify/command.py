@@ -173,6 +173,10 @@ def _run(args: argparse.Namespace, scratch: Scratch) -> int:
     config = load_config(repo)
     base = changes.resolve_commit(repo, args.base) if args.base else changes.default_base(repo)
     head = changes.resolve_commit(repo, args.head) if args.head else None
+    for test in _split_list(args.tests) or ():
+        path = test.split("::")[0]
+        if not (changes.has_path(repo, head, path) or changes.has_path(repo, base, path)):
+            raise SetupError(f"--tests {test}: no such file at the base or the head")
     plan = _build_plan(args, repo, config, base, head)
     if args.list:
         print(json.dumps(plan.as_dict(), indent=2) if args.report == "json" else _format_plan(plan))

@@ -167,6 +167,13 @@ def test_an_arch_that_is_no_gfx_target_is_one_line_before_anything_runs(repo):
     _one_line_naming(result.stderr, "--arch: 'sm_90' is not a gfx target like gfx942")
 
 
+def test_a_test_path_neither_side_has_is_one_line_before_anything_runs(repo):
+    result = run_verify(repo, "--tests", "tests/kernels/test_scale.py,tests/kernels/test_scael.py::t", "--list")
+    assert result.returncode == 2
+    _one_line_naming(result.stderr, "--tests tests/kernels/test_scael.py::t: no such file at the base or the head")
+    assert run_verify(repo, "--tests", "tests/kernels/test_scale.py", "--list").returncode == 0
+
+
 # Item 12: our compile hook not fitting the installed flydsl is a setup error, not broken parity.
 
 FAKE_JIT_FUNCTION = '''\
