@@ -304,6 +304,15 @@ def _string_list(value: object, key: str, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def checked_arches(arches: tuple[str, ...] | list[str], where: str) -> tuple[str, ...] | list[str]:
+    """`arches` if each is a gfx target, as the command lines take them (`--target-arch`, verify's
+    `--arch`); else the ConfigError that names `where` and the first that is not."""
+    bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
+    if bad or not arches:
+        raise ConfigError(f"{where}: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
+    return arches
+
+
 class SelectorError(ConfigError):
     """A code selector that is no FLY code or prefix, or that selects no rule."""
 

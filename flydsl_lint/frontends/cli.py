@@ -27,15 +27,6 @@ def _codes(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"{exc.code!r} {exc.why}") from None
 
 
-def _target_arches(arches: tuple[str, ...], option: str = "--target-arch") -> tuple[str, ...]:
-    from ..engine.config import KNOWN_ARCHES, ConfigError
-
-    bad = [arch for arch in arches if not KNOWN_ARCHES.match(arch)]
-    if bad or not arches:
-        raise ConfigError(f"{option}: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
-    return arches
-
-
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
@@ -279,14 +270,14 @@ def _migrate(args: argparse.Namespace) -> int:
 
 
 def _run_migrate(args: argparse.Namespace) -> int:
-    from ..engine.config import ConfigError, load_settings
+    from ..engine.config import ConfigError, checked_arches, load_settings
     from .migrate import MigrateError
     from .migrate_command import MigrateOptions, run
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select}
     try:
         overrides.update(_target_version_overrides(args.target_version))
-        archs = list(_target_arches(args.arch, "--arch")) if args.arch is not None else None
+        archs = list(checked_arches(args.arch, "--arch")) if args.arch is not None else None
         start = Path(args.paths[0]) if args.paths else Path.cwd()
         settings = load_settings(args.config, start if start.exists() else Path.cwd(), **overrides)
         settings = settings._replace(ignore=settings.ignore + (args.ignore or ()))
@@ -312,7 +303,7 @@ def _target_version_overrides(target_version: str | None) -> dict:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..engine.config import ConfigError, load_settings
+    from ..engine.config import ConfigError, checked_arches, load_settings
     from ..run.runner import Mode, run
 
     overrides: dict = {"select": args.select, "extend_select": args.extend_select, "cache_dir": _cache_dir(args),
@@ -328,7 +319,7 @@ def _check(args: argparse.Namespace) -> int:
             raise ConfigError("--config and --isolated exclude each other")
         overrides.update(_target_version_overrides(args.target_version))
         if args.target_arch is not None:
-            overrides["target_arch"] = _target_arches(args.target_arch)
+            overrides["target_arch"] = checked_arches(args.target_arch, "--target-arch")
         stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
         if not stdin and ("-" in args.paths or args.stdin_filename is not None):
             raise ConfigError("`-` (stdin) and --stdin-filename take no other paths")

@@ -83,10 +83,12 @@ def load_config(repo: Path) -> VerifyConfig:
 
 
 def check_archs(archs: list[str], where: str) -> None:
-    """Every arch a gfx target (as `flydsl-lint check --target-arch` takes): another would only
-    fail to compile on both sides, reported as kernels not verified after minutes of captures."""
-    from flydsl_lint.engine.config import KNOWN_ARCHES
+    """Every arch a gfx target (the engine's test, as `flydsl-lint check --target-arch` takes them):
+    another would only fail to compile on both sides, reported as kernels not verified after
+    minutes of captures."""
+    from flydsl_lint.engine import config as lint_config
 
-    bad = [arch for arch in archs if not KNOWN_ARCHES.match(arch)]
-    if bad or not archs:
-        raise ConfigError(f"{where}: {bad[0] if bad else ''!r} is not a gfx target like gfx942")
+    try:
+        lint_config.checked_arches(archs, where)
+    except lint_config.ConfigError as exc:
+        raise ConfigError(str(exc)) from None
