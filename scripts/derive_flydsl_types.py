@@ -632,10 +632,15 @@ def _spelled_type(function: ast.FunctionDef) -> str | None:
 
 
 # The fx.Vector methods FLY321's fixes write and the value-type layer follows, and the code
-# that shows what each emits and returns.
+# that shows what each emits and returns (a tuple among the parts: one of its spellings).
 _VECTOR_METHOD_SHAPES = {
+    # `Vector.from_elements(elements, T)`: each element coerced to T, the result a vector of T.
     "from_elements": ("coerces-elements", ("_to_raw(cls._coerce_element(element, dtype)) for element in elements",
-                                          "vector.from_elements(vec_ty, raw_elements)")),
+                                          "vector.from_elements(vec_ty, raw_elements)",
+                                          ("return cls(res, dtype=dtype)", "return cls(res, (len(elements),), dtype)"))),
+    # `fx.Vector(v)`: the same value, of the class `Numeric.from_ir_type` gives its element type
+    # (the fact's value becomes the classes that map back to themselves: `ir_round_trip_classes`).
+    "__init__": ("ir-element-class", ("value = value.ir_value()", "dtype = Numeric.from_ir_type(vty.element_type)")),
     "bitcast": ("same-bits", ("src_bits = self.numel * self._dtype.width", "vector.BitCastOp(dst_vec_ty, self)",
                               "return Vector(res, (dst_count,), dtype)")),
     "__getitem__": ("static-extract", ("vector.ExtractOp(self, static_position=[idx], dynamic_position=[]).result",
@@ -654,8 +659,13 @@ _VECTOR_LATTICE = ("common_dtype = _common_numeric_type_for_op(self_dtype, other
                    "return self._wrap_op_result(result, shape, result_dtype)")
 
 
-def vector_facts(typing: ast.Module | None) -> dict[str, str]:
-    """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`, ..."""
+def _shows(code: str, part: str | tuple[str, ...]) -> bool:
+    return part in code if isinstance(part, str) else any(spelling in code for spelling in part)
+
+
+def vector_facts(typing: ast.Module | None, round_trip: list[str]) -> dict[str, str]:
+    """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`,
+    `flydsl.expr.typing.Vector.__init__` -> `Float64,Float32,...` (`round_trip`), ..."""
     defs = _top_defs(typing)
     found = {}
     for function in getattr(defs.get("Types"), "body", ()):
@@ -664,8 +674,10 @@ def vector_facts(typing: ast.Module | None) -> dict[str, str]:
             found[f"flydsl.expr.typing.T.{function.name}"] = spelled
     for method in getattr(defs.get("Vector"), "body", ()):
         shape = _VECTOR_METHOD_SHAPES.get(getattr(method, "name", ""))
-        if shape is not None and all(part in ast.unparse(method) for part in shape[1]):
+        if shape is not None and all(_shows(ast.unparse(method), part) for part in shape[1]):
             found[f"flydsl.expr.typing.Vector.{method.name}"] = shape[0]
+    if found.pop("flydsl.expr.typing.Vector.__init__", None) and round_trip:
+        found["flydsl.expr.typing.Vector.__init__"] = ",".join(round_trip)
     methods = {method.name: ast.unparse(method) for method in getattr(defs.get("Vector"), "body", ())
                if isinstance(method, ast.FunctionDef)}
     if all(part in methods.get("_apply_op", "") for part in _VECTOR_LATTICE):
@@ -695,6 +707,26 @@ def class_facts(sources: dict[str, str]) -> dict[str, dict]:
     return found
 
 
+# The element types a vector of an fx class carries (`Vector.make_type` uses the class's `ir_type`,
+# signless for every integer class): a class spelled by one of them maps back to itself.
+_ELEMENT_IR_TYPES = ("f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8")
+
+
+def ir_round_trip_classes(numeric: ast.Module | None) -> list[str]:
+    """The classes `Numeric.from_ir_type` gives for a float or signless integer element type
+    (`T.i32()` -> `Int32`): `fx.Vector(v)` of a vector of one of them has that class again."""
+    for node in ast.walk(numeric) if numeric else ():
+        if isinstance(node, ast.FunctionDef) and node.name == "from_ir_type":
+            mapping = next((n.value for n in ast.walk(node) if isinstance(n, ast.Assign)
+                            and ast.unparse(n.targets[0]) == "ir2dsl_map" and isinstance(n.value, ast.Dict)), None)
+            if mapping is None:
+                return []
+            return [value.id for key, value in zip(mapping.keys, mapping.values)
+                    if isinstance(value, ast.Name) and key is not None
+                    and ast.unparse(key) in {f"T.{name}()" for name in _ELEMENT_IR_TYPES}]
+    return []
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -710,7 +742,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": raw | wrapper_results(sources, raw),
-        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")),
+        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py"), ir_round_trip_classes(numeric)),
         "classes": class_facts(sources),
     }
 

@@ -10,7 +10,8 @@ from flydsl_lint.engine.model import SemanticModel
 from flydsl_lint.engine.versions import Version
 from tests.conftest import derive_types_script
 
-HEADER = "import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\nfrom flydsl.expr.typing import T\n"
+HEADER = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\n"
+          "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n")
 
 
 def type_of(body: str, release: str = "0.5.0") -> str:
@@ -32,6 +33,12 @@ def type_of(body: str, release: str = "0.5.0") -> str:
     ("fx.Vector.filled(4, 0, fx.Float32)[1]", "fx.Float32"),
     ("fx.Vector.filled(4, 0, fx.Int32) & fx.Vector.filled(4, 1, fx.Int32)", "fx.Vector of fx.Int32"),
     ("fx.Vector.filled(4, 0, fx.Float32) * fx.Vector.filled(4, 1, fx.Float32)", "fx.Vector of fx.Float32"),
+    ("fx.Vector.from_elements([a, b], fx.Float32)", "fx.Vector of fx.Float32"),
+    ("fx.Vector.from_elements(parts, dtype=fx.Int64)", "fx.Vector of fx.Int64"),  # each element coerced
+    ("fx.Vector.from_elements([a, b], fx.Float32).reduce('max')", "fx.Float32"),
+    ("fx.Vector(fx.Vector.filled(4, 0, fx.BFloat16))", "fx.Vector of fx.BFloat16"),  # its element class again
+    ("fx.Vector(fx.Vector(v).bitcast(fx.Int32))", "fx.Vector of fx.Int32"),
+    ("fx.Vector(vector.from_elements(T.f32x2, [a, b]))", "fx.Vector of fx.Float32"),  # a raw vector's T spelling
 ])
 def test_vector_sources(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
@@ -56,6 +63,11 @@ def test_vector_sources(expr, expected):
     "fx.Vector.filled(4, 0, fx.Int32) / fx.Vector.filled(4, 1, fx.Int32)",  # not followed
     "fx.Vector.filled(4, 0, fx.Int32) < fx.Vector.filled(4, 1, fx.Int32)",
     "v.reduce('max')", "v.to(fx.Float32)", "v[0]",
+    "fx.Vector.from_elements([a, b])",  # the first element's class
+    "fx.Vector.from_elements([a, b], dtype)",
+    "fx.Vector(fx.Vector.filled(4, 0, fx.Uint32))",  # its signless elements come back as Int32
+    "fx.Vector(fx.Vector.filled(4, 0, fx.Int32), dtype=fx.Uint32)",
+    "fx.Vector(fx.Vector.filled(4, 0, fx.Float32), (2, 2))",
 ])
 def test_unknown_stays_unknown(expr):
     assert type_of(f"probe = {expr}\n") == "unknown"
@@ -93,6 +105,17 @@ def test_no_vector_facts_no_vector_types():
 
 _VECTOR_SOURCE = '''\
 class Vector(ArithValue):
+    def __init__(self, value, shape=None, dtype=None):
+        if not isinstance(value, ir.Value) and hasattr(value, "ir_value"):
+            value = value.ir_value()
+        vty = ir.VectorType(value.type)
+        if dtype is None:
+            dtype = Numeric.from_ir_type(vty.element_type)
+    @classmethod
+    def from_elements(cls, elements, dtype=None):
+        raw_elements = [_to_raw(cls._coerce_element(element, dtype)) for element in elements]
+        res = vector.from_elements(vec_ty, raw_elements)
+        return cls(res, (len(elements),), dtype)
     def to(self, dtype, *, rounding_mode=None):
         if dtype is ir.Value:
             return self
@@ -123,8 +146,25 @@ class Vector(ArithValue):
 '''
 
 
+_NUMERIC_SOURCE = '''\
+class Numeric:
+    @staticmethod
+    def from_ir_type(ir_type):
+        ir2dsl_map = {T.bool(): Boolean, T.f32(): Float32, T.i32(): Int32, T.si32(): Int32, T.ui32(): Uint32}
+        return ir2dsl_map[ir_type]
+'''
+
+
+def test_the_derive_script_reads_the_classes_a_vector_element_type_maps_back_to():
+    # Never Uint32: its vector elements are signless i32, which map to Int32.
+    assert derive_types_script().ir_round_trip_classes(ast.parse(_NUMERIC_SOURCE)) == ["Float32", "Int32"]
+    assert derive_types_script().ir_round_trip_classes(ast.parse("class Numeric:\n    pass\n")) == []
+
+
 def test_the_derive_script_records_what_the_vector_methods_return():
-    assert derive_types_script().vector_facts(ast.parse(_VECTOR_SOURCE)) == {
+    assert derive_types_script().vector_facts(ast.parse(_VECTOR_SOURCE), ["Float32", "Int32"]) == {
+        "flydsl.expr.typing.Vector.__init__": "Float32,Int32",
+        "flydsl.expr.typing.Vector.from_elements": "coerces-elements",
         "flydsl.expr.typing.Vector.to": "dtype-vector",
         "flydsl.expr.typing.Vector.reduce": "element-scalar",
         "flydsl.expr.typing.Vector.filled": "dtype-vector",
@@ -137,5 +177,8 @@ def test_the_derive_script_records_nothing_the_source_does_not_show():
     changed = (_VECTOR_SOURCE.replace("return self._dtype(res)", "return res")
                .replace("return cls(val, shape, dtype)", "return cls(val)")
                .replace("return Vector(res, self._shape, dtype)", "return Vector(res)")
-               .replace("result_dtype = _result_numeric_type_for_op(common_dtype, op)", "result_dtype = common_dtype"))
-    assert derive_types_script().vector_facts(ast.parse(changed)) == {}
+               .replace("result_dtype = _result_numeric_type_for_op(common_dtype, op)", "result_dtype = common_dtype")
+               .replace("return cls(res, (len(elements),), dtype)", "return res")
+               .replace("dtype = Numeric.from_ir_type(vty.element_type)", "dtype = Float32"))
+    assert derive_types_script().vector_facts(ast.parse(changed), ["Float32"]) == {}
+    assert "flydsl.expr.typing.Vector.__init__" not in derive_types_script().vector_facts(ast.parse(_VECTOR_SOURCE), [])

@@ -77,6 +77,9 @@ CLASSIC_SCALARS = frozenset({
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 # Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
 VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
+# The fx.Vector builders whose result is a vector of the class passed: the position of that
+# argument (else `dtype=`) and the table's fact that shows it.
+_DTYPE_VECTOR_BUILDERS = {"filled": (2, "dtype-vector"), "from_elements": (1, "coerces-elements")}
 _GPU_MODULES = ("flydsl.expr.gpu.", "flydsl.expr.")
 # Builtins through which code reaches a module's functions by a computed name.
 _DYNAMIC_READS = ("globals", "locals", "vars", "eval", "exec")
@@ -696,8 +699,10 @@ class _ValueTypes:
             constructed = self._constructed_type(name)
             if constructed.known:
                 return constructed, "constructor"
-            if module in VECTOR_CLASSES and leaf == "filled":
-                return self._filled_type(node)
+            if module in VECTOR_CLASSES and leaf in _DTYPE_VECTOR_BUILDERS:
+                return self._dtype_vector_type(node, leaf)
+            if name in VECTOR_CLASSES:
+                return self._vector_wrap_type(node, depth)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
                 return self._arith_value_call_type(node)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
@@ -817,13 +822,31 @@ class _ValueTypes:
             return (common, source) if common.known else (UNKNOWN_TYPE, "unknown: promotion not settled")
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver} called so"
 
-    def _filled_type(self, node: ast.Call) -> tuple[ValueType, str]:
-        """`fx.Vector.filled(shape, x, fx.Int32)`: a vector of the class passed."""
-        dtype = node.args[2] if len(node.args) == 3 else next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    def _dtype_vector_type(self, node: ast.Call, method: str) -> tuple[ValueType, str]:
+        """`fx.Vector.filled(shape, x, fx.Int32)`, `fx.Vector.from_elements(elements, fx.Float32)`:
+        a vector of the class passed."""
+        position, fact = _DTYPE_VECTOR_BUILDERS[method]
+        dtype = node.args[position] if len(node.args) == position + 1 else next(
+            (k.value for k in node.keywords if k.arg == "dtype"), None)
         element = self._constructed_type(self.resolve(dtype)) if dtype is not None else UNKNOWN_TYPE
-        if element.kind != SCALAR or self.type_table.vector_fact("filled") != "dtype-vector":
-            return UNKNOWN_TYPE, "unknown: `Vector.filled` of no known fx scalar class"
-        return self.type_table.vector(element.scalar), f"`Vector.filled` ({self.type_table.source})"
+        if element.kind != SCALAR or self.type_table.vector_fact(method) != fact:
+            return UNKNOWN_TYPE, f"unknown: `Vector.{method}` of no known fx scalar class"
+        return self.type_table.vector(element.scalar), f"`Vector.{method}` ({self.type_table.source})"
+
+    def _vector_wrap_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
+        """`fx.Vector(v)`: a vector of the class `Numeric.from_ir_type` gives v's element type, which is
+        v's own element class for the classes the table lists (never an unsigned one: its vector
+        elements are signless)."""
+        keeps = (self.type_table.vector_fact("__init__") or "").split(",")
+        if not self.is_vector_wrap(node):
+            return UNKNOWN_TYPE, "unknown: `fx.Vector(...)` with a shape or dtype"
+        found, why = self._typed(node.args[0], depth)
+        element = found.scalar if found.kind == VECTOR else (self.vector_type(node.args[0]) or (None,))[0]
+        if element in keeps:
+            return self.type_table.vector(element), f"`fx.Vector` of a vector of {element} ({self.type_table.source})"
+        if element is None:
+            return UNKNOWN_TYPE, f"unknown: `fx.Vector` of a value of no known vector type ({why})"
+        return UNKNOWN_TYPE, f"unknown: `fx.Vector` of a vector of {element} may change its class"
 
     def _vector_method_type(self, node: ast.Call, receiver: ValueType) -> tuple[ValueType, str]:
         """A method of an fx.Vector (`receiver`, or `fx.Vector(v)` of an element class not known):
