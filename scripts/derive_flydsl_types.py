@@ -727,6 +727,34 @@ def ir_round_trip_classes(numeric: ast.Module | None) -> list[str]:
     return []
 
 
+# Register tensors (`fx.make_rmem_tensor(shape, T)`) and what a whole-tensor load gives: the code
+# that shows each step, by file and function (or class).
+_TENSOR_SHAPES = {
+    "make_rmem_tensor": ("flydsl/expr/derived.py", "register-tensor-of-dtype", (
+        "fly.MemRefType.get(dtype.ir_type, layout.type, fly.AddressSpace.Register)",
+        "return memref_alloca(tensorTy, layout=layout)")),
+    "memref_alloca": ("flydsl/expr/primitive.py", None, ("return fly.memref_alloca(memref_type, layout)",)),
+    # The value caster makes every memref a `Tensor`, whose dtype is its element type's class.
+    "Tensor": ("flydsl/expr/typing.py", None, (
+        "@ir.register_value_caster(MemRefType.static_typeid, replace=True)",
+        "return Numeric.from_ir_type(self.type.element_type)", "def dtype(self):\n        return self.element_type")),
+    "memref_load_vec": ("flydsl/expr/primitive.py", "vector-of-tensor-dtype", (
+        "dtype = None if isinstance(memref.type, CoordTensorType) else memref.dtype",
+        "return Vector(fly.memref_load_vec(memref), memref.shape.unpack(), dtype)")),
+}
+
+
+def tensor_facts(sources: dict[str, str]) -> dict[str, str]:
+    """`flydsl.expr.make_rmem_tensor` -> `register-tensor-of-dtype` (a Tensor whose dtype is the
+    class passed, for the classes `ir_round_trip_classes` gives) and `flydsl.expr.memref_load_vec`
+    -> `vector-of-tensor-dtype`, when every step of `_TENSOR_SHAPES` shows in the release's code."""
+    for name, (path, _, parts) in _TENSOR_SHAPES.items():
+        node = _top_defs(_parse(sources, path)).get(name)
+        if node is None or not all(part in ast.unparse(node) for part in parts):
+            return {}
+    return {f"flydsl.expr.{name}": fact for name, (_, fact, _) in _TENSOR_SHAPES.items() if fact}
+
+
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
     """Section -> fact -> value for one release."""
     numeric = _parse(sources, "flydsl/expr/numeric.py")
@@ -742,7 +770,8 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": raw | wrapper_results(sources, raw),
-        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py"), ir_round_trip_classes(numeric)),
+        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py"), ir_round_trip_classes(numeric))
+        | tensor_facts(sources),
         "classes": class_facts(sources),
     }
 

@@ -39,6 +39,9 @@ def type_of(body: str, release: str = "0.5.0") -> str:
     ("fx.Vector(fx.Vector.filled(4, 0, fx.BFloat16))", "fx.Vector of fx.BFloat16"),  # its element class again
     ("fx.Vector(fx.Vector(v).bitcast(fx.Int32))", "fx.Vector of fx.Int32"),
     ("fx.Vector(vector.from_elements(T.f32x2, [a, b]))", "fx.Vector of fx.Float32"),  # a raw vector's T spelling
+    ("fx.make_rmem_tensor(1, fx.Float32)", "tensor of fx.Float32"),
+    ("fx.memref_load_vec(fx.make_rmem_tensor(fx.make_layout(4, 1), fx.Int32))", "fx.Vector of fx.Int32"),
+    ("fx.memref_load_vec(fx.make_rmem_tensor(1, fx.BFloat16))[0]", "fx.BFloat16"),
 ])
 def test_vector_sources(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
@@ -68,6 +71,11 @@ def test_vector_sources(expr, expected):
     "fx.Vector(fx.Vector.filled(4, 0, fx.Uint32))",  # its signless elements come back as Int32
     "fx.Vector(fx.Vector.filled(4, 0, fx.Int32), dtype=fx.Uint32)",
     "fx.Vector(fx.Vector.filled(4, 0, fx.Float32), (2, 2))",
+    "fx.make_rmem_tensor(1, fx.Uint32)",  # its dtype is the class of a signless i32: Int32
+    "fx.memref_load_vec(fx.make_rmem_tensor(1, fx.Uint32))",
+    "fx.make_rmem_tensor(1, dtype)",
+    "fx.memref_load_vec(t)",  # a tensor of no known dtype
+    "fx.memref_load_vec(fx.make_rmem_tensor(1, fx.Float32), 0)",
 ])
 def test_unknown_stays_unknown(expr):
     assert type_of(f"probe = {expr}\n") == "unknown"
@@ -153,6 +161,43 @@ class Numeric:
         ir2dsl_map = {T.bool(): Boolean, T.f32(): Float32, T.i32(): Int32, T.si32(): Int32, T.ui32(): Uint32}
         return ir2dsl_map[ir_type]
 '''
+
+
+_TENSOR_SOURCES = {
+    "flydsl/expr/derived.py": (
+        "def make_rmem_tensor(shape_or_layout, dtype):\n"
+        "    layout = shape_or_layout\n"
+        "    tensorTy = fly.MemRefType.get(dtype.ir_type, layout.type, fly.AddressSpace.Register)\n"
+        "    return memref_alloca(tensorTy, layout=layout)\n"),
+    "flydsl/expr/primitive.py": (
+        "def memref_alloca(memref_type, layout):\n    return fly.memref_alloca(memref_type, layout)\n"
+        "def memref_load_vec(memref):\n"
+        "    dtype = None if isinstance(memref.type, CoordTensorType) else memref.dtype\n"
+        "    return Vector(fly.memref_load_vec(memref), memref.shape.unpack(), dtype)\n"),
+    "flydsl/expr/typing.py": (
+        "@ir.register_value_caster(MemRefType.static_typeid, replace=True)\n"
+        "class Tensor(BuiltinDslType):\n"
+        "    @property\n    def element_type(self):\n        return Numeric.from_ir_type(self.type.element_type)\n"
+        "    @property\n    def dtype(self):\n        return self.element_type\n"),
+}
+
+
+def test_the_derive_script_follows_a_register_tensor_to_its_load():
+    assert derive_types_script().tensor_facts(_TENSOR_SOURCES) == {
+        "flydsl.expr.make_rmem_tensor": "register-tensor-of-dtype",
+        "flydsl.expr.memref_load_vec": "vector-of-tensor-dtype",
+    }
+
+
+@pytest.mark.parametrize("path, shown, changed", [
+    ("flydsl/expr/typing.py", "return self.element_type", "return Float32"),  # a dtype of its own
+    ("flydsl/expr/typing.py", "@ir.register_value_caster", "@other"),  # no caster makes memrefs Tensors
+    ("flydsl/expr/primitive.py", "memref.shape.unpack(), dtype)", "memref.shape.unpack())"),
+    ("flydsl/expr/derived.py", "fly.AddressSpace.Register", "fly.AddressSpace.Shared"),
+])
+def test_the_derive_script_records_no_tensor_fact_a_step_does_not_show(path, shown, changed):
+    sources = dict(_TENSOR_SOURCES, **{path: _TENSOR_SOURCES[path].replace(shown, changed)})
+    assert derive_types_script().tensor_facts(sources) == {}
 
 
 def test_the_derive_script_reads_the_classes_a_vector_element_type_maps_back_to():

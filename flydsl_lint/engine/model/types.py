@@ -77,6 +77,9 @@ CLASSIC_SCALARS = frozenset({
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 # Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
 VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
+# The register-tensor functions the value types follow, by the modules that spell them.
+_TENSOR_FUNCTIONS = {"make_rmem_tensor": ("flydsl.expr", "flydsl.expr.derived"),
+                     "memref_load_vec": ("flydsl.expr", "flydsl.expr.primitive")}
 # The fx.Vector builders whose result is a vector of the class passed: the position of that
 # argument (else `dtype=`) and the table's fact that shows it.
 _DTYPE_VECTOR_BUILDERS = {"filled": (2, "dtype-vector"), "from_elements": (1, "coerces-elements")}
@@ -109,6 +112,8 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
             return f"fx.{self.scalar}"
         if self.kind == VECTOR:
             return f"fx.Vector of fx.{self.scalar}"
+        if self.kind == TENSOR and self.scalar:
+            return f"tensor of fx.{self.scalar}"
         if self.kind == RAW:
             return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
         if self.kind == ARITH_VALUE:
@@ -198,6 +203,17 @@ class TypeTable:
     def vector_fact(self, method: str) -> str | None:
         """What the release's `fx.Vector.<method>` gives (`dtype-vector`, `element-scalar`, ...)."""
         fact = self.vectors.get(f"flydsl.expr.typing.Vector.{method}")
+        return fact if isinstance(fact, str) else None
+
+    @property
+    def round_trip_classes(self) -> tuple[str, ...]:
+        """The classes `Numeric.from_ir_type` gives back for the element type of a vector or a
+        tensor of that class (`fx.Vector(v)`, a tensor's dtype): never an unsigned one."""
+        return tuple((self.vector_fact("__init__") or "").split(","))
+
+    def tensor_fact(self, leaf: str) -> str | None:
+        """What the release's `fx.<leaf>` of a register tensor gives (`register-tensor-of-dtype`, ...)."""
+        fact = self.vectors.get(f"flydsl.expr.{leaf}")
         return fact if isinstance(fact, str) else None
 
     def parse(self, spelled: str) -> ValueType:
@@ -703,6 +719,8 @@ class _ValueTypes:
                 return self._dtype_vector_type(node, leaf)
             if name in VECTOR_CLASSES:
                 return self._vector_wrap_type(node, depth)
+            if module in _TENSOR_FUNCTIONS.get(leaf, ()):
+                return self._register_tensor_call_type(node, leaf, depth)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
                 return self._arith_value_call_type(node)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
@@ -833,11 +851,28 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `Vector.{method}` of no known fx scalar class"
         return self.type_table.vector(element.scalar), f"`Vector.{method}` ({self.type_table.source})"
 
+    def _register_tensor_call_type(self, node: ast.Call, leaf: str, depth: int) -> tuple[ValueType, str]:
+        """`fx.make_rmem_tensor(shape, T)`: a tensor whose dtype is T (its element type's class, so
+        only for the classes that map back to themselves); `fx.memref_load_vec(t)` of one: a
+        vector of that class."""
+        fact, table = self.type_table.tensor_fact(leaf), self.type_table
+        if leaf == "make_rmem_tensor" and fact == "register-tensor-of-dtype" and len(node.args) == 2 and not node.keywords:
+            element = self._constructed_type(self.resolve(node.args[1]))
+            if element.kind == SCALAR and element.scalar in table.round_trip_classes:
+                return ValueType(TENSOR, element.scalar), f"`make_rmem_tensor` of {element} ({table.source})"
+            return UNKNOWN_TYPE, f"unknown: `make_rmem_tensor` of {element if element.known else 'no known fx class'}"
+        if leaf == "memref_load_vec" and fact == "vector-of-tensor-dtype" and len(node.args) == 1 and not node.keywords:
+            found, why = self._typed(node.args[0], depth)
+            if found.kind == TENSOR and found.scalar:
+                return table.vector(found.scalar), f"`memref_load_vec` of a {found} ({table.source})"
+            return UNKNOWN_TYPE, f"unknown: `memref_load_vec` of a value of no known dtype ({why})"
+        return UNKNOWN_TYPE, f"unknown: `{leaf}` called so"
+
     def _vector_wrap_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
         """`fx.Vector(v)`: a vector of the class `Numeric.from_ir_type` gives v's element type, which is
         v's own element class for the classes the table lists (never an unsigned one: its vector
         elements are signless)."""
-        keeps = (self.type_table.vector_fact("__init__") or "").split(",")
+        keeps = self.type_table.round_trip_classes
         if not self.is_vector_wrap(node):
             return UNKNOWN_TYPE, "unknown: `fx.Vector(...)` with a shape or dtype"
         found, why = self._typed(node.args[0], depth)
