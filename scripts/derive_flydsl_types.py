@@ -638,8 +638,7 @@ _VECTOR_METHOD_SHAPES = {
     "from_elements": ("coerces-elements", ("_to_raw(cls._coerce_element(element, dtype)) for element in elements",
                                           "vector.from_elements(vec_ty, raw_elements)",
                                           ("return cls(res, dtype=dtype)", "return cls(res, (len(elements),), dtype)"))),
-    # `fx.Vector(v)`: the same value, of the class `Numeric.from_ir_type` gives its element type
-    # (the fact's value becomes the classes that map back to themselves: `ir_round_trip_classes`).
+    # `fx.Vector(v)`: the same value, of the class `Numeric.from_ir_type` gives its element type.
     "__init__": ("ir-element-class", ("value = value.ir_value()", "dtype = Numeric.from_ir_type(vty.element_type)")),
     "bitcast": ("same-bits", ("src_bits = self.numel * self._dtype.width", "vector.BitCastOp(dst_vec_ty, self)",
                               "return Vector(res, (dst_count,), dtype)")),
@@ -663,9 +662,8 @@ def _shows(code: str, part: str | tuple[str, ...]) -> bool:
     return part in code if isinstance(part, str) else any(spelling in code for spelling in part)
 
 
-def vector_facts(typing: ast.Module | None, round_trip: list[str]) -> dict[str, str]:
-    """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`,
-    `flydsl.expr.typing.Vector.__init__` -> `Float64,Float32,...` (`round_trip`), ..."""
+def vector_facts(typing: ast.Module | None) -> dict[str, str]:
+    """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`, ..."""
     defs = _top_defs(typing)
     found = {}
     for function in getattr(defs.get("Types"), "body", ()):
@@ -676,8 +674,6 @@ def vector_facts(typing: ast.Module | None, round_trip: list[str]) -> dict[str, 
         shape = _VECTOR_METHOD_SHAPES.get(getattr(method, "name", ""))
         if shape is not None and all(_shows(ast.unparse(method), part) for part in shape[1]):
             found[f"flydsl.expr.typing.Vector.{method.name}"] = shape[0]
-    if found.pop("flydsl.expr.typing.Vector.__init__", None) and round_trip:
-        found["flydsl.expr.typing.Vector.__init__"] = ",".join(round_trip)
     methods = {method.name: ast.unparse(method) for method in getattr(defs.get("Vector"), "body", ())
                if isinstance(method, ast.FunctionDef)}
     if all(part in methods.get("_apply_op", "") for part in _VECTOR_LATTICE):
@@ -714,7 +710,8 @@ _ELEMENT_IR_TYPES = ("f64", "f32", "f16", "bf16", "i64", "i32", "i16", "i8")
 
 def ir_round_trip_classes(numeric: ast.Module | None) -> list[str]:
     """The classes `Numeric.from_ir_type` gives for a float or signless integer element type
-    (`T.i32()` -> `Int32`): `fx.Vector(v)` of a vector of one of them has that class again."""
+    (`T.i32()` -> `Int32`): `fx.Vector(v)` of a vector of one of them, and a tensor of one, has
+    that class again."""
     for node in ast.walk(numeric) if numeric else ():
         if isinstance(node, ast.FunctionDef) and node.name == "from_ir_type":
             mapping = next((n.value for n in ast.walk(node) if isinstance(n, ast.Assign)
@@ -746,13 +743,18 @@ _TENSOR_SHAPES = {
 
 def tensor_facts(sources: dict[str, str]) -> dict[str, str]:
     """`flydsl.expr.make_rmem_tensor` -> `register-tensor-of-dtype` (a Tensor whose dtype is the
-    class passed, for the classes `ir_round_trip_classes` gives) and `flydsl.expr.memref_load_vec`
+    class passed, for the classes `ir_round_trip_classes` records) and `flydsl.expr.memref_load_vec`
     -> `vector-of-tensor-dtype`, when every step of `_TENSOR_SHAPES` shows in the release's code."""
     for name, (path, _, parts) in _TENSOR_SHAPES.items():
         node = _top_defs(_parse(sources, path)).get(name)
         if node is None or not all(part in ast.unparse(node) for part in parts):
             return {}
     return {f"flydsl.expr.{name}": fact for name, (_, fact, _) in _TENSOR_SHAPES.items() if fact}
+
+
+def _round_trip_fact(numeric: ast.Module | None) -> dict[str, str]:
+    classes = ir_round_trip_classes(numeric)
+    return {"flydsl.expr.numeric.Numeric.from_ir_type": ",".join(classes)} if classes else {}
 
 
 def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
@@ -770,8 +772,8 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
         "results": raw | wrapper_results(sources, raw),
-        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py"), ir_round_trip_classes(numeric))
-        | tensor_facts(sources),
+        "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")) | tensor_facts(sources)
+        | _round_trip_fact(numeric),
         "classes": class_facts(sources),
     }
 

@@ -83,7 +83,7 @@ def test_the_derive_script_records_the_vector_types_and_methods_the_source_shows
             def __getitem__(self, idx):
                 return vector.extract(self, idx)
     '''))
-    assert derive_types_script().vector_facts(typing, []) == {
+    assert derive_types_script().vector_facts(typing) == {
         "flydsl.expr.typing.T.i64": "Int64",
         "flydsl.expr.typing.T.f16x4": "Float16x4",
         "flydsl.expr.typing.T.vec": "count-element",

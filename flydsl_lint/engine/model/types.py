@@ -209,7 +209,8 @@ class TypeTable:
     def round_trip_classes(self) -> tuple[str, ...]:
         """The classes `Numeric.from_ir_type` gives back for the element type of a vector or a
         tensor of that class (`fx.Vector(v)`, a tensor's dtype): never an unsigned one."""
-        return tuple((self.vector_fact("__init__") or "").split(","))
+        fact = self.vectors.get("flydsl.expr.numeric.Numeric.from_ir_type")
+        return tuple(fact.split(",")) if isinstance(fact, str) else ()
 
     def tensor_fact(self, leaf: str) -> str | None:
         """What the release's `fx.<leaf>` of a register tensor gives (`register-tensor-of-dtype`, ...)."""
@@ -872,12 +873,13 @@ class _ValueTypes:
         """`fx.Vector(v)`: a vector of the class `Numeric.from_ir_type` gives v's element type, which is
         v's own element class for the classes the table lists (never an unsigned one: its vector
         elements are signless)."""
-        keeps = self.type_table.round_trip_classes
+        if self.type_table.vector_fact("__init__") != "ir-element-class":
+            return UNKNOWN_TYPE, f"unknown: no `fx.Vector(v)` fact for {self.type_table.release}"
         if not self.is_vector_wrap(node):
             return UNKNOWN_TYPE, "unknown: `fx.Vector(...)` with a shape or dtype"
         found, why = self._typed(node.args[0], depth)
         element = found.scalar if found.kind == VECTOR else (self.vector_type(node.args[0]) or (None,))[0]
-        if element in keeps:
+        if element in self.type_table.round_trip_classes:
             return self.type_table.vector(element), f"`fx.Vector` of a vector of {element} ({self.type_table.source})"
         if element is None:
             return UNKNOWN_TYPE, f"unknown: `fx.Vector` of a value of no known vector type ({why})"
