@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Callable
 
+from ..engine.deletions import blank_lines_to_drop, definition_removal
 from ..engine.diagnostics import Diagnostic, Edit, Position, fix_applies
 from ..engine.model import Binding, SemanticModel
 from ..engine.source import SourceFile
@@ -151,14 +152,17 @@ def remove_unused_imports(original: str, text: str, newline: str) -> str:
 
 
 def remove_dead_aliases(original: str, text: str, newline: str, used_elsewhere: Callable[[str], bool]) -> str:
-    """Drop the simple aliases (`_uw = _arith._to_raw`) and integer constants
-    (`VMCNT_MAX = 63`) that were used before the fixes and are used no more.
+    """Drop the simple aliases (`_uw = _arith._to_raw`), integer constants
+    (`VMCNT_MAX = 63`) and helper defs (a `_s_waitcnt(val)` shim whose calls the
+    fixes replaced) that were used before the fixes and are used no more.
 
     Only a statement of its own, directly in the module or a function body, and
     the only binding of its name there, goes. A module-level name is kept when
     `__all__` lists it or `used_elsewhere(name)` (another project file may import
     it); a file that reads names dynamically (`globals()`, `eval`, ...) keeps all.
-    Comments stay, as for imports. Aliases emptied in turn go in the next round.
+    Comments stay, as for imports, except inside a removed def, whose own they
+    are. What a removal empties in turn goes in the next round (the constants
+    a shim read).
     """
     if _DYNAMIC_NAMES.search(original):
         return text
@@ -171,7 +175,8 @@ def remove_dead_aliases(original: str, text: str, newline: str, used_elsewhere: 
         if not dead:
             return text
         source = SourceFile(path="<fix>", text=text)
-        edits = [edit for edit in (_statement_removal(source, statement, alone) for statement, alone in dead) if edit]
+        edits = [edit for edit in (definition_removal(source, statement, alone) if isinstance(statement, ast.FunctionDef)
+                                   else _statement_removal(source, statement, alone) for statement, alone in dead) if edit]
         if not edits:
             return text
         text = apply_edits(text, edits, newline)
@@ -184,12 +189,14 @@ _DYNAMIC_NAMES = re.compile(r"\b(?:globals|locals|vars|eval|exec|__getattr__)\b"
 
 def _debris_candidates(text: str) -> dict[tuple[str, str], tuple[ast.stmt, bool, Binding]]:
     """(enclosing defs' names, bound name) -> (statement, alone in its block, binding)
-    for each `name = <dotted name>` or `name = <int literal>` statement directly in
-    the module or a function body that is the only binding of its name there,
-    not declared global or nonlocal, and not listed in `__all__`."""
+    for each `name = <dotted name>` or `name = <int literal>` statement and each
+    plain helper def (`_is_plain_helper`; `_`-private at module level) directly in
+    the module or a function body that is the only binding of its name there, not
+    declared global or nonlocal, and, at module level, spelled by no string of the
+    module (`__all__` lists it, or `getattr` may be given it)."""
     model = SemanticModel(ast.parse(text))
     model.count_uses()
-    exported = _all_names(model.tree)
+    spelled = model.strings  # `__all__` entries, or a name `getattr` may be given
     found: dict[tuple[str, str], tuple[ast.stmt, bool, Binding]] = {}
     for scope in model.scopes:
         if scope.kind not in ("module", "function"):
@@ -199,10 +206,16 @@ def _debris_candidates(text: str) -> dict[tuple[str, str], tuple[ast.stmt, bool,
             if len(bindings) != 1 or name in scope.declared_global or name in scope.declared_nonlocal:
                 continue
             binding = bindings[0]
-            statement = model.parent(binding.node)
-            if binding.kind != "assign" or not _is_debris_shape(statement) or statement not in body:
-                continue
-            if scope.kind == "module" and name in exported:
+            if binding.kind == "def":
+                statement = binding.node
+                # A public def of a module may be API to code outside the project.
+                if not _is_plain_helper(statement) or statement not in body or (scope.kind == "module" and not name.startswith("_")):
+                    continue
+            else:
+                statement = model.parent(binding.node)
+                if binding.kind != "assign" or not _is_debris_shape(statement) or statement not in body:
+                    continue
+            if scope.kind == "module" and name in spelled:
                 continue
             found[(_scope_path(model, scope), name)] = (statement, len(body) == 1, binding)
     return found
@@ -219,22 +232,25 @@ def _is_debris_shape(statement: ast.AST | None) -> bool:
     return isinstance(value, ast.Name)
 
 
+def _is_plain_helper(statement: ast.AST) -> bool:
+    """An undecorated `def` whose statement runs nothing but the binding: no default or
+    annotation calls anything (those run when the def does, and may emit IR)."""
+    if not isinstance(statement, ast.FunctionDef) or statement.decorator_list:
+        return False
+    arguments = statement.args
+    evaluated = [*arguments.defaults, *(d for d in arguments.kw_defaults if d is not None), statement.returns,
+                 *(a.annotation for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs,
+                                          arguments.vararg, arguments.kwarg) if a is not None)]
+    return not any(isinstance(node, (ast.Call, ast.NamedExpr, ast.Await, ast.Yield, ast.YieldFrom))
+                   for part in evaluated if part is not None for node in ast.walk(part))
+
+
 def _scope_path(model: SemanticModel, scope) -> str:
     names = []
     while scope is not None and scope.kind != "module":
         names.append(getattr(scope.node, "name", "<lambda>"))
         scope = scope.parent
     return ".".join(reversed(names))
-
-
-def _all_names(tree: ast.Module) -> set[str]:
-    """The string entries of a module-level `__all__` (assigned, extended or added to)."""
-    names: set[str] = set()
-    for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
-        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
-            names.update(c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str))
-    return names
 
 
 def _alone_in_its_block(model: SemanticModel, statement: ast.stmt) -> bool:
@@ -259,7 +275,8 @@ def _statement_removal(source: SourceFile, statement: ast.stmt, alone: bool) -> 
     if alone or before.strip():
         return Edit(start, end, "pass")
     if not after.strip():
-        return Edit(Position(statement.lineno, 0), Position(statement.end_lineno + 1, 0), "")
+        last = statement.end_lineno + blank_lines_to_drop(source.lines, statement.lineno, statement.end_lineno)
+        return Edit(Position(statement.lineno, 0), Position(last + 1, 0), "")
     if after.lstrip().startswith("#"):  # the comment stays, where the statement stood
         return Edit(start, Position(end.row, end.col + len(after) - len(after.lstrip())), "")
     return Edit(start, end, "pass")

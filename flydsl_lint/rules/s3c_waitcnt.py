@@ -23,10 +23,12 @@ from __future__ import annotations
 import ast
 import re
 
-from ..engine.diagnostics import Applicability, Position
+from ..engine.deletions import definition_removal
+from ..engine.diagnostics import Applicability, Edit, Fix, Position
 from ..engine.project import summarize
 from ..engine.segments import Outline, Segment, read_outline
 from ._base import Invalid, Rule, Valid, leaves, register
+from ._codemods import delete_statement, reads_of, within
 from ._edits import reference
 from ._flydsl import qualified
 
@@ -392,6 +394,123 @@ class _WaitcntRule(Rule):
         function = self.model.enclosing_function(node)
         return function is not None and self.classify(function) is not None
 
+    # ----------------------------------------------------------- migration
+    def site_fix(self, site: ast.Call) -> Fix | None:
+        """The keyword-form fix of one wait: a positional `s_waitcnt(<bitfield>)` (FLY361),
+        `s_waitcnt(<encoder>(...))` or the call statement of a wrapper doing nothing but
+        the wait (FLY362)."""
+        layouts, from_config = self.layouts()
+        if not layouts:
+            return None
+        argument = _positional_waitcnt(site, self.model.resolve)
+        if argument is None:
+            shim = self.shim_for(site.func)
+            if shim is None or shim.kind != "wrapper" or not shim.pure or not isinstance(self.model.parent(site), ast.Expr):
+                return None
+            value = shim.evaluate(site, self.value_of, self.lookup)
+        elif isinstance(argument, ast.Call) and (shim := self.shim_for(argument.func, encoder_hint=True)) is not None:
+            if shim.kind != "encoder":
+                return None
+            value = shim.evaluate(argument, self.value_of, self.lookup)
+        else:
+            value = self.value_of(argument)
+        return self.waitcnt_fix(site, self.describe(value, layouts)[1], from_config)
+
+    def shim_migration(self, function: ast.AST) -> list[Edit] | None:
+        """Edits replacing every call of the shim `function` by its keyword form and deleting
+        the shim with the constants only it reads: None unless each call's fix is safe and
+        the shim is only ever called here (`only_called`: nested, or `_`-private and named
+        by no other project file)."""
+        migrations = self.context.cache("s3c.migrations", dict)  # asked by FLY361, FLY363 and each constant
+        if id(function) not in migrations:
+            migrations[id(function)] = self._shim_migration(function)
+        return migrations[id(function)]
+
+    def migration_fix(self, function: ast.AST) -> Fix | None:
+        edits = self.shim_migration(function)
+        calls = len(self.model.calls_of(function))
+        return None if edits is None else self.make_fix(
+            edits, f"Replace the {calls} call{'s' if calls != 1 else ''} of `{function.name}` with the keyword form and delete it")
+
+    def _shim_migration(self, function: ast.AST) -> list[Edit] | None:
+        shim = self.classify(function)
+        if shim is None or not self.model.only_called(function):
+            return None
+        edits: list[Edit] = []
+        for call in self.model.calls_of(function):
+            site = call if shim.kind == "wrapper" else self.model.parent(call)
+            if shim.kind == "encoder" and _positional_waitcnt(site, self.model.resolve) is not call:
+                return None  # an encoder's value used otherwise than as a wait's bitfield
+            fix = self.site_fix(site)
+            if fix is None or fix.applicability is not Applicability.SAFE:
+                return None
+            edits += fix.edits
+        block = self.model.parent(function)
+        alone = any(getattr(block, field, None) == [function] for field in ("body", "orelse", "finalbody"))
+        removal = definition_removal(self.context.source, function, alone)
+        if removal is None:
+            return None
+        edits.append(removal)
+        edits += self._constants_read_only_within(function)
+        return _distinct(edits)
+
+    def _constants_read_only_within(self, function: ast.AST) -> list[Edit]:
+        """Deletions of the integer constants of enclosing scopes that only `function` reads."""
+        bindings = {}
+        for node in ast.walk(function):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                binding = self.model.binding_of(node)
+                if binding is not None and binding.kind == "assign" and not within(function, binding.node):
+                    bindings[id(binding)] = binding
+        deletions = []
+        for binding in bindings.values():
+            statement = self.constant_statement(binding)
+            if statement is not None and all(within(function, read) for read in reads_of(self, binding.node)):
+                deletion = delete_statement(self, statement, keep_comment=True)
+                if deletion is not None:
+                    deletions.append(deletion)
+        return deletions
+
+    def constant_statement(self, binding) -> ast.Assign | None:
+        """`NAME = <integer expression>`, the only binding of its name, that no code outside
+        this module can read (in a function, or `_`-private and named by no other project file)."""
+        statement = self.model.parent(binding.node)
+        if not self.model.is_single_binding(binding) or not isinstance(statement, ast.Assign) \
+                or statement.targets != [binding.node] or fold(statement.value, {}, self.lookup) is None:
+            return None
+        if binding.scope.kind == "class" or (binding.scope.kind == "module" and not self.model.private_to_module(binding.name)):
+            return None
+        return statement
+
+    def constant_migration(self, target: ast.Name) -> list[Edit] | None:
+        """Edits migrating every wait that reads the constant bound at `target` (the shim
+        reading it, or the positional `s_waitcnt` whose bitfield it is) and deleting it;
+        None unless each is safe."""
+        binding = self.model.binding_made_by(target)
+        statement = self.constant_statement(binding) if binding is not None else None
+        if statement is None:
+            return None
+        edits: list[Edit] = []
+        for read in reads_of(self, target):
+            function = self.model.enclosing_function(read)
+            if function is not None and self.classify(function) is not None:
+                migration = self.shim_migration(function)
+            else:
+                site = next((node for node in self.model.ancestors(read) if isinstance(node, ast.Call)
+                             and _positional_waitcnt(node, self.model.resolve) is not None), None)
+                fix = self.site_fix(site) if site is not None and within(_positional_waitcnt(site, self.model.resolve), read) else None
+                migration = list(fix.edits) if fix is not None and fix.applicability is Applicability.SAFE else None
+            if migration is None:
+                return None
+            edits += migration
+        deletion = delete_statement(self, statement, keep_comment=True)
+        return None if deletion is None else _distinct([*edits, deletion])
+
+
+def _distinct(edits: list[Edit]) -> list[Edit]:
+    """`edits` without repeats (each call's fix may add the same import)."""
+    return list(dict.fromkeys(edits))
+
 
 class _ForeignModule:
     """A project module asked for shims (never imported): read once, looked at
@@ -518,6 +637,11 @@ def _read_project_module(project, module: str) -> _ForeignModule | None:
 
 _H = "import flydsl.expr as fx\nfrom flydsl._mlir.dialects import rocdl\n"
 _HX = "import flydsl.expr as fx\nfrom flydsl.expr import rocdl\n"
+# A kernel builder's own vmcnt shim, and the same builder with its calls migrated (FLY361/FLY363/FLY364).
+_NESTED_SHIM = ("def build():\n    _LGKMCNT_EXPCNT_BASE = 0x3F70  # lgkmcnt and expcnt maxed\n\n    def wait_vm(n):\n"
+                "        # vmcnt only\n        rocdl.s_waitcnt((n & 0xF) | _LGKMCNT_EXPCNT_BASE)\n\n    wait_vm(0)\n    wait_vm(3)\n")
+_NESTED_SHIM_MIGRATED = ("def build():\n    # lgkmcnt and expcnt maxed\n\n    # vmcnt only\n\n"
+                         "    rocdl.s_waitcnt(vmcnt=0)\n    rocdl.s_waitcnt(vmcnt=3)\n")
 _GFX950 = {"target_arch": ("gfx950",)}
 _GFX1100 = {"target_arch": ("gfx1100",)}
 
@@ -568,6 +692,8 @@ class RawWaitcntBitfield(_WaitcntRule):
         Invalid(_HX + "rocdl.s_waitcnt(0xC07F)\n"),
         # runtime value: flagged, no fix
         Invalid(_HX + "def wait(n):\n    rocdl.s_waitcnt(n)\n"),
+        # ... unless it is the wait of a shim whose every call migrates (FLY363)
+        Invalid(_HX + _NESTED_SHIM, fixed=_HX + _NESTED_SHIM_MIGRATED, settings=_GFX950),
         # arches that decode it differently: no fix
         Invalid(_HX + "rocdl.s_waitcnt(0x0070)\n", settings={"target_arch": ("gfx950", "gfx1201")}),
         # tuned kernel: reported with the scheduler caution, never fixed
@@ -588,6 +714,10 @@ class RawWaitcntBitfield(_WaitcntRule):
         if not expressible:
             return  # the legacy boundary the keyword form cannot express
         fix = self.waitcnt_fix(node, keywords, from_config)
+        function = self.model.enclosing_function(node) if value is None else None
+        shim = self.classify(function) if function is not None else None
+        if shim is not None and shim.result is argument:  # a shim's own wait: migrate its calls instead
+            fix = self.migration_fix(function)
         shown = self.text(argument) if len(self.text(argument)) <= 40 else "..."
         if value is not None and not isinstance(argument, ast.Constant):
             shown += f" = {value:#06x}"
@@ -623,18 +753,24 @@ class WaitcntShimCall(_WaitcntRule):
         # a helper that only shares the name pattern but emits inline asm is no shim
         "def _barrier(vmcnt=63):\n    emit_asm(f's_waitcnt vmcnt({vmcnt})')\n\n\n_barrier(vmcnt=0)\n",
     ]
+    # The shim each fix below leaves unused goes with it (fixes/apply.py `remove_dead_aliases`).
     invalid = [
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n",
-                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950,
+                fixed=_HX + "\n\nrocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950,
                 at=(9, 1), message='Per-kernel waitcnt shim `_encode_waitcnt(...)` (waits for lgkmcnt=0 on gfx9 (gfx942/gfx950)): use `fx.rocdl.s_waitcnt(lgkmcnt=0)`'),
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(vmcnt=1))\n",
-                fixed=_HX + _ENCODER + "rocdl.s_waitcnt(vmcnt=1)\n", settings=_GFX950),
-        Invalid(_HX + _WRAPPER + "_s_waitcnt(0)\n", fixed=_HX + _WRAPPER + "rocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
+                fixed=_HX + "\n\nrocdl.s_waitcnt(vmcnt=1)\n", settings=_GFX950),
+        Invalid(_HX + _WRAPPER + "_s_waitcnt(0)\n", fixed=_HX + "\n\nrocdl.s_waitcnt(vmcnt=0, lgkmcnt=0, expcnt=0)\n",
                 settings=_GFX950),
         # a gfx9 encoder on gfx11: decodes to garbage there, no fix
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n", settings=_GFX1100),
         # runtime count: flagged without a fix
         Invalid(_HX + _ENCODER + "def f(n):\n    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=n))\n", settings=_GFX950),
+        # a wrapper that also runs a barrier: decoded, but the call is not the wait alone
+        Invalid(_HX + "def wait_lds_barrier(vmcnt=63):\n    rocdl.s_waitcnt((vmcnt & 0xF) | ((vmcnt & 0x30) << 10) | (7 << 4))\n"
+                "    barrier()\n\n\nwait_lds_barrier()\n", settings=_GFX950, at=(8, 1),
+                message="Per-kernel waitcnt shim `wait_lds_barrier(...)` (waits for lgkmcnt=0 on gfx9 (gfx942/gfx950)): "
+                        "use `fx.rocdl.s_waitcnt(lgkmcnt=0)` for its wait, and keep the rest of what `wait_lds_barrier` does"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -659,8 +795,10 @@ class WaitcntShimCall(_WaitcntRule):
         value = shim.evaluate(call, self.value_of, self.lookup)
         decoded, keywords, _ = self.describe(value, layouts)
         fix = self.waitcnt_fix(node, keywords, from_config) if replaceable else None
-        self.report(node, fix=fix, shim=shim.function.name, decoded=decoded, advice=self.advice(keywords, value),
-                    caution=self.caution())
+        advice = self.advice(keywords, value)
+        if shim.kind == "wrapper" and not shim.pure:  # the call cannot simply become the wait
+            advice = f"{advice} for its wait, and keep the rest of what `{shim.function.name}` does"
+        self.report(node, fix=fix, shim=shim.function.name, decoded=decoded, advice=advice, caution=self.caution())
 
 
 @register
@@ -668,9 +806,11 @@ class WaitcntShimDefinition(_WaitcntRule):
     """A per-kernel s_waitcnt encoder or wrapper duplicates what
     `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` does per arch, and
     usually for one generation only. Migrate its callers (FLY362) and delete
-    it once unused. A helper is a shim when it packs a bitfield from
-    `vmcnt`/`lgkmcnt`/`expcnt` parameters with shifts/ors and returns it, or
-    when it emits a positional `s_waitcnt` of a parameter-derived value."""
+    it once unused: the fix does both for a shim only ever called in its
+    module whose every call decodes to the keyword form. A helper is a shim
+    when it packs a bitfield from `vmcnt`/`lgkmcnt`/`expcnt` parameters with
+    shifts/ors and returns it, or when it emits a positional `s_waitcnt` of a
+    parameter-derived value."""
 
     code = "FLY363"
     valid = [
@@ -683,6 +823,15 @@ class WaitcntShimDefinition(_WaitcntRule):
                 "    return (vmcnt & 0xF) | (expcnt << 4) | (lgkmcnt << 8) | (((vmcnt >> 4) & 0x3) << 14)\n"),
         Invalid(_HX + "def _s_waitcnt(val):\n    rocdl.s_waitcnt(val)\n"),
         Invalid(_HX + "def wait_vmcnt(n):\n    rocdl.s_waitcnt((n & 0xF) | 0x3F70 | (((n >> 4) & 0x3) << 14))\n"),
+        # Only called here, every call a constant the arch decodes: the calls become the keyword form and the
+        # shim goes, with the constant only it read (their comments stay).
+        Invalid(_HX + _NESTED_SHIM, fixed=_HX + _NESTED_SHIM_MIGRATED, settings=_GFX950,
+                message="Per-kernel s_waitcnt wrapper shim `wait_vm`: call `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)` "
+                        "directly and delete the shim once unused"),
+        # A call of no constant count, or a public shim other modules may call: no fix.
+        Invalid(_HX + "def build(k):\n    def wait_vm(n):\n        rocdl.s_waitcnt((n & 0xF) | 0x3F70)\n\n"
+                "    wait_vm(0)\n    wait_vm(k)\n", settings=_GFX950),
+        Invalid(_HX + "def wait_vm(n):\n    rocdl.s_waitcnt((n & 0xF) | 0x3F70)\n\n\nwait_vm(0)\n", settings=_GFX950),
     ]
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
@@ -693,7 +842,7 @@ class WaitcntShimDefinition(_WaitcntRule):
         header = self.context.source.lines[node.lineno - 1]  # rows as the parser counts them
         column = header.find(node.name, node.col_offset)
         end = Position(node.lineno, self.context.source.char_col(node.lineno, column + len(node.name)) if column >= 0 else start.col)
-        self.report(start=start, end=end, shim=node.name, kind=shim.kind)
+        self.report(start=start, end=end, fix=self.migration_fix(node), shim=node.name, kind=shim.kind)
 
 
 @register
@@ -707,7 +856,8 @@ class WaitcntMagicConstant(_WaitcntRule):
     goes that high), named as an encoding part (`*_MASK`, `*_SHIFT`,
     `*_BASE`, `*_ONLY`), or read by a positional `s_waitcnt` or a shim. A
     count such as `_MAIN_VMCNT = 16` fed to the keyword form, or
-    `_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V`, is not flagged."""
+    `_BIAS_VMCNT_NO_K = ctx.NUM_DMA_V`, is not flagged. The fix migrates the
+    waits that read it and deletes it, when they all migrate safely."""
 
     code = "FLY364"
     valid = [
@@ -718,12 +868,19 @@ class WaitcntMagicConstant(_WaitcntRule):
         _HX + "_MAIN_VMCNT = 16\nrocdl.s_waitcnt(vmcnt=_MAIN_VMCNT)\n",
     ]
     invalid = [
-        Invalid("_LGKMCNT_0_ONLY = 0xC07F\n"),
+        # Read by nothing, and named by no other project file: deleted.
+        Invalid("_LGKMCNT_0_ONLY = 0xC07F\n", fixed=""),
+        # Read by a public shim other modules may call: no fix.
         Invalid(_HX + "_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n\n\ndef wait_vm(n):\n"
                 "    rocdl.s_waitcnt((n & _VMCNT_LO_MASK) | 0x3F70 | (((n >> 4) & 0x3) << _VMCNT_HI_SHIFT))\n", count=2),
         Invalid("traits = Traits(\n    LGKMCNT_0_ONLY=0xC07F,\n)\n"),
-        # unused encoding constants are still magic
-        Invalid("_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n", count=2),
+        Invalid("_VMCNT_LO_MASK = 0xF\n_VMCNT_HI_SHIFT = 14\n", count=2, fixed=""),
+        # Read only by waits that migrate: they do, and it goes.
+        Invalid(_HX + "_LGKMCNT_0_ONLY = 0xC07F\n\n\ndef f():\n    rocdl.s_waitcnt(_LGKMCNT_0_ONLY)\n",
+                fixed=_HX + "\n\ndef f():\n    rocdl.s_waitcnt(lgkmcnt=0)\n", settings=_GFX950),
+        Invalid(_HX + _NESTED_SHIM, fixed=_HX + _NESTED_SHIM_MIGRATED, settings=_GFX950),
+        # Another read that does not migrate (no target arch: the keyword fix is not safe): no fix.
+        Invalid(_HX + "_LGKMCNT_0_ONLY = 0xC07F\n\n\ndef f():\n    rocdl.s_waitcnt(_LGKMCNT_0_ONLY)\n"),
     ]
 
     _bitfield_bindings: set[int] | None = None
@@ -770,4 +927,6 @@ class WaitcntMagicConstant(_WaitcntRule):
             return
         # A value above 63 cannot be a counter value; smaller ones must feed a bitfield.
         if number > 63 or _ENCODING_NAME.search(name) or (target is not None and id(target) in self.bitfield_bindings()):
-            self.report(node, name=name, value=self.text(value))
+            edits = self.constant_migration(target) if target is not None else None
+            fix = None if edits is None else self.make_fix(edits, f"Delete `{name}` with the waits that read it migrated")
+            self.report(node, fix=fix, name=name, value=self.text(value))

@@ -1,4 +1,4 @@
-"""Fixes leave no debris: aliases and integer constants they made unused go (issue 27, item 4)."""
+"""Fixes leave no debris: aliases, integer constants and helper defs they made unused go (issue 27, item 4)."""
 
 from __future__ import annotations
 
@@ -46,6 +46,68 @@ def test_exported_rebound_dynamic_or_used_elsewhere_names_stay():
     assert remove_dead_aliases(before, after, "\n", _never) == "def f():\n    r = m.f\n\ndef g():\n    return x\nuse(f)\n"
 
 
+
+SHIM = """\
+import m
+
+_VMCNT_LO_MASK = 0xF
+_LGKMCNT_BASE = 0x3F70  # lgkmcnt and expcnt at their maximum
+
+
+def _wait_vm(n):
+    # vmcnt only: the other counters are maxed
+    m.s_waitcnt((n & _VMCNT_LO_MASK) | _LGKMCNT_BASE)
+
+
+def body():
+    _wait_vm(0)
+"""
+
+
+def test_a_helper_def_used_before_and_unused_after_goes_then_the_constants_it_read():
+    after = SHIM.replace("    _wait_vm(0)\n", "    m.s_waitcnt(vmcnt=0)\n")
+    assert remove_dead_aliases(SHIM, after, "\n", _never) == (
+        "import m\n\n# lgkmcnt and expcnt at their maximum\n\n\n"
+        "# vmcnt only: the other counters are maxed\n\n\ndef body():\n    m.s_waitcnt(vmcnt=0)\n")
+
+
+def test_a_nested_helper_goes_and_blank_lines_do_not_pile_up():
+    before = "def k(t):\n    x = 1\n\n    def wait(n):\n        t.w(n)\n\n    def other():\n        return x\n\n    wait(0)\n    return other\n"
+    after = before.replace("    wait(0)\n", "    t.w(0)\n")
+    assert remove_dead_aliases(before, after, "\n", _never) == (
+        "def k(t):\n    x = 1\n\n    def other():\n        return x\n\n    t.w(0)\n    return other\n")
+    # The only statement of its block: `pass` in its place.
+    before = "def k(t):\n    if t:\n        def wait(n):\n            t.w(n)\n        wait(0)\n"
+    after = before.replace("        wait(0)\n", "")
+    assert remove_dead_aliases(before, after, "\n", _never) == "def k(t):\n    if t:\n        def wait(n):\n            t.w(n)\n"
+    before = "def k(t):\n    def wait(n):\n        t.w(n)\n    wait(0)\n"
+    assert remove_dead_aliases(before, "def k(t):\n    def wait(n):\n        t.w(n)\n    t.w(0)\n", "\n", _never) == (
+        "def k(t):\n    t.w(0)\n")
+
+
+def test_helper_defs_that_may_still_be_reached_or_run_code_stay():
+    cases = {
+        # public: code outside the project may import it
+        "def wait(n):\n    m.w(n)\nwait(0)\n": "def wait(n):\n    m.w(n)\nm.w(0)\n",
+        # decorated: the decorator may register it
+        "@reg\ndef _wait(n):\n    m.w(n)\n_wait(0)\n": "@reg\ndef _wait(n):\n    m.w(n)\nm.w(0)\n",
+        # a default evaluated when the def runs may emit code
+        "def _wait(n, c=m.make()):\n    m.w(n, c)\n_wait(0)\n": "def _wait(n, c=m.make()):\n    m.w(n, c)\nm.w(0)\n",
+        # a string spells the name: getattr or __all__ may reach it
+        "__all__ = ['_wait']\ndef _wait(n):\n    m.w(n)\n_wait(0)\n": "__all__ = ['_wait']\ndef _wait(n):\n    m.w(n)\nm.w(0)\n",
+        # bound twice
+        "def _wait(n):\n    m.w(n)\nif c:\n    def _wait(n):\n        m.v(n)\n_wait(0)\n":
+            "def _wait(n):\n    m.w(n)\nif c:\n    def _wait(n):\n        m.v(n)\nm.w(0)\n",
+        # still called
+        "def _wait(n):\n    m.w(n)\n_wait(0)\n_wait(1)\n": "def _wait(n):\n    m.w(n)\nm.w(0)\n_wait(1)\n",
+    }
+    for before, after in cases.items():
+        assert remove_dead_aliases(before, after, "\n", _never) == after, before
+    before, after = "def _wait(n):\n    m.w(n)\n_wait(0)\n", "def _wait(n):\n    m.w(n)\nm.w(0)\n"
+    assert remove_dead_aliases(before, after, "\n", lambda name: name == "_wait") == after
+    assert remove_dead_aliases(before, after, "\n", _never) == "m.w(0)\n"
+
+
 KERNEL = """\
 import flydsl.compiler as flyc
 import flydsl.expr as fx
@@ -83,3 +145,33 @@ def test_fix_keeps_a_module_name_another_project_file_imports(tmp_path, monkeypa
     fixed = _fix(tmp_path, monkeypatch, {"k.py": KERNEL, "other.py": "from k import _LGKMCNT_0_ONLY\n"})
     assert "_LGKMCNT_0_ONLY = 0xC07F\n" in fixed
     assert "_uw" not in fixed
+
+
+SHIM_KERNEL = """\
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.expr import rocdl
+
+_LGKMCNT_EXPCNT_BASE = 0x3F70
+
+
+def _wait_vmcnt(n):
+    rocdl.s_waitcnt((n & 0xF) | _LGKMCNT_EXPCNT_BASE | (((n >> 4) & 0x3) << 14))
+
+
+@flyc.kernel
+def k(a: fx.Int32):
+    _wait_vmcnt(0)
+    _wait_vmcnt(2)
+"""
+
+
+def test_fix_removes_a_waitcnt_shim_once_its_calls_are_replaced(tmp_path, monkeypatch, capsys):
+    (tmp_path / "pyproject.toml").write_text('[tool.flydsl-lint]\ntarget-arch = ["gfx942", "gfx950"]\nselect = ["FLY362"]\n')
+    (tmp_path / "k.py").write_text(SHIM_KERNEL)
+    monkeypatch.chdir(tmp_path)
+    main(["check", "--no-cache", "--fix", "-q", "k.py"])
+    fixed = (tmp_path / "k.py").read_text()
+    assert "_wait_vmcnt" not in fixed and "_LGKMCNT_EXPCNT_BASE" not in fixed
+    assert "    rocdl.s_waitcnt(vmcnt=0)\n    rocdl.s_waitcnt(vmcnt=2)\n" in fixed
+    compile(fixed, "k.py", "exec")

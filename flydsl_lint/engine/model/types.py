@@ -585,22 +585,22 @@ class _ValueTypes:
 
     def passed_arguments(self, binding) -> list[ast.expr] | None:
         """What each call passes for the parameter `binding` (its default where a call omits it), of
-        a helper only ever called by name in this module (`_only_called`): every caller is seen.
+        a helper only ever called by name in this module (`only_called`): every caller is seen.
         None when one may not be, or a call unpacks `*args` / `**kwargs`."""
         arguments = self.parent(binding.node)
         signature = self._call_signature(arguments)
-        if signature is None or not self._only_called(self.parent(arguments)) or arguments.vararg or arguments.kwarg:
+        if signature is None or not self.only_called(self.parent(arguments)) or arguments.vararg or arguments.kwarg:
             return None
         return self._arguments_for(binding, signature)
 
-    def _only_called(self, function: ast.AST) -> bool:
+    def only_called(self, function: ast.AST) -> bool:
         """A def nested in a function, or a private one of the module, undecorated, bound once,
         whose name is only ever the callee of a call in the module (never passed, returned or
         stored: no caller we cannot see)."""
         scope = self._scope_of_node[function].parent
         if function.decorator_list or not isinstance(function, ast.FunctionDef):
             return False
-        if scope.kind != "function" and not (scope.kind == "module" and self._private_to_module(function.name)):
+        if scope.kind != "function" and not (scope.kind == "module" and self.private_to_module(function.name)):
             return False
         bindings = scope.bindings.get(function.name, ())
         if len(bindings) != 1 or self._bound_from_another_scope(bindings[0]):
@@ -609,7 +609,7 @@ class _ValueTypes:
         calls = self.calls_of(function)
         return bool(calls) and len(uses) == len(calls) and all(call.func in uses for call in calls)
 
-    def _private_to_module(self, name: str) -> bool:
+    def private_to_module(self, name: str) -> bool:
         """A module-level name no other code can reach: `_`-prefixed (so a star import skips
         it), in no string of the module (`__all__`, `getattr`, `globals()[...]`) and named
         by no other Python file under the project's source roots (none imports it)."""
