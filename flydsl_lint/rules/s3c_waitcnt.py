@@ -25,6 +25,7 @@ import re
 
 from ..engine.deletions import definition_removal
 from ..engine.diagnostics import Applicability, Edit, Fix, Position
+from ..engine.model.resolution import parameter_defaults
 from ..engine.project import summarize
 from ..engine.segments import Outline, Segment, read_outline
 from ._base import Invalid, Rule, Valid, leaves, register
@@ -95,8 +96,39 @@ def waited(counters: dict[str, int], layout: str) -> tuple[tuple[str, int], ...]
     return tuple((name, counters[name]) for name in COUNTERS if counters[name] < _MAX[layout][name])
 
 
-def keywords_text(pairs: tuple[tuple[str, int], ...]) -> str:
+def keywords_text(pairs: tuple[tuple[str, int | str], ...]) -> str:
     return ", ".join(f"{name}={count}" for name, count in pairs)
+
+
+def count_decode(bitfield_of, layouts: list[str]) -> tuple[tuple[str, ...], int, tuple] | None:
+    """A bitfield made from one count n no constant gives (`bitfield_of(n)`, or None): the
+    counters that equal n, the largest n up to which every layout decodes the bitfield so with
+    its other counters unchanged, and what those others wait for (the same on every layout);
+    None unless that holds from 0 to 1 at least. Every 6-bit count is tried."""
+    rows = []
+    for count in range(64):
+        value = bitfield_of(count)
+        decoded = [decode(value, layout) for layout in layouts] if value is not None else [None]
+        if None in decoded:
+            break
+        rows.append(decoded)
+    if len(rows) < 2:
+        return None
+    first = rows[0]
+    counted = tuple(c for c in COUNTERS if all(r[c] == 0 for r in first) and all(r[c] == 1 for r in rows[1]))
+    if not counted:
+        return None
+    last = 0
+    for count, decoded in enumerate(rows):
+        if any(r[c] != count for r in decoded for c in counted) or any(
+                r[c] != f[c] for r, f in zip(decoded, first) for c in COUNTERS if c not in counted):
+            break
+        last = count
+    others = {waited({c: _MAX[layout][c] if c in counted else f[c] for c in COUNTERS}, layout)
+              for f, layout in zip(first, layouts)}
+    if last < 1 or len(others) != 1:
+        return None
+    return counted, last, others.pop()
 
 
 # ------------------------------------------------------------ constant folding
@@ -146,6 +178,16 @@ def _parameters(function: ast.FunctionDef) -> list[ast.arg]:
 
 def bind_arguments(function: ast.FunctionDef, call: ast.Call, value_of) -> dict[str, int] | None:
     """Parameter values for `call`, from its constant arguments and the defaults."""
+    expressions = argument_expressions(function, call)
+    if expressions is None:
+        return None
+    values = {name: value_of(expression) for name, expression in expressions.items()}
+    return None if None in values.values() else values
+
+
+def argument_expressions(function: ast.FunctionDef, call: ast.Call) -> dict[str, ast.expr] | None:
+    """What `call` passes for each parameter (its argument, else the default); None when
+    it unpacks arguments or a parameter gets nothing."""
     args = function.args
     if args.vararg or args.kwarg or any(isinstance(a, ast.Starred) for a in call.args):
         return None
@@ -161,16 +203,13 @@ def bind_arguments(function: ast.FunctionDef, call: ast.Call, value_of) -> dict[
         if keyword.arg is None:
             return None
         env[keyword.arg] = keyword.value
-    values: dict[str, int] = {}
+    expressions: dict[str, ast.expr] = {}
     for parameter in _parameters(function):
         expression = env.get(parameter.arg, defaults.get(parameter.arg))
         if expression is None:
             return None
-        value = value_of(expression)
-        if value is None:
-            return None
-        values[parameter.arg] = value
-    return values
+        expressions[parameter.arg] = expression
+    return expressions
 
 
 class Shim:
@@ -187,8 +226,16 @@ class Shim:
 
     def evaluate(self, call: ast.Call, value_of, lookup) -> int | None:
         values = bind_arguments(self.function, call, value_of)
-        if values is None:
-            return None
+        return None if values is None else self.evaluate_with(values, lookup)
+
+    def counted_parameter(self) -> str | None:
+        """The one parameter the shim's bitfield is computed from, when one is."""
+        names = [a.arg for a in _parameters(self.function) if a.arg not in ("self", "cls")]
+        found = [name for name in names if _param_dependent(self.function, self.result, {name})]
+        return found[0] if len(found) == 1 else None
+
+    def evaluate_with(self, values: dict[str, int], lookup) -> int | None:
+        """The bitfield with the parameters holding `values`."""
         if self.constants is not None:
             lookup = None  # foreign nodes: only that module's constants apply
         env = {**(self.constants or {}), **values}
@@ -208,9 +255,9 @@ def _value_names(expression: ast.expr) -> set[str]:
     return {n.id for n in ast.walk(expression) if isinstance(n, ast.Name) and id(n) not in bases}
 
 
-def _param_dependent(function: ast.FunctionDef, expression: ast.expr) -> bool:
-    """Whether `expression` is computed from the function's (non-self) parameters."""
-    dependent = {a.arg for a in _parameters(function)} - {"self", "cls"}
+def _param_dependent(function: ast.FunctionDef, expression: ast.expr, parameters: set[str] | None = None) -> bool:
+    """Whether `expression` is computed from the function's (non-self) parameters (or those named)."""
+    dependent = set(parameters) if parameters is not None else {a.arg for a in _parameters(function)} - {"self", "cls"}
     for stmt in _body(function):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             if _value_names(stmt.value) & dependent:
@@ -367,8 +414,11 @@ class _WaitcntRule(Rule):
             parts.append(f"{keywords_text(p) or 'nothing'} on {label}" if p is not None else f"not expressible on {label} (bits outside the counter fields)")
         return "waits for " + "; ".join(parts), None, expressible
 
-    def waitcnt_fix(self, node: ast.AST, keywords: tuple | None, from_config: bool):
-        """The keyword-form replacement of `node`, or None where not provable."""
+    def waitcnt_fix(self, node: ast.AST, keywords: tuple | None, from_config: bool, counted: str | None = None,
+                    also: tuple = ()):
+        """The keyword-form replacement of `node` (with the edits `also`), or None where not
+        provable; unsafe without a configured arch, or for a `counted` wait (the same only
+        while its count is in the range that names)."""
         if not keywords or self.context.guards_tuned_kernel:
             return None
         spelled = reference(self, KEYWORD_FORM, "fx", "flydsl.expr")
@@ -376,9 +426,34 @@ class _WaitcntRule(Rule):
             return None
         callee, imports = spelled
         text = f"{callee}({keywords_text(keywords)})"
+        if counted:
+            return self.make_fix([self.replace(node, text), *also, *imports],
+                                 f"Replace with `{text}` (the same wait only while {counted})", Applicability.UNSAFE)
         safe = from_config and self.all_arches_supported()
         return self.make_fix([self.replace(node, text), *imports], f"Replace with `{text}`",
                              None if safe else Applicability.UNSAFE)
+
+    def counted(self, bitfield_of, count: ast.expr | str, layouts: list[str], passed_whole: bool = False) \
+            -> tuple[str, tuple, str] | None:
+        """A bitfield made from one count no constant gives (`bitfield_of(n)`; `count`, its
+        expression): (decoded text, keywords with the count spelled in, the count's range).
+        None when the count is passed whole as the bitfield (it may be one: `_s_waitcnt(val)`),
+        unless `passed_whole` asks what it would wait for as a count."""
+        if not passed_whole and all(bitfield_of(n) == n for n in range(64)):
+            return None
+        if isinstance(count, ast.expr):
+            if any(isinstance(node, ast.Constant) and isinstance(node.value, str) for node in ast.walk(count)):
+                return None
+            count = " ".join(self.text(count).split())  # one line, as messages are
+        found = count_decode(bitfield_of, layouts)
+        if found is None:
+            return None
+        counters, last, others = found
+        fixed = dict(others)
+        keywords = tuple((c, count) if c in counters else (c, fixed[c]) for c in COUNTERS if c in counters or c in fixed)
+        where = "every keyword-form arch" if len(layouts) > 1 else _LAYOUT_LABEL[layouts[0]]
+        within = f"`{count}` is 0 to {last}"
+        return f"waits for {keywords_text(keywords)} on {where} while {within}", keywords, within
 
     def advice(self, keywords: tuple | None, value: int | None) -> str:
         if keywords:
@@ -660,6 +735,10 @@ class RawWaitcntBitfield(_WaitcntRule):
     gfx1250). On gfx120x the keyword form packs the gfx11-layout legacy
     immediate (FlyDSL has no split-counter keywords).
 
+    A bitfield packed from one count no constant gives (`(n & 0xF) | 0x3F70`)
+    is decoded for every count: the message says what it waits for and up to
+    which count, and the keyword form with that count is an unsafe fix.
+
     Not flagged: the keyword form; a constant no configured arch can express
     with keywords (bits outside the counter fields) - the guide's legacy
     boundary, keep it positional and localized; inline-asm strings."""
@@ -692,6 +771,17 @@ class RawWaitcntBitfield(_WaitcntRule):
         Invalid(_HX + "rocdl.s_waitcnt(0xC07F)\n"),
         # runtime value: flagged, no fix
         Invalid(_HX + "def wait(n):\n    rocdl.s_waitcnt(n)\n"),
+        # A bitfield computed from one count (a public shim's own wait): decoded per count; the keyword form
+        # is the same wait only in that range, so unsafe; the assignment that packed it goes too.
+        Invalid(_HX + "def wait_vm(n):\n    val = (n & 0xF) | 0x3F70\n    rocdl.s_waitcnt(val)\n",
+                fixed=_HX + "def wait_vm(n):\n    rocdl.s_waitcnt(vmcnt=n)\n", unsafe=True, settings=_GFX950,
+                message="Raw `s_waitcnt` bitfield `val` (waits for vmcnt=n on gfx9 (gfx942/gfx950) while `n` is 0 to 15): "
+                        "use `fx.rocdl.s_waitcnt(vmcnt=n)`"),
+        # A name that may hold a count or a whole bitfield: what it waits for as a count, no fix.
+        Invalid(_HX + "n = loads_per_tile()\nrocdl.s_waitcnt(n)\n", settings=_GFX950,
+                message="Raw `s_waitcnt` bitfield `n` (not a compile-time constant: as a count, it waits for vmcnt=n, "
+                        "lgkmcnt=0, expcnt=0 on gfx9 (gfx942/gfx950) while `n` is 0 to 15; as a bitfield, decode it by "
+                        "hand): use the keyword form `fx.rocdl.s_waitcnt(vmcnt=, lgkmcnt=, expcnt=)`"),
         # ... unless it is the wait of a shim whose every call migrates (FLY363)
         Invalid(_HX + _NESTED_SHIM, fixed=_HX + _NESTED_SHIM_MIGRATED, settings=_GFX950),
         # arches that decode it differently: no fix
@@ -714,14 +804,58 @@ class RawWaitcntBitfield(_WaitcntRule):
         if not expressible:
             return  # the legacy boundary the keyword form cannot express
         fix = self.waitcnt_fix(node, keywords, from_config)
-        function = self.model.enclosing_function(node) if value is None else None
-        shim = self.classify(function) if function is not None else None
-        if shim is not None and shim.result is argument:  # a shim's own wait: migrate its calls instead
-            fix = self.migration_fix(function)
+        if value is None:
+            function = self.model.enclosing_function(node)
+            shim = self.classify(function) if function is not None else None
+            own = shim if shim is not None and shim.result is argument else None
+            counted = self._counted_wait(argument, own, layouts)
+            if counted is not None and isinstance(argument, ast.Name) and own is None:
+                # Its value may as well be a whole bitfield: say what it means as a count, fix nothing.
+                decoded = f"not a compile-time constant: as a count, it {counted[0]}; as a bitfield, decode it by hand"
+            elif counted is not None:
+                decoded, keywords, within = counted
+                fix = self.waitcnt_fix(node, keywords, from_config, counted=within,
+                                       also=tuple(self._feeding_deletions(own, node)) if own else ())
+            if own is not None:  # a shim's own wait: migrate its calls, when they all can
+                fix = self.migration_fix(function) or fix
         shown = self.text(argument) if len(self.text(argument)) <= 40 else "..."
         if value is not None and not isinstance(argument, ast.Constant):
             shown += f" = {value:#06x}"
         self.report(node, fix=fix, value=shown, decoded=decoded, advice=self.advice(keywords, value), caution=self.caution())
+
+    def _counted_wait(self, argument: ast.expr, own: Shim | None, layouts: list[str]) -> tuple[str, tuple, str] | None:
+        """`counted` for a bitfield made from one count: the parameter of the shim whose own
+        wait this is (the others at their defaults), or the one name of `argument` no
+        constant gives (`(n & 0xF) | 0x3F70`, or `n` itself)."""
+        if own is not None:
+            parameter = own.counted_parameter()
+            if parameter is None:
+                return None
+            defaults = {name: value for name, default in parameter_defaults(own.function.args).items()
+                        if (value := self.value_of(default)) is not None}
+            return self.counted(lambda n: own.evaluate_with({**defaults, parameter: n}, self.lookup), parameter, layouts)
+        unknown = {node.id for node in ast.walk(argument) if isinstance(node, ast.Name) and self.value_of(node) is None}
+        if len(unknown) != 1 or any(isinstance(node, (ast.Call, ast.Attribute, ast.Subscript)) for node in ast.walk(argument)):
+            return None
+        name = unknown.pop()
+        return self.counted(lambda n: fold(argument, {name: n}, self.lookup), name, layouts,
+                            passed_whole=isinstance(argument, ast.Name))
+
+    def _feeding_deletions(self, shim: Shim, wait: ast.Call) -> list:
+        """Deletions of the shim's assignments that only compute its wait's bitfield."""
+        assignments = [statement for statement in _body(shim.function) if isinstance(statement, ast.Assign)
+                       and len(statement.targets) == 1 and isinstance(statement.targets[0], ast.Name)]
+        feeding: list[ast.Assign] = []
+        changed = True
+        while changed:
+            changed = False
+            for statement in assignments:
+                if statement not in feeding and all(
+                        within(wait, read) or any(within(other, read) for other in feeding)
+                        for read in reads_of(self, statement.targets[0])):
+                    feeding.append(statement)
+                    changed = True
+        return [edit for statement in feeding if (edit := delete_statement(self, statement, keep_comment=True))]
 
 
 @register
@@ -764,8 +898,12 @@ class WaitcntShimCall(_WaitcntRule):
                 settings=_GFX950),
         # a gfx9 encoder on gfx11: decodes to garbage there, no fix
         Invalid(_HX + _ENCODER + "rocdl.s_waitcnt(_encode_waitcnt(lgkmcnt=0))\n", settings=_GFX1100),
-        # runtime count: flagged without a fix
-        Invalid(_HX + _ENCODER + "def f(n):\n    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=n))\n", settings=_GFX950),
+        # A count no constant gives: decoded for every count; the keyword form is the same wait only
+        # while the count is in that range (beyond it the encoder wraps, the keyword form raises).
+        Invalid(_HX + _ENCODER + "def f(n):\n    rocdl.s_waitcnt(_encode_waitcnt(vmcnt=n))\n",
+                fixed=_HX + "\n\ndef f(n):\n    rocdl.s_waitcnt(vmcnt=n)\n", unsafe=True, settings=_GFX950,
+                message="Per-kernel waitcnt shim `_encode_waitcnt(...)` (waits for vmcnt=n on gfx9 (gfx942/gfx950) "
+                        "while `n` is 0 to 63): use `fx.rocdl.s_waitcnt(vmcnt=n)`"),
         # a wrapper that also runs a barrier: decoded, but the call is not the wait alone
         Invalid(_HX + "def wait_lds_barrier(vmcnt=63):\n    rocdl.s_waitcnt((vmcnt & 0xF) | ((vmcnt & 0x30) << 10) | (7 << 4))\n"
                 "    barrier()\n\n\nwait_lds_barrier()\n", settings=_GFX950, at=(8, 1),
@@ -795,10 +933,27 @@ class WaitcntShimCall(_WaitcntRule):
         value = shim.evaluate(call, self.value_of, self.lookup)
         decoded, keywords, _ = self.describe(value, layouts)
         fix = self.waitcnt_fix(node, keywords, from_config) if replaceable else None
+        counted = self._counted_call(shim, call, layouts) if value is None else None
+        if counted is not None:
+            decoded, keywords, within = counted
+            fix = self.waitcnt_fix(node, keywords, from_config, counted=within) if replaceable else None
         advice = self.advice(keywords, value)
         if shim.kind == "wrapper" and not shim.pure:  # the call cannot simply become the wait
             advice = f"{advice} for its wait, and keep the rest of what `{shim.function.name}` does"
         self.report(node, fix=fix, shim=shim.function.name, decoded=decoded, advice=advice, caution=self.caution())
+
+    def _counted_call(self, shim: Shim, call: ast.Call, layouts: list[str]) -> tuple[str, tuple, str] | None:
+        """`counted` for a call whose one argument no constant gives (`_encode_waitcnt(vmcnt=n)`)."""
+        expressions = argument_expressions(shim.function, call)
+        if expressions is None:
+            return None
+        values = {name: self.value_of(expression) for name, expression in expressions.items()}
+        unknown = [name for name, value in values.items() if value is None]
+        if len(unknown) != 1 or not within(call, expressions[unknown[0]]):
+            return None
+        known = {name: value for name, value in values.items() if value is not None}
+        return self.counted(lambda n: shim.evaluate_with({**known, unknown[0]: n}, self.lookup),
+                            expressions[unknown[0]], layouts)
 
 
 @register
