@@ -377,6 +377,17 @@ def typed_replacement(rule: Rule, node: ast.Call, expression: str, result_type: 
     return _wrap_result(rule, node, text), into_own_wrap or _raw_operand_of(rule, node)
 
 
+def raw_form_is_signless(rule: Rule, type_: str) -> bool:
+    """Whether `.ir_value()` of an fx `type_` value is, in every use, the raw op's own result: the
+    value caster's ArithValue with signed=None. A float class has no signedness for
+    `.ir_value()` to carry (`Numeric.to(ir.Value)` is `res.with_signedness(cls.signed)`, 0.3.0 to
+    0.5.0), unlike an integer class, whose ArithValue then divides, shifts and compares by it."""
+    table = rule.model.type_table
+    scalar = table.scalar(type_)
+    return scalar.known and scalar.is_float and scalar.signed is None and table.caster \
+        and table.has("ir-value", "with-signedness")
+
+
 def type_detail(rule: Rule, operands: list[ast.expr], types: list[str | None]) -> str:
     """Why no fix is offered, for the message: the operand whose fx type is unknown, or mixed types."""
     unknown = next((o for o, t in zip(operands, types) if t is None), None)
@@ -1172,8 +1183,10 @@ class RawArithSelect(Rule):
     differently (`>>` on the ArithValue emits shrui, on an Int32 shrsi), so
     the fix is safe only where both are read alike: a wrap of the values' type
     or a raw dialect op (as `.ir_value()`), directly or through every read of
-    a name bound once to the result. A condition that is a raw `cmpi` FLY342
-    proves a comparison is rewritten with it (`(a < b).select(x, y)`)."""
+    a name bound once to the result. A Float32 result is read alike wherever
+    it goes: the fix keeps it raw, and a float class's `.ir_value()` is the
+    signless ArithValue the raw op returns. A condition that is a raw `cmpi`
+    FLY342 proves a comparison is rewritten with it (`(a < b).select(x, y)`)."""
 
     code = "FLY344"
     follows = TYPED_SCALARS
@@ -1242,6 +1255,14 @@ class RawArithSelect(Rule):
                 fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
                 "    v = c.select(lane, a).ir_value()\n    w = fx.Uint64(v)\n", unsafe=True),
+        # A Float32 result, wherever it goes: its `.ir_value()` is the raw op's signless ArithValue itself
+        # (an Int32's carries signed=True, which `//`, `>>` and comparisons of an ArithValue read).
+        Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, x: fx.Float32):\n    c = fx.Boolean(fx.Int32(fx.thread_idx.x) < n)\n"
+                "    s = fx.Float32(0.0)\n    if c:\n        s = arith.select(c, x, fx.Float32(1.0))\n    t = s * x\n",
+                fixed="import flydsl.compiler as flyc\nimport flydsl.expr as fx\n"
+                "@flyc.kernel\ndef k(n: fx.Int32, x: fx.Float32):\n    c = fx.Boolean(fx.Int32(fx.thread_idx.x) < n)\n"
+                "    s = fx.Float32(0.0)\n    if c:\n        s = c.select(x, fx.Float32(1.0)).ir_value()\n    t = s * x\n"),
         # Bound twice: a read may see the other value.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, a: fx.Int32):\n    lane = fx.Int32(fx.thread_idx.x)\n    c = fx.Boolean(lane < n)\n"
@@ -1337,6 +1358,7 @@ class RawArithSelect(Rule):
                                  "the fix changes behaviour)", Applicability.UNSAFE)
         replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds=False)
         edits = [self.replace(node, replacement)]
+        consumer_agrees = consumer_agrees or raw_form_is_signless(self, type_)
         if not consumer_agrees:
             read_edits = agreeing_read_edits(self, node, type_)
             if read_edits is not None:

@@ -181,6 +181,59 @@ def build():
     tile_mma(a, b, torch.zeros(TILE_M, TILE_N, device="cuda"), stream=torch.cuda.current_stream())
 '''
 
+# FLY361/FLY363/FLY364: a private vmcnt shim whose every call is a constant count, migrated in one
+# fix (its calls become the keyword form, it and the constants only it reads go), and a magic
+# constant read by a positional wait. Its packing sets lgkmcnt's bits 13:12 too (the gfx10-style
+# "lgkmcnt=63"), which the keyword form does not: the compiled waits must still match. gfx9 only.
+WAITCNT_SHIMS = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl.expr import rocdl
+
+BLOCK = 64
+_VMCNT_LO_MASK = 0xF
+_LGKMCNT_EXPCNT_MAX = 0x3F70  # lgkmcnt and expcnt at their maximum: no wait on them
+_LGKMCNT_0_ONLY = 0xC07F
+
+
+def _wait_vmem(n):
+    # vmcnt(n) only: the loads after the n newest may be outstanding
+    val = (n & _VMCNT_LO_MASK) | _LGKMCNT_EXPCNT_MAX | (((n >> 4) & 0x3) << 14)
+    rocdl.s_waitcnt(val)
+
+
+@flyc.kernel
+def staged_sum_kernel(X: fx.Tensor, Out: fx.Tensor):
+    tid = fx.thread_idx.x
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    per_thread = fx.make_layout(1, 1)
+    tX = fx.logical_divide(fx.rocdl.make_buffer_tensor(X), per_thread)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), per_thread)
+    ra = fx.make_rmem_tensor(1, fx.Float32)
+    rb = fx.make_rmem_tensor(1, fx.Float32)
+    fx.copy(copy, fx.slice(tX, (None, tid)), ra)
+    fx.copy(copy, fx.slice(tX, (None, (tid + 1) % BLOCK)), rb)
+    _wait_vmem(1)
+    a = fx.memref_load_vec(ra)
+    _wait_vmem(0)
+    b = fx.memref_load_vec(rb)
+    rocdl.s_waitcnt(_LGKMCNT_0_ONLY)
+    fx.memref_store_vec(a + b, ra)
+    fx.copy(copy, ra, fx.slice(tO, (None, tid)))
+
+
+@flyc.jit
+def staged_sum(X: fx.Tensor, Out: fx.Tensor, stream: fx.Stream = fx.Stream(None)):
+    staged_sum_kernel(X, Out).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    x = torch.randn(BLOCK, device="cuda")
+    staged_sum(x, torch.empty_like(x), stream=torch.cuda.current_stream())
+'''
+
 # FLY341 (raw arith op -> Python operator) offers its fix only when both
 # operands are provably fx-typed. This kernel is such a site.
 RAW_ARITH_ON_TYPED = '''\
@@ -310,7 +363,8 @@ def build():
 # read only by a wrap of its type and by a raw op (`picked`, `scaled`), and a number literal
 # next to an fx value of each proven type (Int32, Int64, Uint32, Float32; `OOB` a name bound to
 # one), on a condition made from `gpu.thread_id("x")`; an Index clamp `rows` (a name bound twice,
-# its condition run-time through the binding it reaches). `shifted` (read by `>>`) stays unsafe.
+# its condition run-time through the binding it reaches); a Float32 select rebound across a
+# run-time `if` (`gain`). `shifted` (read by `>>`) stays unsafe.
 SELECT_CONSUMERS = '''\
 import torch
 
@@ -357,7 +411,12 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = fx.Float32(scaled) * fx.Float32(arith.select(in_range, 0.0, scale))
+    # A Float32 select rebound across a run-time `if` and read by an operator: its `.ir_value()`
+    # is the raw op's signless ArithValue itself, wherever it goes.
+    gain = scale
+    if in_range:
+        gain = arith.select(in_range, scale, 0.25)
+    rv[0] = fx.Float32(scaled) * fx.Float32(arith.select(in_range, 0.0, scale)) + gain * scale
     fx.copy(copy, rv, fx.slice(tO, (None, dst)))
 
 
