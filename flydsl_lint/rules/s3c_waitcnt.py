@@ -100,14 +100,13 @@ def keywords_text(pairs: tuple[tuple[str, int | str], ...]) -> str:
     return ", ".join(f"{name}={count}" for name, count in pairs)
 
 
-def count_decode(bitfield_of, layouts: list[str]) -> tuple[tuple[str, ...], int, tuple] | None:
-    """A bitfield made from one count n no constant gives (`bitfield_of(n)`, or None): the
-    counters that equal n, the largest n up to which every layout decodes the bitfield so with
-    its other counters unchanged, and what those others wait for (the same on every layout);
-    None unless that holds from 0 to 1 at least. Every 6-bit count is tried."""
+def count_decode(bitfields: list[int | None], layouts: list[str]) -> tuple[tuple[str, ...], int, tuple] | None:
+    """A bitfield made from one count n no constant gives (`bitfields[n]`, or None, for every
+    6-bit count): the counters that equal n, the largest n up to which every layout decodes the
+    bitfield so with its other counters unchanged, and what those others wait for (the same on
+    every layout); None unless that holds from 0 to 1 at least."""
     rows = []
-    for count in range(64):
-        value = bitfield_of(count)
+    for value in bitfields:
         decoded = [decode(value, layout) for layout in layouts] if value is not None else [None]
         if None in decoded:
             break
@@ -439,13 +438,14 @@ class _WaitcntRule(Rule):
         expression): (decoded text, keywords with the count spelled in, the count's range).
         None when the count is passed whole as the bitfield (it may be one: `_s_waitcnt(val)`),
         unless `passed_whole` asks what it would wait for as a count."""
-        if not passed_whole and all(bitfield_of(n) == n for n in range(64)):
+        bitfields = [bitfield_of(n) for n in range(64)]
+        if not passed_whole and bitfields == list(range(64)):
             return None
         if isinstance(count, ast.expr):
             if any(isinstance(node, ast.Constant) and isinstance(node.value, str) for node in ast.walk(count)):
                 return None
             count = " ".join(self.text(count).split())  # one line, as messages are
-        found = count_decode(bitfield_of, layouts)
+        found = count_decode(bitfields, layouts)
         if found is None:
             return None
         counters, last, others = found
@@ -470,26 +470,35 @@ class _WaitcntRule(Rule):
         return function is not None and self.classify(function) is not None
 
     # ----------------------------------------------------------- migration
-    def site_fix(self, site: ast.Call) -> Fix | None:
-        """The keyword-form fix of one wait: a positional `s_waitcnt(<bitfield>)` (FLY361),
-        `s_waitcnt(<encoder>(...))` or the call statement of a wrapper doing nothing but
-        the wait (FLY362)."""
-        layouts, from_config = self.layouts()
-        if not layouts:
-            return None
+    def wait_at(self, site: ast.Call) -> tuple[Shim | None, ast.expr] | None:
+        """What the wait `site` evaluates: (None, its bitfield) for a positional `s_waitcnt`
+        (FLY361), (the encoder, its call) for `s_waitcnt(<encoder>(...))` and (the wrapper,
+        `site`) for a call of a wrapper shim (FLY362); None for any other call."""
         argument = _positional_waitcnt(site, self.model.resolve)
         if argument is None:
             shim = self.shim_for(site.func)
-            if shim is None or shim.kind != "wrapper" or not shim.pure or not isinstance(self.model.parent(site), ast.Expr):
-                return None
-            value = shim.evaluate(site, self.value_of, self.lookup)
-        elif isinstance(argument, ast.Call) and (shim := self.shim_for(argument.func, encoder_hint=True)) is not None:
-            if shim.kind != "encoder":
-                return None
-            value = shim.evaluate(argument, self.value_of, self.lookup)
-        else:
-            value = self.value_of(argument)
-        return self.waitcnt_fix(site, self.describe(value, layouts)[1], from_config)
+            return (shim, site) if shim is not None and shim.kind == "wrapper" else None
+        shim = self.shim_for(argument.func, encoder_hint=True) if isinstance(argument, ast.Call) else None
+        if shim is None:
+            return None, argument
+        return (shim, argument) if shim.kind == "encoder" else None
+
+    def bitfield_value(self, shim: Shim | None, evaluated: ast.expr) -> int | None:
+        """The bitfield a `wait_at` pair gives, when it is a compile-time constant."""
+        return shim.evaluate(evaluated, self.value_of, self.lookup) if shim is not None else self.value_of(evaluated)
+
+    def replaceable(self, site: ast.Call, shim: Shim | None) -> bool:
+        """Whether the wait's call can become the keyword form: not a call of a wrapper doing
+        more than the wait, nor one whose value is used."""
+        return shim is None or shim.kind == "encoder" or (shim.pure and isinstance(self.model.parent(site), ast.Expr))
+
+    def site_fix(self, site: ast.Call) -> Fix | None:
+        """The keyword-form fix of one wait `wait_at` knows, when its call can be replaced."""
+        layouts, from_config = self.layouts()
+        wait = self.wait_at(site) if layouts else None
+        if wait is None or not self.replaceable(site, wait[0]):
+            return None
+        return self.waitcnt_fix(site, self.describe(self.bitfield_value(*wait), layouts)[1], from_config)
 
     def shim_migration(self, function: ast.AST) -> list[Edit] | None:
         """Edits replacing every call of the shim `function` by its keyword form and deleting
@@ -791,11 +800,10 @@ class RawWaitcntBitfield(_WaitcntRule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        argument = _positional_waitcnt(node, self.model.resolve)
-        if argument is None:
-            return
-        if isinstance(argument, ast.Call) and self.shim_for(argument.func, encoder_hint=True) is not None:
-            return  # `s_waitcnt(_encode_waitcnt(...))`: FLY362
+        wait = self.wait_at(node)
+        if wait is None or wait[0] is not None:
+            return  # no positional wait, or a shim's (`s_waitcnt(_encode_waitcnt(...))`: FLY362)
+        argument = wait[1]
         layouts, from_config = self.layouts()
         if not layouts:
             return  # no configured arch has a keyword form to migrate to
@@ -912,25 +920,19 @@ class WaitcntShimCall(_WaitcntRule):
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
-        argument = _positional_waitcnt(node, self.model.resolve)
-        if argument is not None:
-            if not isinstance(argument, ast.Call):
-                return
-            shim = self.shim_for(argument.func, encoder_hint=True)
-            if shim is None or shim.kind != "encoder":
-                return
-            self._report(node, shim, argument, replaceable=True)
+        wait = self.wait_at(node)
+        if wait is None or wait[0] is None:
+            return  # no shim's wait (a positional one is FLY361's)
+        shim, call = wait
+        if shim.kind == "wrapper" and self.inside_shim(node):
             return
-        shim = self.shim_for(node.func)
-        if shim is None or shim.kind != "wrapper" or self.inside_shim(node):
-            return
-        self._report(node, shim, node, replaceable=shim.pure and isinstance(self.model.parent(node), ast.Expr))
+        self._report(node, shim, call, self.replaceable(node, shim))
 
     def _report(self, node: ast.Call, shim: Shim, call: ast.Call, replaceable: bool) -> None:
         layouts, from_config = self.layouts()
         if not layouts:
             return
-        value = shim.evaluate(call, self.value_of, self.lookup)
+        value = self.bitfield_value(shim, call)
         decoded, keywords, _ = self.describe(value, layouts)
         fix = self.waitcnt_fix(node, keywords, from_config) if replaceable else None
         counted = self._counted_call(shim, call, layouts) if value is None else None
