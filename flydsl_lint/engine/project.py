@@ -262,7 +262,7 @@ class ProjectIndex:
         # or `derived`, also when answered from memory): the result cache
         # records them as that file's dependencies.
         self.touched: set[str] = set()
-        self._index: tuple[dict[str, set[str]], list[str], list[str]] | None = None  # see _private_names
+        self._index: tuple[dict[str, tuple[str, ...]], list[str], list[str]] | None = None  # see _private_names
         # The trees `parse` made that no check has taken yet (`take_tree`): real path -> (bytes, tree).
         self._kept_trees: dict[str, tuple[bytes, ast.Module]] = {}
         self._files_read = False
@@ -290,15 +290,17 @@ class ProjectIndex:
 
     def release(self) -> None:
         """Drop what the run derived, calling `release()` on each value that has one (the
-        value types' helper models). Those models and the index refer to one another; so
-        freed by reference counting, they leave the cyclic collector (off during a run) no
-        heap of them to walk through when it runs next."""
+        value types' helper models), and the trees kept for checks to come. Those models
+        and the index refer to one another; so freed by reference counting, they leave the
+        cyclic collector (off during a run) no heap of them to walk through when it runs
+        next. What was read (outlines, summaries, the private-name index) stays."""
         for answers in self._derived.values():
             for _, value in answers.values():
                 release = getattr(value, "release", None)
                 if release is not None:
                     release()
         self._derived.clear()
+        self._kept_trees.clear()
 
     def kept_derivation(self, kind: str, module: str) -> object | None:
         """What `derived` keeps for `module`, if it computed anything yet; records no
@@ -322,7 +324,7 @@ class ProjectIndex:
         own = os.path.realpath(found[0]) if found is not None else None
         return any(path != own for path in unreadable) or any(path != own for path in mentions.get(word, ()))
 
-    def _private_names(self) -> tuple[dict[str, set[str]], list[str], list[str]] | None:
+    def _private_names(self) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]] | None:
         """Private name -> the real paths of the project files that mention it, the unreadable
         files' paths and every file's module name; None if there are too many files to read."""
         if not self._files_read:
@@ -511,17 +513,19 @@ def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple
     return files
 
 
-def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, set[str]], list[str], list[str]]:
+def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]]:
     """The private names each file mentions, inverted; the unreadable files; the module names."""
-    mentions: dict[str, set[str]] = {}
+    mentions: dict[str, list[str]] = {}
     unreadable = []
     for path, (_, text) in files.items():
         if text is None:
             unreadable.append(path)
             continue
         for name in set(_PRIVATE_NAME.findall(text)):
-            mentions.setdefault(name, set()).add(path)
-    return mentions, unreadable, [name for name, _ in files.values() if name]
+            mentions.setdefault(name, []).append(path)
+    # Tuples of strings, which the cyclic collector stops tracking: a host that collects
+    # between files (flake8) then does not walk some 10k containers at every full collection.
+    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, [name for name, _ in files.values() if name]
 
 
 def _skipped_folder(folder: Path) -> bool:

@@ -121,11 +121,16 @@ class Checker:
         return index, module, is_package
 
     def release(self) -> None:
-        """Free what the project indexes kept for the run (`ProjectIndex.release`); the
-        checker then starts afresh."""
+        """Free what the project indexes kept for the run; the checker then starts afresh."""
+        self.release_derived()
+        self._projects.clear()
+
+    def release_derived(self) -> None:
+        """Free what the project indexes derived from other modules, chiefly their helper
+        models (`ProjectIndex.release`), and keep what they read; a later check derives
+        again what it asks for."""
         for index in self._projects.values():
             index.release()
-        self._projects.clear()
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked.

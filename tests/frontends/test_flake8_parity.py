@@ -90,3 +90,29 @@ def test_flydsl_kernels_agree():
     files = sorted(str(p.relative_to(FLYDSL_SRC)) for p in (FLYDSL_SRC / "kernels").rglob("*.py"))
     ours, theirs = _check(files, FLYDSL_SRC), _flake8(files, FLYDSL_SRC, jobs="auto")
     assert ours == theirs, {"only check": sorted(ours - theirs)[:20], "only flake8": sorted(theirs - ours)[:20]}
+
+
+def test_the_plugin_keeps_no_helper_model_between_files(tmp_path, monkeypatch):
+    """flake8 collects cyclic garbage between files, so a model kept for the run would be
+    walked at every full collection: the plugin frees what it derived after each file,
+    and the next file derives it again with the same answer."""
+    import ast
+    from argparse import Namespace
+
+    from flydsl_lint.frontends.flake8_plugin import FlyDSLChecker
+    from tests.conftest import write_package
+
+    helper = "import flydsl.expr as fx\n\n\ndef lane(v):\n    return fx.Int32(v) % 64\n"
+    # `lane` returns an Int32 only the helper module's model can tell: the re-wrap is FLY112.
+    kernel = "import flydsl.expr as fx\nfrom kernels.helpers import lane\n\n\ndef body(q):\n    return fx.Int32(lane(q))\n"
+    package = write_package(tmp_path, {"helpers": helper, "a": kernel, "b": kernel})
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(FlyDSLChecker, "_checkers", {})
+    monkeypatch.setattr(FlyDSLChecker, "_configs", {})
+    FlyDSLChecker.parse_options(Namespace(filenames=[str(package)], select=["FLY"], extend_select=None))
+    for name in ("a.py", "b.py"):
+        path = package / name
+        plugin = FlyDSLChecker(ast.parse(kernel), str(path), kernel.splitlines(keepends=True))
+        assert [(row, col, text.split()[0]) for row, col, text, _ in plugin.run()] == [(6, 11, "FLY112")]
+        indexes = list(plugin.checker._projects.values())
+        assert indexes and all(not index._derived for index in indexes)
