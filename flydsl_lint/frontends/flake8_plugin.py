@@ -15,7 +15,6 @@ one line naming the file and the reason.
 from __future__ import annotations
 
 import ast
-import gc
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,19 +82,17 @@ class FlyDSLChecker:
 
     def run(self) -> Iterator[tuple[int, int, str, type]]:
         from ..engine.source import SourceFile
+        from ..run.collector import collector_paused
 
         source = SourceFile(self.filename, "".join(self.lines))
         source._tree = self.tree  # flake8 already parsed this file
-        collector_was_on = gc.isenabled()
-        gc.disable()  # as in the CLI: the model frees its own cycles (SemanticModel.release)
-        try:
-            diagnostics = self.checker.check(source, apply_noqa=False)
-        finally:
-            # flake8 runs the cyclic collector between files, and each full collection would
-            # walk the helper models kept for the run: on FlyDSL's kernels/ that costs more
-            # than deriving them again per file (bench/flake8_gc.py).
-            self.checker.release_derived()
-            if collector_was_on:
-                gc.enable()
+        with collector_paused():
+            try:
+                diagnostics = self.checker.check(source, apply_noqa=False)
+            finally:
+                # flake8 runs the cyclic collector between files, and each full collection would
+                # walk the helper models kept for the run: on FlyDSL's kernels/ that costs more
+                # than deriving them again per file (bench/flake8_gc.py).
+                self.checker.release_derived()
         for diagnostic in diagnostics:
             yield diagnostic.start.row, diagnostic.start.col, f"{diagnostic.code} {diagnostic.message}", type(self)

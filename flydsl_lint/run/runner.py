@@ -23,6 +23,7 @@ from ..engine.config import Settings
 from ..engine.diagnostics import Diagnostic, fix_applies
 from ..engine.files import discover
 from ..engine.source import DEFAULT_MAX_FILE_SIZE, SourceError, SourceFile, read_data
+from .collector import collector_paused
 
 # Below this much uncached source, forking workers costs more than it saves.
 PARALLEL_MIN_BYTES = 256 * 1024
@@ -419,32 +420,29 @@ def run(paths: list[str], settings: Settings, mode: Mode = Mode(), use_cache: bo
 
         cache = Cache(settings)
     job = _Job(None, cache, mode, settings)
-    collector_was_on = gc.isenabled()
-    gc.disable()  # trees are released by reference counting; see SemanticModel.release
-    try:
-        results: list[FileResult | None] = [None] * len(files)
-        todo: list[tuple[int, Path]] = []
-        for position, path in enumerate(files):
-            hit = job.cached(path) if cache is not None else None
-            if hit is None:
-                todo.append((position, path))
+    with collector_paused():
+        try:
+            results: list[FileResult | None] = [None] * len(files)
+            todo: list[tuple[int, Path]] = []
+            for position, path in enumerate(files):
+                hit = job.cached(path) if cache is not None else None
+                if hit is None:
+                    todo.append((position, path))
+                else:
+                    results[position] = hit
+            sizes = _sizes([path for _, path in todo])
+            batch = sum(sizes) >= PARALLEL_MIN_BYTES
+            if batch:
+                keep_freed_memory()
+            workers = min(jobs or _cpu_count(), len(todo))
+            parallel = workers >= 2 and not mode.writes and (jobs is not None or batch)
+            if parallel:
+                for position, file_result in _run_parallel(job, todo, sizes, workers, settings, mode, use_cache):
+                    results[position] = file_result
             else:
-                results[position] = hit
-        sizes = _sizes([path for _, path in todo])
-        batch = sum(sizes) >= PARALLEL_MIN_BYTES
-        if batch:
-            keep_freed_memory()
-        workers = min(jobs or _cpu_count(), len(todo))
-        parallel = workers >= 2 and not mode.writes and (jobs is not None or batch)
-        if parallel:
-            for position, file_result in _run_parallel(job, todo, sizes, workers, settings, mode, use_cache):
-                results[position] = file_result
-        else:
-            for position, path in todo:
-                results[position] = job.run(path)
-        result.files.extend(r for r in results if r is not None)
-    finally:
-        job.release()  # before the collector is back: see ProjectIndex.release
-        if collector_was_on:
-            gc.enable()
+                for position, path in todo:
+                    results[position] = job.run(path)
+            result.files.extend(r for r in results if r is not None)
+        finally:
+            job.release()  # before the collector is back
     return result
