@@ -302,6 +302,16 @@ class ProjectIndex:
         self._derived.clear()
         self._kept_trees.clear()
 
+    def release_unused(self) -> None:
+        """`release`, for what was derived from the modules the last file did not depend on (not
+        in `touched`): a host checking a folder's files in a row keeps a model its neighbours share."""
+        for answers in self._derived.values():
+            for module in [module for module in answers if module not in self.touched]:
+                release = getattr(answers.pop(module)[1], "release", None)
+                if release is not None:
+                    release()
+        self._kept_trees.clear()
+
     def kept_derivation(self, kind: str, module: str) -> object | None:
         """What `derived` keeps for `module`, if it computed anything yet; records no
         dependency, so it is for sharing work, never for an answer."""

@@ -91,8 +91,8 @@ class FlyDSLChecker:
                 diagnostics = self.checker.check(source, apply_noqa=False)
             finally:
                 # flake8 runs the cyclic collector between files, and each full collection would
-                # walk the helper models kept for the run: on FlyDSL's kernels/ that costs more
-                # than deriving them again per file (bench/flake8_gc.py).
-                self.checker.release_derived()
+                # walk every helper model kept for the run (bench/flake8_gc.py): keep only those
+                # the file used, which the next file, often its neighbour, may use again.
+                self.checker.release_unused()
         for diagnostic in diagnostics:
             yield diagnostic.start.row, diagnostic.start.col, f"{diagnostic.code} {diagnostic.message}", type(self)

@@ -121,16 +121,18 @@ class Checker:
         return index, module, is_package
 
     def release(self) -> None:
-        """Free what the project indexes kept for the run; the checker then starts afresh."""
-        self.release_derived()
-        self._projects.clear()
-
-    def release_derived(self) -> None:
-        """Free what the project indexes derived from other modules, chiefly their helper
-        models (`ProjectIndex.release`), and keep what they read; a later check derives
-        again what it asks for."""
+        """Free what the project indexes kept for the run (`ProjectIndex.release`); the
+        checker then starts afresh."""
         for index in self._projects.values():
             index.release()
+        self._projects.clear()
+
+    def release_unused(self) -> None:
+        """Free what the project indexes derived from modules the last file did not depend on,
+        chiefly their helper models (`ProjectIndex.release_unused`), and keep what they read;
+        a later check derives again what it asks for."""
+        for index in self._projects.values():
+            index.release_unused()
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked.
