@@ -318,21 +318,32 @@ class ProjectIndex:
         kept = self._derived.get(kind, {}).get(module)
         return kept[1] if kept is not None else None
 
-    def mentioned_elsewhere(self, module: str, word: str) -> bool:
-        """Whether a Python file under the source roots, other than `module`'s own,
-        mentions the private name `word` (`_helper`) as a word (it may import or call
-        it). The files are read once a run, on the first question, into an index of the
-        private names they mention; each becomes a dependency of the file asking, for
-        the result cache. True when there are too many to read, a file is unreadable,
-        or `word` is not a private name."""
+    def mentioned_elsewhere(self, module: str, word: str) -> str | None:
+        """Why a Python file under the source roots other than `module`'s own may import or call
+        the private name `word` (`_helper`): it mentions `word` as a word (`kernels/b.py names
+        `_helper``); None when none does. The files are read once a run, on the first
+        question, into an index of the private names they mention; each becomes a dependency
+        of the file asking, for the result cache. Also a reason where the index cannot tell:
+        too many files to read, an unreadable one, `word` no private name."""
         index = self._private_names()
-        if index is None or not _PRIVATE_NAME.fullmatch(word):
-            return True
+        if index is None:
+            return "the project has too many files to read"
+        if not _PRIVATE_NAME.fullmatch(word):
+            return f"`{word}` is no private name"
         mentions, unreadable, modules = index
         self.touched.update(modules)
         found = self.find(module)
         own = os.path.realpath(found[0]) if found is not None else None
-        return any(path != own for path in unreadable) or any(path != own for path in mentions.get(word, ()))
+        unread = sorted(path for path in unreadable if path != own)
+        if unread:
+            return f"{self._relative(unread[0])} cannot be read"
+        mentioning = sorted(path for path in mentions.get(word, ()) if path != own)
+        return f"{self._relative(mentioning[0])} names `{word}`" if mentioning else None
+
+    def _relative(self, path: str) -> str:
+        """`path` relative to the outermost source root holding it."""
+        holding = [str(root) for root in self.roots if os.path.commonpath([path, str(root)]) == str(root)]
+        return os.path.relpath(path, min(holding, key=len)) if holding else path
 
     def _private_names(self) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]] | None:
         """Private name -> the real paths of the project files that mention it, the unreadable

@@ -647,18 +647,40 @@ def test_parameters_of_a_private_module_helper_have_the_type_every_call_passes()
     assert module_helper_types("_lane(n)\n_lane(fx.Int32(fx.thread_idx.x) & 15, w=8)\n") == ["fx.Int32", "py-int"]
 
 
-@pytest.mark.parametrize("calls, source", [
-    ("lane(n)\n", MODULE_HELPER.replace("_lane", "lane")),  # public: another module may call it
-    ("_lane(n)\n", "__all__ = ['_lane']\n" + MODULE_HELPER),  # exported
-    ("_lane(n)\n", MODULE_HELPER + "HELPERS = ('_lane',)\n"),  # named in a string (getattr, globals())
-    ("_lane(n)\n", MODULE_HELPER + "run = globals()[name]\n"),  # reads names dynamically
-    ("_lane(n)\n", MODULE_HELPER.replace("def _lane", "@functools.cache\ndef _lane")),  # decorated
-    ("_lane(n)\n_lane(fx.Int64(n))\n", MODULE_HELPER),  # the calls disagree
-    ("_lane(n)\nf = _lane\n", MODULE_HELPER),  # passed as a value
-    ("_lane(n)\n", MODULE_HELPER + "def _lane(v):\n    return v\n"),  # bound twice
+def module_helper_reason(calls: str, source: str = MODULE_HELPER, project=None, module: str = "") -> str:
+    """Why the first element of the helper's `probe` (its first parameter) has the type it has."""
+    tree = ast.parse(HEADER + source.format(calls=textwrap.indent(textwrap.dedent(calls), "    ")))
+    model = SemanticModel(tree, module, False, project, Version.parse("0.5.0"))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    return model.explain_type(model.parent(probe).value.elts[0])[1]
+
+
+@pytest.mark.parametrize("calls, source, why", [
+    # public: another module may call it
+    ("lane(n)\n", MODULE_HELPER.replace("_lane", "lane"), "parameter `v` has no annotation"),
+    ("_lane(n)\n", "__all__ = ['_lane']\n" + MODULE_HELPER, "a string of the module names `_lane`"),  # exported
+    # named in a string (getattr, globals())
+    ("_lane(n)\n", MODULE_HELPER + "HELPERS = ('_lane',)\n", "a string of the module names `_lane`"),
+    ("_lane(n)\n", MODULE_HELPER + "run = globals()[name]\n", "the module reads its names dynamically"),
+    ("_lane(n)\n", MODULE_HELPER.replace("def _lane", "@functools.cache\ndef _lane"), "`_lane` is decorated"),
+    ("_lane(n)\n_lane(fx.Int64(n))\n", MODULE_HELPER, "the calls of `_lane` pass `v` no one known type"),
+    ("_lane(n)\nf = _lane\n", MODULE_HELPER, "`_lane` is used here other than as a callee"),  # passed as a value
+    ("_lane(n)\n", MODULE_HELPER + "def _lane(v):\n    return v\n", "`_lane` is bound more than once"),
 ])
-def test_parameters_of_a_module_helper_stay_unknown_unless_every_caller_is_visible(calls, source):
+def test_parameters_of_a_module_helper_stay_unknown_unless_every_caller_is_visible(calls, source, why):
     assert module_helper_types(calls, source)[0] == "unknown"
+    # The reason says which caller may be unseen, so a reader knows what to change.
+    reason = module_helper_reason(calls, source)
+    assert reason.startswith("unknown: ") and reason.endswith(why)
+    if why.startswith(("a string", "the module", "`_lane` is")):
+        assert reason == f"unknown: parameter `v` has no annotation, and {why}"
+
+
+def test_a_lambda_parameter_is_unknown_for_its_missing_annotation_alone():
+    source = "def _lane(v, w=4):\n    return v\n@flyc.kernel\ndef k(n: fx.Int32):\n{calls}\n"
+    calls = "scale = lambda x: (probe := (x, 1))\nscale(n)\n"
+    assert module_helper_types(calls, source)[0] == "unknown"
+    assert module_helper_reason(calls, source) == "unknown: parameter `x` has no annotation"
 
 
 def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_path):
@@ -672,6 +694,8 @@ def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_pa
     # Another module may import it and pass what it likes.
     (package / "other.py").write_text("from kernels.k import _lane\n_lane(1.5)\n")
     assert module_helper_types("_lane(n)\n", project=ProjectIndex([tmp_path]), module="kernels.k")[0] == "unknown"
+    assert module_helper_reason("_lane(n)\n", project=ProjectIndex([tmp_path]), module="kernels.k") == (
+        "unknown: parameter `v` has no annotation, and kernels/other.py names `_lane`")
 
 
 def test_helper_returns_across_project_modules(tmp_path):

@@ -575,9 +575,14 @@ class _ValueTypes:
     def _agreed_argument_type(self, binding, depth: int) -> tuple[ValueType, str]:
         name = binding.name
         passed = self.passed_arguments(binding)
-        if passed is None:
-            return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
         function = self.parent(self.parent(binding.node))
+        if passed is None:
+            # For a helper of this module, what lets a caller go unseen; a public def's or a
+            # method's missing annotation says it all.
+            unseen = self.unseen_callers(function) if isinstance(function, ast.FunctionDef) else None
+            if unseen is None or unseen.endswith(("is public", "is a method")):
+                return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
+            return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation, and {unseen}"
         found = {self._typed(argument, depth)[0] for argument in passed}
         if len(found) != 1 or UNKNOWN_TYPE in found:
             return UNKNOWN_TYPE, f"unknown: the calls of `{function.name}` pass `{name}` no one known type"
@@ -597,25 +602,52 @@ class _ValueTypes:
         """A def nested in a function, or a private one of the module, undecorated, bound once,
         whose name is only ever the callee of a call in the module (never passed, returned or
         stored: no caller we cannot see)."""
+        return self.unseen_callers(function) is None
+
+    def unseen_callers(self, function: ast.AST) -> str | None:
+        """Why `function` (a def or a lambda) may have a caller this module does not show (None:
+        `only_called`)."""
+        if not isinstance(function, ast.FunctionDef):
+            return "it is a lambda or an async def"
+        name = function.name
         scope = self._scope_of_node[function].parent
-        if function.decorator_list or not isinstance(function, ast.FunctionDef):
-            return False
-        if scope.kind != "function" and not (scope.kind == "module" and self.private_to_module(function.name)):
-            return False
-        bindings = scope.bindings.get(function.name, ())
+        if function.decorator_list:
+            return f"`{name}` is decorated"
+        if scope.kind == "module":
+            reached = self.reached_from_outside(name)
+            if reached is not None:
+                return reached
+        elif scope.kind != "function":
+            return f"`{name}` is a method"
+        bindings = scope.bindings.get(name, ())
         if len(bindings) != 1 or self._bound_from_another_scope(bindings[0]):
-            return False
-        uses = [load for load in self._loads.get(function.name, ()) if self.binding_of(load) is bindings[0]]
+            return f"`{name}` is bound more than once"
+        uses = [load for load in self._loads.get(name, ()) if self.binding_of(load) is bindings[0]]
         calls = self.calls_of(function)
-        return bool(calls) and len(uses) == len(calls) and all(call.func in uses for call in calls)
+        callees = [call.func for call in calls]
+        if any(load not in callees for load in uses):
+            return f"`{name}` is used here other than as a callee"
+        if not calls:
+            return f"`{name}` is never called here"
+        if len(uses) != len(calls) or any(callee not in uses for callee in callees):
+            return f"`{name}` is called here other than by its name"
+        return None
 
     def private_to_module(self, name: str) -> bool:
         """A module-level name no other code can reach: `_`-prefixed (so a star import skips
         it), in no string of the module (`__all__`, `getattr`, `globals()[...]`) and named
         by no other Python file under the project's source roots (none imports it)."""
-        if not name.startswith("_") or name.startswith("__") or self._reads_names_dynamically():
-            return False
-        return name not in self.strings and not self.project.mentioned_elsewhere(self.module_name, name)
+        return self.reached_from_outside(name) is None
+
+    def reached_from_outside(self, name: str) -> str | None:
+        """Why code outside this module may reach its module-level `name` (None: `private_to_module`)."""
+        if not name.startswith("_") or name.startswith("__"):
+            return f"`{name}` is public"
+        if self._reads_names_dynamically():
+            return "the module reads its names dynamically"
+        if name in self.strings:
+            return f"a string of the module names `{name}`"
+        return self.project.mentioned_elsewhere(self.module_name, name)
 
     def _reads_names_dynamically(self) -> bool:
         """Whether the module may reach a function by a computed name (`globals()[...]`, `eval`)."""
