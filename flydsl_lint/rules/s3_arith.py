@@ -795,7 +795,8 @@ class RawArithConstant(Rule):
         Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\ndef f(x, ty):\n"
                 "    return x * arith.constant(4, type=T.i32), arith.constant(0, type=ty)\n",
                 message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Int32`) (the fx "
-                "type of `x` is not known: parameter `x` has no annotation; the plain number is the fix once it is)",
+                "type of `x` is not known: parameter `x` has no annotation, and `f` is public; the plain number is the "
+                "fix once it is)",
                 count=2),
         # The constant is i64 where the other operand is Int32: no fix.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n"

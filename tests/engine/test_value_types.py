@@ -657,7 +657,7 @@ def module_helper_reason(calls: str, source: str = MODULE_HELPER, project=None, 
 
 @pytest.mark.parametrize("calls, source, why", [
     # public: another module may call it
-    ("lane(n)\n", MODULE_HELPER.replace("_lane", "lane"), "parameter `v` has no annotation"),
+    ("lane(n)\n", MODULE_HELPER.replace("_lane", "lane"), "`lane` is public"),
     ("_lane(n)\n", "__all__ = ['_lane']\n" + MODULE_HELPER, "a string of the module names `_lane`"),  # exported
     # named in a string (getattr, globals())
     ("_lane(n)\n", MODULE_HELPER + "HELPERS = ('_lane',)\n", "a string of the module names `_lane`"),
@@ -672,15 +672,16 @@ def test_parameters_of_a_module_helper_stay_unknown_unless_every_caller_is_visib
     # The reason says which caller may be unseen, so a reader knows what to change.
     reason = module_helper_reason(calls, source)
     assert reason.startswith("unknown: ") and reason.endswith(why)
-    if why.startswith(("a string", "the module", "`_lane` is")):
+    if not why.startswith("the calls"):
         assert reason == f"unknown: parameter `v` has no annotation, and {why}"
 
 
-def test_a_lambda_parameter_is_unknown_for_its_missing_annotation_alone():
+def test_a_lambda_parameter_is_unknown_and_says_its_calls_are_not_followed():
     source = "def _lane(v, w=4):\n    return v\n@flyc.kernel\ndef k(n: fx.Int32):\n{calls}\n"
     calls = "scale = lambda x: (probe := (x, 1))\nscale(n)\n"
     assert module_helper_types(calls, source)[0] == "unknown"
-    assert module_helper_reason(calls, source) == "unknown: parameter `x` has no annotation"
+    assert module_helper_reason(calls, source) == (
+        "unknown: parameter `x` has no annotation, and a lambda's calls are not followed")
 
 
 def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_path):
@@ -1120,6 +1121,6 @@ def test_the_cause_of_an_unknown_type_is_the_end_of_its_chain():
         probe = [n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == "probe"][-1]
         return model.unknown_cause(model.parent(probe).value)
     # `(v + 1) < 4` -> left operand -> left operand -> the parameter: what the user can wrap.
-    assert cause("def f(v):\n    probe = (v + 1) < 4\n") == "parameter `v` has no annotation"
+    assert cause("def f(v):\n    probe = (v + 1) < 4\n") == "parameter `v` has no annotation, and `f` is public"
     assert cause("def f(a):\n    probe = helper(a) * fx.Int32(2)\n") == "no return type known for `helper` (not resolved)"
     assert cause("def f(v: fx.Int32):\n    probe = (v + 1) < 4\n") is None  # known: no cause

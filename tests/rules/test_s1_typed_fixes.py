@@ -19,7 +19,7 @@ def test_arith_value_of_an_arith_value_is_dropped_safely(tmp_path):
     fixes = _fixes(tmp_path, body, "FLY101")
     assert fixes[1] == (3, Applicability.SAFE, "Drop the `ArithValue` wrapper")
     assert fixes[0][1] is Applicability.UNSAFE
-    assert fixes[0][2] == "Drop the `ArithValue` wrapper (the type of `raw` is unknown: parameter `raw` has no annotation)"
+    assert fixes[0][2] == "Drop the `ArithValue` wrapper (the type of `raw` is unknown: parameter `raw` has no annotation, and `f` is public)"
     # Only the provable one is applied without --unsafe-fixes.
     assert fix_text(HEADER + body, tmp_path, select=("FLY101",)).endswith("    a = ArithValue(raw)\n    return a\n")
 
@@ -28,7 +28,7 @@ def test_the_unsafe_message_names_the_unknown_operand(tmp_path):
     body = "def f(a: fx.Int32, peer):\n    return fx.Int32(ArithValue(a) + peer)\n"
     ((_, applicability, message),) = _fixes(tmp_path, body, "FLY101")
     assert applicability is Applicability.UNSAFE
-    assert message == "Drop the `ArithValue` wrapper (the type of `peer` is unknown: parameter `peer` has no annotation)"
+    assert message == "Drop the `ArithValue` wrapper (the type of `peer` is unknown: parameter `peer` has no annotation, and `f` is public)"
 
 
 def test_a_narrow_scalar_is_never_made_safe(tmp_path):
@@ -45,7 +45,7 @@ def test_unwrap_at_a_raw_boundary_is_safe_only_for_a_typed_value(tmp_path):
     fixes = _fixes(tmp_path, body, "FLY102")
     assert fixes[0] == (3, Applicability.SAFE, "Call `.ir_value()` on the typed value")
     assert fixes[1] == (4, Applicability.UNSAFE, "Call `.ir_value()` on the typed value "
-                        "(the type of `raw` is unknown: parameter `raw` has no annotation)")
+                        "(the type of `raw` is unknown: parameter `raw` has no annotation, and `f` is public)")
 
 
 def test_unwrap_of_a_range_loop_variable_is_dropped(tmp_path):

@@ -577,12 +577,9 @@ class _ValueTypes:
         passed = self.passed_arguments(binding)
         function = self.parent(self.parent(binding.node))
         if passed is None:
-            # For a helper of this module, what lets a caller go unseen; a public def's or a
-            # method's missing annotation says it all.
-            unseen = self.unseen_callers(function) if isinstance(function, ast.FunctionDef) else None
-            if unseen is None or unseen.endswith(("is public", "is a method")):
-                return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation"
-            return UNKNOWN_TYPE, f"unknown: parameter `{name}` has no annotation, and {unseen}"
+            unseen = self.unseen_callers(function)  # None: a call unpacks, or the def takes *args
+            reason = f"unknown: parameter `{name}` has no annotation"
+            return UNKNOWN_TYPE, f"{reason}, and {unseen}" if unseen else reason
         found = {self._typed(argument, depth)[0] for argument in passed}
         if len(found) != 1 or UNKNOWN_TYPE in found:
             return UNKNOWN_TYPE, f"unknown: the calls of `{function.name}` pass `{name}` no one known type"
@@ -605,11 +602,13 @@ class _ValueTypes:
         return self.unseen_callers(function) is None
 
     def unseen_callers(self, function: ast.AST) -> str | None:
-        """Why `function` (a def or a lambda) may have a caller this module does not show (None:
-        `only_called`)."""
-        if not isinstance(function, ast.FunctionDef):
-            return "it is a lambda or an async def"
+        """Why `function` (a def or a lambda) may have a caller this module does not show, or
+        whose calls are not followed (None: `only_called`)."""
+        if isinstance(function, ast.Lambda):
+            return "a lambda's calls are not followed"
         name = function.name
+        if isinstance(function, ast.AsyncFunctionDef):
+            return f"`{name}` is async"
         scope = self._scope_of_node[function].parent
         if function.decorator_list:
             return f"`{name}` is decorated"
