@@ -76,10 +76,9 @@ GATE_DRIVER = textwrap.dedent(
     """
 )
 
-# flake8 with the flydsl-lint entry point filtered out of plugin discovery.
-FLAKE8_WITHOUT_PLUGIN = textwrap.dedent(
+# Filters the flydsl-lint entry point out of flake8's plugin discovery (run before flake8's main).
+HIDE_FLY_PLUGIN = textwrap.dedent(
     """\
-    import sys
     from flake8.plugins import finder
     original = finder._find_importlib_plugins
     def without_fly():
@@ -87,10 +86,10 @@ FLAKE8_WITHOUT_PLUGIN = textwrap.dedent(
             if plugin.package.replace("_", "-") != "flydsl-lint":
                 yield plugin
     finder._find_importlib_plugins = without_fly
-    from flake8.main.cli import main
-    sys.exit(main(sys.argv[1:]))
     """
 )
+# flake8 with the flydsl-lint entry point hidden.
+FLAKE8_WITHOUT_PLUGIN = "import sys\n" + HIDE_FLY_PLUGIN + "from flake8.main.cli import main\nsys.exit(main(sys.argv[1:]))\n"
 
 
 # ------------------------------------------------------------------ corpus

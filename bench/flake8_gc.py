@@ -23,11 +23,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-CHILD = textwrap.dedent(
+from bench import HIDE_FLY_PLUGIN  # bench/bench.py, this script's neighbour
+
+# The child's program: collections timed, then the plugin hidden or its `run` timed, then flake8.
+COUNT_COLLECTIONS = textwrap.dedent(
     """\
-    import gc, json, os, resource, sys, time
-    from flake8.plugins import finder
-    mode = os.environ["FLAKE8_GC_MODE"]
+    import gc, json, os, sys, time
     spent = {"gc": [0.0, 0.0, 0.0], "collections": [0, 0, 0], "plugin": 0.0}
     started = []
     def on_collection(phase, info):
@@ -37,18 +38,22 @@ CHILD = textwrap.dedent(
             spent["gc"][info["generation"]] += time.perf_counter() - started.pop()
             spent["collections"][info["generation"]] += 1
     gc.callbacks.append(on_collection)
-    if mode == "hidden":
-        original = finder._find_importlib_plugins
-        finder._find_importlib_plugins = lambda: (p for p in original() if p.package.replace("_", "-") != "flydsl-lint")
-    else:
-        from flydsl_lint.frontends import flake8_plugin
-        checks = flake8_plugin.FlyDSLChecker.run
-        def timed_run(self):
-            begin = time.perf_counter()
-            found = list(checks(self))
-            spent["plugin"] += time.perf_counter() - begin
-            return iter(found)
-        flake8_plugin.FlyDSLChecker.run = timed_run
+    """
+)
+TIME_PLUGIN = textwrap.dedent(
+    """\
+    from flydsl_lint.frontends import flake8_plugin
+    checks = flake8_plugin.FlyDSLChecker.run
+    def timed_run(self):
+        begin = time.perf_counter()
+        found = list(checks(self))
+        spent["plugin"] += time.perf_counter() - begin
+        return iter(found)
+    flake8_plugin.FlyDSLChecker.run = timed_run
+    """
+)
+RUN_AND_SAVE = textwrap.dedent(
+    """\
     from flake8.main.cli import main
     begin, cpu = time.perf_counter(), time.process_time()
     try:
@@ -63,10 +68,10 @@ CHILD = textwrap.dedent(
 
 
 def run_once(mode: str, target: Path, out: Path) -> dict:
-    selection = "E9" if mode == "hidden" else "E9,FLY"
-    env = {**os.environ, "FLAKE8_GC_MODE": mode, "FLAKE8_GC_OUT": str(out)}
-    subprocess.run([sys.executable, "-c", CHILD, "-j1", "--select", selection, str(target)],
-                   env=env, stdout=subprocess.DEVNULL, check=False)
+    hidden = mode == "hidden"
+    program = COUNT_COLLECTIONS + (HIDE_FLY_PLUGIN if hidden else TIME_PLUGIN) + RUN_AND_SAVE
+    subprocess.run([sys.executable, "-c", program, "-j1", "--select", "E9" if hidden else "E9,FLY", str(target)],
+                   env={**os.environ, "FLAKE8_GC_OUT": str(out)}, stdout=subprocess.DEVNULL, check=False)
     return json.loads(out.read_text())
 
 

@@ -12,7 +12,7 @@ import ast
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import TypeVar
 
@@ -288,25 +288,15 @@ class ProjectIndex:
             kept = cache[module] = version, compute(module)
         return kept[1]  # type: ignore[return-value]
 
-    def release(self) -> None:
-        """Drop what the run derived, calling `release()` on each value that has one (the
-        value types' helper models), and the trees kept for checks to come. Those models
-        and the index refer to one another; so freed by reference counting, they leave the
-        cyclic collector (off during a run) no heap of them to walk through when it runs
-        next. What was read (outlines, summaries, the private-name index) stays."""
+    def release(self, keep: Collection[str] = ()) -> None:
+        """Drop what the run derived, but from the modules in `keep`, calling `release()` on
+        each value that has one (the value types' helper models), and the trees kept for
+        checks to come. Those models and the index refer to one another; so freed by
+        reference counting, they leave the cyclic collector (off during a run) no heap of
+        them to walk through when it runs next. What was read (outlines, summaries, the
+        private-name index) stays."""
         for answers in self._derived.values():
-            for _, value in answers.values():
-                release = getattr(value, "release", None)
-                if release is not None:
-                    release()
-        self._derived.clear()
-        self._kept_trees.clear()
-
-    def release_unused(self) -> None:
-        """`release`, for what was derived from the modules the last file did not depend on (not
-        in `touched`): a host checking a folder's files in a row keeps a model its neighbours share."""
-        for answers in self._derived.values():
-            for module in [module for module in answers if module not in self.touched]:
+            for module in [module for module in answers if module not in keep]:
                 release = getattr(answers.pop(module)[1], "release", None)
                 if release is not None:
                     release()

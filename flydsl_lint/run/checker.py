@@ -128,11 +128,12 @@ class Checker:
         self._projects.clear()
 
     def release_unused(self) -> None:
-        """Free what the project indexes derived from modules the last file did not depend on,
-        chiefly their helper models (`ProjectIndex.release_unused`), and keep what they read;
-        a later check derives again what it asks for."""
+        """Free what the project indexes derived from modules the last file did not depend on
+        (not in `touched`), chiefly their helper models, and keep what they read: a host
+        checking a folder's files in a row keeps a model its neighbours share, and a later
+        check derives again what it asks for."""
         for index in self._projects.values():
-            index.release_unused()
+            index.release(keep=index.touched)
 
     def check(self, source: SourceFile, apply_noqa: bool = True) -> list[Diagnostic]:
         """Diagnostics for one file; raises SourceError if it cannot be checked.
