@@ -388,13 +388,22 @@ def raw_form_is_signless(rule: Rule, type_: str) -> bool:
         and table.has("ir-value", "with-signedness")
 
 
+_PYTHON_NUMBERS = {"py-int": "a Python int", "py-float": "a Python float", "py-bool": "a Python bool"}
+
+
+def _spelled_kind(found) -> str:
+    return _PYTHON_NUMBERS.get(found.kind) or str(found)
+
+
 def type_detail(rule: Rule, operands: list[ast.expr], types: list[str | None]) -> str:
     """Why no fix is offered, for the message: the operand whose fx type is unknown, or mixed types."""
     unknown = next((o for o, t in zip(operands, types) if t is None), None)
     if unknown is not None:
+        found = rule.model.value_type(unknown)
+        if found.known:  # an ArithValue, a raw ir.Value, a Python number the op does not take as such
+            return f" (`{rule.text(unknown)}` is {_spelled_kind(found)}, not an fx scalar: wrap it once where it is made)"
         cause = rule.model.unknown_cause(unknown)  # the root of it, where the user can wrap the value
-        because = f"{cause}; " if cause else ""
-        return f" (the fx type of `{rule.text(unknown)}` is not known: {because}wrap it once where it is made)"
+        return f" (the fx type of `{rule.text(unknown)}` is not known: {cause}; wrap it once where it is made)"
     if len(set(types)) > 1:
         return f" (operands of different fx types, {' and '.join(types)}: the operator would promote them)"
     return ""
@@ -1314,11 +1323,17 @@ class RawArithSelect(Rule):
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "u = fx.Uint32(fx.thread_idx.x)\nv = fx.Uint32(arith.select(u < fx.Uint32(n), u, -1))\n",
                 message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
-                "(the fx type of `-1` is not known: wrap it once where it is made)"),
+                "(`-1` is a Python int, not an fx scalar: wrap it once where it is made)"),
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "s = fx.Float32(x)\nv = fx.Float32(arith.select(s < fx.Float32(y), s, 0))\n",
                 message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
-                "(the fx type of `0` is not known: wrap it once where it is made)"),
+                "(`0` is a Python int, not an fx scalar: wrap it once where it is made)"),
+        # A condition of a raw comparison is an ArithValue, no fx.Boolean: the message names what it is.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = fx.Float32(arith.select(neg, s, s))\n",
+                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "(`neg` is ArithValue (signed=None), not an fx scalar: wrap it once where it is made)"),
     ]
     use_instead = "v = is_b.select(half, zero)"
 
