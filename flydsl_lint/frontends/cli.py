@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     except KeyboardInterrupt:
+        from ..verify.signals import forget_interrupt_escaped_from_exec
+
+        forget_interrupt_escaped_from_exec()
         print("flydsl-lint: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
         return 130
     except BrokenPipeError:
@@ -262,6 +265,9 @@ def _migrate(args: argparse.Namespace) -> int:
     try:
         return _run_migrate(args)
     except KeyboardInterrupt as exc:
+        from ..verify.signals import forget_interrupt_escaped_from_exec
+
+        forget_interrupt_escaped_from_exec()
         detail = str(exc) or "no file was changed and the scratch copy is removed"
         print(f"flydsl-lint migrate: interrupted; {detail}", file=sys.stderr)
         return 130

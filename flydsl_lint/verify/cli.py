@@ -20,7 +20,7 @@ if __name__ == "__main__":
 import signal
 import sys
 
-from flydsl_lint.verify.signals import signals_held
+from flydsl_lint.verify.signals import forget_interrupt_escaped_from_exec, signals_held
 
 EXIT_INTERRUPTED = 130
 
@@ -38,6 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})  # what `python -m` held
         return command.main(argv)
     except KeyboardInterrupt as exc:
+        forget_interrupt_escaped_from_exec()
         detail = str(exc)
         print("flydsl-lint-verify: interrupted" + (f"; {detail}" if detail else ""), file=sys.stderr)
         return EXIT_INTERRUPTED
