@@ -35,7 +35,7 @@ def _may_carry_signedness(rule: Rule, node: ast.expr) -> str:
 def _unknown_operand(rule: Rule, node: ast.expr) -> str:
     """`` `x` (why) `` for a fix message naming the operand whose type is unknown."""
     found, why = rule.model.explain_type(node)
-    return f"`{rule.text(node)}` is {found}" if found.known else f"the type of `{rule.text(node)}` is {why}"
+    return f"`{rule.text(node)}` is {found.described}" if found.known else f"the type of `{rule.text(node)}` is {why}"
 
 
 @register
@@ -177,7 +177,7 @@ class ArithValueWrap(Rule):
         found = self.model.value_type(argument)
         takes = found.kind in ("unknown", "raw", "arith-value") or (
             found.kind == "scalar" and found.scalar in _INTEGER_SCALARS)
-        return _index_value_fix(self, cast, argument, None if takes else f"`{self.text(argument)}` is {found}")
+        return _index_value_fix(self, cast, argument, None if takes else f"`{self.text(argument)}` is {found.described}")
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
@@ -201,7 +201,7 @@ class ArithValueWrap(Rule):
         int_literal = isinstance(other, ast.Constant) and type(other.value) is int and not found.is_float \
             and -2**31 <= other.value < 2**31
         if other_type != found and not int_literal:
-            return _unknown_operand(self, other) if not other_type.known else f"`{self.text(other)}` is {other_type}"
+            return _unknown_operand(self, other) if not other_type.known else f"`{self.text(other)}` is {other_type.described}"
         consumer = self.model.parent(operation)
         if not (isinstance(consumer, ast.Call) and single_positional(consumer) is operation
                 and typed_scalar(self.model, consumer) == found.scalar):
@@ -484,7 +484,7 @@ class ArithIndexCast(Rule):
             cause = self.model.unknown_cause(value)
             return f" (the type of `{self.text(value)}` is not known{': ' + cause if cause else ''})"
         if not self._same_run_time_value(node, value, target_class):
-            return f" (`{self.text(value)}` is {found}, not a run-time value `fx.{target_class}(x)` casts alike)"
+            return f" (`{self.text(value)}` is {found.described}, not a run-time value `fx.{target_class}(x)` casts alike)"
         return f" (a use of the cast reads its signedness, which `fx.{target_class}(x).ir_value()` carries)"
 
     def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,

@@ -181,11 +181,11 @@ class TypedArithmeticMethod(Rule):
         receiver = node.func.value
         found = self.model.value_type(receiver)
         if found.kind != "scalar" or found.scalar not in _PROVEN_METHOD_TYPES:
-            return f"`{self.text(receiver)}` is {found}" if found.known else \
+            return f"`{self.text(receiver)}` is {found.described}" if found.known else \
                 f"the type of `{self.text(receiver)}` is {self.model.explain_type(receiver)[1]}"
         other = self.model.value_type(operand)
         if other != found:
-            return f"`{self.text(operand)}` is {other}, not {found}: `{replacement}` may promote"
+            return f"`{self.text(operand)}` is {other.described}, not {found}: `{replacement}` may promote"
         if not any(provably_dynamic(self, _negated(value)) for value in (receiver, operand)):
             return f"neither operand is provably a run-time value: `{replacement}` folds two compile-time ones"
         return None
@@ -388,20 +388,13 @@ def raw_form_is_signless(rule: Rule, type_: str) -> bool:
         and table.has("ir-value", "with-signedness")
 
 
-_PYTHON_NUMBERS = {"py-int": "a Python int", "py-float": "a Python float", "py-bool": "a Python bool"}
-
-
-def _spelled_kind(found) -> str:
-    return _PYTHON_NUMBERS.get(found.kind) or str(found)
-
-
 def type_detail(rule: Rule, operands: list[ast.expr], types: list[str | None]) -> str:
     """Why no fix is offered, for the message: the operand whose fx type is unknown, or mixed types."""
     unknown = next((o for o, t in zip(operands, types) if t is None), None)
     if unknown is not None:
         found = rule.model.value_type(unknown)
         if found.known:  # an ArithValue, a raw ir.Value, a Python number the op does not take as such
-            return f" (`{rule.text(unknown)}` is {_spelled_kind(found)}, not an fx scalar: wrap it once where it is made)"
+            return f" (`{rule.text(unknown)}` is {found.described}, not an fx scalar: wrap it once where it is made)"
         cause = rule.model.unknown_cause(unknown)  # the root of it, where the user can wrap the value
         return f" (the fx type of `{rule.text(unknown)}` is not known: {cause}; wrap it once where it is made)"
     if len(set(types)) > 1:

@@ -63,7 +63,7 @@ def helper_type(expr: str) -> str:
     ("_raw(ArithValue(n))", "ArithValue (signed=None)"),
     ("_raw(q)", "unknown"),  # an argument of unknown type decides nothing
     # Python's classes: a bool is an int, an fx value none of them; `const_expr(...)` is its argument.
-    ("widen(3)", "fx.Int64"), ("widen(True)", "fx.Int64"), ("widen(n)", "fx.Int32"), ("widen(2.5)", "py-float"),
+    ("widen(3)", "fx.Int64"), ("widen(True)", "fx.Int64"), ("widen(n)", "fx.Int32"), ("widen(2.5)", "Python float"),
     # A tuple of classes: any one; a class of FlyDSL's own.
     ("typed(n)", "fx.Float32"), ("typed(fx.Vector.filled(4, 0.0, fx.Float32))", "fx.Float32"), ("typed(3)", "fx.Int32"),
     ("typed(ArithValue(n))", "unknown"),  # no Numeric, but an ArithValue may be an fx.Vector

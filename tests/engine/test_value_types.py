@@ -26,7 +26,7 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
 
 
 @pytest.mark.parametrize("expr, expected", [
-    ("3", "py-int"), ("3.5", "py-float"), ("True", "py-bool"), ("'s'", "unknown"),
+    ("3", "Python int"), ("3.5", "Python float"), ("True", "Python bool"), ("'s'", "unknown"),
     ("fx.Int32(x)", "fx.Int32"), ("fx.Index(x)", "fx.Index"), ("fx.Float16(x)", "fx.Float16"),
     ("ArithValue(x)", "ArithValue (signed=None)"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
     ("fx.Int32(x).ir_value()", "ArithValue (signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
@@ -34,7 +34,7 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
     ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
     # A method of an API value the name resolves to: the value's own.
     ("fx.thread_idx.x.ir_value()", "ArithValue (signedness unknown)"), ("fx.block_idx.y.to(fx.Int64)", "fx.Int64"),
-    ("2 * 3", "py-int"), ("7 / 2", "py-float"), ("1 < 2", "py-bool"),
+    ("2 * 3", "Python int"), ("7 / 2", "Python float"), ("1 < 2", "Python bool"),
 ])
 def test_expression_sources(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
@@ -115,12 +115,12 @@ def test_assignments_parameters_and_unpacking():
     model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
     probe = next(node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe")
     found = [str(model.value_type(element)) for element in model.parent(probe).value.elts]
-    assert found == ["fx.Int32", "fx.Int32", "tensor", "py-int", "unknown", "fx.Int64", "py-int"]
+    assert found == ["fx.Int32", "fx.Int32", "tensor", "Python int", "unknown", "fx.Int64", "Python int"]
     assert model.explain_type(model.parent(probe).value.elts[0])[1] == "assignment at 7:5"
 
 
 def test_a_conditional_expression_has_the_type_both_branches_give():
-    assert explain("probe = 64 if wide else 32\n") == ("py-int", "both branches of a conditional expression (literal)")
+    assert explain("probe = 64 if wide else 32\n") == ("Python int", "both branches of a conditional expression (literal)")
     assert type_of("probe = fx.Int32(a) if c else fx.Int32(b)\n") == "fx.Int32"
     assert type_of("probe = fx.Int32(a) if c else fx.Int64(b)\n") == "unknown"
     assert type_of("probe = fx.Int32(a) if c else b\n") == "unknown"
@@ -131,7 +131,7 @@ def test_a_conditional_expression_has_the_type_both_branches_give():
     assert explain(kernel + "    probe = 1 if n > 0 else 2\n")[1].startswith(
         "unknown: a conditional expression in traced code whose condition may be a run-time value")
     assert type_of(kernel + "    probe = ArithValue(n) if n > 0 else ArithValue(n)\n") == "unknown"
-    assert type_of(kernel + "    probe = 1 if c else 2\n") == "py-int"
+    assert type_of(kernel + "    probe = 1 if c else 2\n") == "Python int"
 
 
 def model_of(body: str, release: str = "0.5.0") -> tuple[SemanticModel, ast.Module]:
@@ -147,8 +147,8 @@ def test_a_name_bound_more_than_once_has_the_type_its_bindings_agree_on():
     assert type_of("x = fx.Int32(a)\nx += 1\nx *= 4\nprobe = x\n") == "fx.Int32"
     assert type_of("def f(n: fx.Int64):\n    y = n\n    n = y + 1\n    probe = n\n") == "fx.Int64"
     # Plain Python code runs as written: Python numbers may agree too.
-    assert type_of("def f(c):\n    x = 1\n    if c:\n        x = 2\n    probe = x\n") == "py-int"
-    assert type_of("for i in range(4):\n    pass\nfor i in range(8):\n    probe = i\n") == "py-int"
+    assert type_of("def f(c):\n    x = 1\n    if c:\n        x = 2\n    probe = x\n") == "Python int"
+    assert type_of("for i in range(4):\n    pass\nfor i in range(8):\n    probe = i\n") == "Python int"
 
 
 def test_the_read_inside_its_own_rebinding_has_the_agreed_type():
@@ -218,7 +218,7 @@ def test_in_traced_code_only_fx_scalars_agree():
     """
     assert type_of(carried.format(init="fx.Int32(0)", again="x + n")) == "fx.Int32"
     found, why = explain(carried.format(init="0", again="1"))
-    assert found == "unknown" and "in traced code" in why and "py-int" in why
+    assert found == "unknown" and "in traced code" in why and "Python int" in why
     assert type_of(carried.format(init="ArithValue(n)", again="ArithValue(n)")) == "unknown"
     loop = "@flyc.kernel\ndef k(n: fx.Int32):\n    acc = fx.Float32(0.0)\n" \
            "    for i in range(n):\n        acc = acc + fx.Float32(1.0)\n    probe = acc\n"
@@ -329,7 +329,7 @@ def nested_helper_types(calls: str, params: str = "", decorator: str = "") -> li
 
 def test_parameters_of_a_nested_helper_have_the_type_every_call_passes():
     # Positionally, by keyword, or the default when a call leaves it out.
-    assert nested_helper_types("lane(n)\nlane(n + 1, w=8)\nx = lane(v=fx.Int32(2))\n") == ["fx.Int32", "py-int"]
+    assert nested_helper_types("lane(n)\nlane(n + 1, w=8)\nx = lane(v=fx.Int32(2))\n") == ["fx.Int32", "Python int"]
     model, tree = model_of(NESTED_HELPER.format(params="", calls="    lane(n)"))
     probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
     assert model.explain_type(model.parent(probe).value.elts[0])[1] == "every call of `lane` passes `v` as one type (1 calls)"
@@ -388,43 +388,43 @@ def test_range_loop_variables_follow_the_rewriter():
     # The iter args as one name are a Python list, not a value.
     state = "@flyc.kernel\ndef k(n: fx.Int32):\n    for iv, state in range(0, n, init=[n]):\n        probe = state\n"
     assert type_of(state) == "unknown"
-    assert type_of("for i in range(4):\n    probe = i\n") == "py-int"  # plain Python outside traced code
+    assert type_of("for i in range(4):\n    probe = i\n") == "Python int"  # plain Python outside traced code
     constexpr = "@flyc.kernel\ndef k():\n    for i in fx.range_constexpr(4):\n        probe = i\n"
-    assert type_of(constexpr) == "py-int"
+    assert type_of(constexpr) == "Python int"
 
 
 def test_builtin_conversions_give_python_values():
-    for call, expected in (("int(x)", "py-int"), ("len(x)", "py-int"), ("float(x)", "py-float"), ("bool(x)", "py-bool")):
+    for call, expected in (("int(x)", "Python int"), ("len(x)", "Python int"), ("float(x)", "Python float"), ("bool(x)", "Python bool")):
         assert explain(f"@flyc.kernel\ndef k(x):\n    probe = {call}\n") == (expected, f"builtin `{call[:-3]}(...)`")
     # Rebound, or a builtin whose result type depends on its arguments: unknown.
     assert type_of("def float(v):\n    return v\nprobe = float(x)\n") == "unknown"
     assert type_of("probe = abs(x)\n") == "unknown"
     # Python's math of Python numbers: a float, an int for the rounding functions; of others, unknown.
-    assert type_of("import math\nprobe = math.sqrt(2.0)\n") == "py-float"
-    assert type_of("import math\nprobe = math.ceil(len(x) / 4)\n") == "py-int"
+    assert type_of("import math\nprobe = math.sqrt(2.0)\n") == "Python float"
+    assert type_of("import math\nprobe = math.ceil(len(x) / 4)\n") == "Python int"
     assert type_of("import math\nprobe = math.sqrt(x)\n") == "unknown"
-    assert type_of("from flydsl.expr import math\nprobe = math.sqrt(2.0)\n") != "py-float"
+    assert type_of("from flydsl.expr import math\nprobe = math.sqrt(2.0)\n") != "Python float"
     # min, max and abs of Python numbers of one kind give that kind; of an int and a float, either.
-    assert type_of("probe = min(len(x), 4)\n") == "py-int"
-    assert type_of("probe = abs(float(x))\n") == "py-float"
+    assert type_of("probe = min(len(x), 4)\n") == "Python int"
+    assert type_of("probe = abs(float(x))\n") == "Python float"
     assert type_of("probe = max(len(x), 0.5)\n") == "unknown"
     assert type_of("probe = max([1, 2])\n") == "unknown"
     assert type_of("from flydsl.expr import *\nprobe = max(len(x), 4)\n") == "unknown"  # fx.max
     # A star import from outside FlyDSL may bind the name; FlyDSL's own do not.
     assert type_of("from helpers import *\nprobe = float(x)\n") == "unknown"
-    assert type_of("from flydsl.expr import *\nprobe = float(x)\n") == "py-float"
+    assert type_of("from flydsl.expr import *\nprobe = float(x)\n") == "Python float"
 
 
 def test_loops_over_a_display_of_python_ints_bind_python_ints():
     traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    for sh in {}:\n        probe = sh\n"
-    assert explain(traced.format("[32, 16, 8]"))[0] == "py-int"
-    assert explain(traced.format("(1, 2 * 3)"))[0] == "py-int"
+    assert explain(traced.format("[32, 16, 8]"))[0] == "Python int"
+    assert explain(traced.format("(1, 2 * 3)"))[0] == "Python int"
     # A run-time value among them, an empty display, or a name the rewriter's check matches: unknown.
     for display in ("[n, 4]", "[]", "[for_each, 4]"):
         assert explain(traced.format(display))[0] == "unknown", display
     # A display that reads the loop's own target (an outer loop's previous value): no endless recursion.
     assert type_of("for x in [x, 1]:\n    probe = x\n") == "unknown"
-    assert type_of("x = 1\nwhile c:\n    for x in [x + 1, 2]:\n        probe = x\n") == "py-int"
+    assert type_of("x = 1\nwhile c:\n    for x in [x + 1, 2]:\n        probe = x\n") == "Python int"
 
 
 def test_comprehension_targets_are_python_ints_over_a_range():
@@ -435,7 +435,7 @@ def test_comprehension_targets_are_python_ints_over_a_range():
         return str(model.value_type(next(node for node in ast.walk(tree) if isinstance(node, ast.ListComp)).elt))
 
     for iterable in ("range(4)", "range(0, 8, 2)", "range(n)", "fx.range_constexpr(4)"):
-        assert element_type(f"[i for i in {iterable}]") == "py-int", iterable
+        assert element_type(f"[i for i in {iterable}]") == "Python int", iterable
     # Over anything else, or unpacked, the target stays unknown.
     for comprehension in ("[i for i in items]", "[i for i in enumerate(items)]", "[j for i, j in enumerate(items)]"):
         assert element_type(comprehension) == "unknown", comprehension
@@ -644,7 +644,7 @@ def module_helper_types(calls: str, source: str = MODULE_HELPER, project=None, m
 
 def test_parameters_of_a_private_module_helper_have_the_type_every_call_passes():
     # `_lane` is private, not in `__all__`, and no other project file names it: its callers are these.
-    assert module_helper_types("_lane(n)\n_lane(fx.Int32(fx.thread_idx.x) & 15, w=8)\n") == ["fx.Int32", "py-int"]
+    assert module_helper_types("_lane(n)\n_lane(fx.Int32(fx.thread_idx.x) & 15, w=8)\n") == ["fx.Int32", "Python int"]
 
 
 def module_helper_reason(calls: str, source: str = MODULE_HELPER, project=None, module: str = "") -> str:
@@ -898,7 +898,7 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     assert type_of(traced) == "ArithValue (signed=None)"
     # A `for` target, for a read in the loop's own body: bound again before each run of it.
     loops = "def f(a):\n    for i in fx.range_constexpr(4):\n        probe = i * 2\n        i = q\n    for i in range(a):\n        y = i\n"
-    assert explain(loops) == ("py-int", "Python arithmetic")
+    assert explain(loops) == ("Python int", "Python arithmetic")
     # A read nested in a compound statement of that block, when nothing in the statement binds the
     # name (no loop in it brings a later binding back round) and, in traced code, no region around
     # the read carries it.
@@ -906,7 +906,7 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
     assert type_of("def f(a, c):\n    x = fx.Int64(a)\n    for i in range(4):\n        while c:\n"
                    "            probe = x\n    x = q\n") == "fx.Int64"
     assert type_of("def f(a, c):\n    for i in fx.range_constexpr(4):\n        if c:\n            probe = i\n"
-                   "    i = q\n") == "py-int"
+                   "    i = q\n") == "Python int"
     assert type_of("@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    if n > 0:\n        probe = x\n"
                    "    x = q\n") == "ArithValue (signed=None)"
 
@@ -1105,14 +1105,14 @@ def test_the_derive_script_reads_arith_value_operators():
 def test_a_builtin_number_annotation_is_trusted_outside_kernels_and_jit_functions():
     # Host code and the helpers kernels call run as plain Python: `int` is what a type checker reads.
     assert explain("def build(n: int, s: float, q: bool):\n    probe = (n * 2, s, q)[0]\n")[0] == "unknown"  # a tuple
-    assert type_of("def build(n: int):\n    probe = n * 2\n") == "py-int"
-    assert type_of("def build(s: float):\n    probe = s\n") == "py-float"
-    assert type_of("def build(n: int):\n    def helper():\n        probe = n\n") == "py-int"
+    assert type_of("def build(n: int):\n    probe = n * 2\n") == "Python int"
+    assert type_of("def build(s: float):\n    probe = s\n") == "Python float"
+    assert type_of("def build(n: int):\n    def helper():\n        probe = n\n") == "Python int"
     # FlyDSL makes the parameters of a kernel or jit function values of its own.
     assert type_of("@flyc.kernel\ndef k(n: int):\n    probe = n\n") == "unknown"
     assert type_of("@flyc.jit\ndef j(n: int):\n    probe = n\n") == "unknown"
     # A module that rebinds the name: not the builtin.
-    assert type_of("int = fx.Int32\ndef build(n: int):\n    probe = n\n") != "py-int"
+    assert type_of("int = fx.Int32\ndef build(n: int):\n    probe = n\n") != "Python int"
 
 
 def test_the_cause_of_an_unknown_type_is_the_end_of_its_chain():

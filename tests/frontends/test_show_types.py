@@ -35,7 +35,7 @@ def test_each_expression_with_its_type_and_why(tmp_path, monkeypatch, capsys):
     assert lines[0] == "# value types at k.py:7 (FlyDSL 0.5.0, command line)"
     assert "7:11  tid * 4 + n  fx.Int32  (operator (API table 0.5.0))" in lines
     assert "7:11  tid  fx.Int32  (assignment at 6:5)" in lines
-    assert "7:17  4  py-int  (literal)" in lines
+    assert "7:17  4  Python int  (literal)" in lines
     assert "7:21  n  fx.Int32  (annotation)" in lines
 
 

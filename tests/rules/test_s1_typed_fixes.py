@@ -68,7 +68,7 @@ def test_unwrap_of_a_python_scalar_or_an_unknown_value_is_not_dropped(tmp_path):
     body = "def f(raw):\n    a = arith.unwrap(3)\n    b = arith.unwrap(raw)\n"
     fixes = _fixes(tmp_path, body, "FLY102")
     assert [f[1] for f in fixes] == [Applicability.UNSAFE] * 2
-    assert fixes[0][2] == "Call `.ir_value()` on the typed value (`3` is py-int)"
+    assert fixes[0][2] == "Call `.ir_value()` on the typed value (`3` is a Python int)"
 
 
 def test_arith_value_of_a_caster_made_value_is_dropped_in_any_use(tmp_path):

@@ -55,6 +55,7 @@ _NESTED_REASON = re.compile(r"\((unknown: .*)\)\s*$")
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
 SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
 POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
+_KIND_NAMES = {PY_INT: "Python int", PY_FLOAT: "Python float", PY_BOOL: "Python bool"}  # as users read them
 # Builtin types as annotations, and builtins whose result is always a Python number or bool of one type.
 _BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
 _BUILTIN_CONVERSIONS = {**_BUILTIN_NUMBERS, "len": PY_INT}
@@ -119,7 +120,15 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
         if self.kind == ARITH_VALUE:
             of_type = f"{self.ir_type}, " if self.ir_type else ""
             return f"ArithValue ({of_type}signed=None)" if self.signless else f"ArithValue ({of_type}signedness unknown)"
-        return self.kind
+        return _KIND_NAMES.get(self.kind, self.kind)
+
+    @property
+    def described(self) -> str:
+        """The type as a message's "`x` is ..." ends: "a Python int", "a tensor", "fx.Int32"."""
+        spelled = str(self)
+        if self.kind in (SCALAR, VECTOR, RAW, ARITH_VALUE, UNKNOWN):
+            return spelled
+        return f"an {spelled}" if spelled[0] in "aeiou" else f"a {spelled}"
 
 
 UNKNOWN_TYPE = ValueType(UNKNOWN)
