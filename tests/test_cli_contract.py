@@ -125,6 +125,15 @@ def test_bad_files_are_reported_and_the_rest_still_checked(project):
     assert {r["code"] for r in json.loads(result.stdout)} == {"FLY301", "FLY111"}
 
 
+@pytest.mark.parametrize("command", ["check", "migrate", "clean"])
+def test_an_empty_path_is_an_error_not_the_current_folder(project, command):
+    (project / "k.py").write_text(LEGACY)  # what checking "." would find
+    result = cli(command, "", cwd=project)
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.count("\n") == 1 and result.stderr.endswith('"": an empty path names no file or folder\n')
+    assert (project / "k.py").read_text() == LEGACY
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can read a chmod 000 file")
 def test_unreadable_file(project):
     target = project / "k.py"

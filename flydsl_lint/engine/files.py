@@ -18,6 +18,9 @@ class BadPath(NamedTuple):
     reason: str = "no such file or directory"
 
 
+EMPTY_PATH = BadPath('""', "an empty path names no file or folder")
+
+
 def _in_git_work_tree(folder: Path) -> bool:
     """Whether git could list `folder`: a `.git` in it or above, or GIT_DIR set."""
     if "GIT_DIR" in os.environ:
@@ -84,7 +87,9 @@ def discover(paths: list[str], settings: Settings) -> tuple[list[Path], list[Bad
     excluded = settings.exclusion_test()
     for raw in paths:
         path = Path(raw)
-        if path.is_file():
+        if not raw:  # Path("") is ".": a script's unset variable must not check the whole folder
+            missing.append(EMPTY_PATH)
+        elif path.is_file():
             if not (settings.force_exclude and excluded(path)):
                 files.append(path)
         elif path.is_dir():

@@ -220,13 +220,15 @@ def _clean(args: argparse.Namespace) -> int:
 
     from ..run.cache import cache_root, find_caches
     from ..engine.config import DEFAULT_CACHE_DIR, ConfigError, load_settings
+    from ..engine.files import EMPTY_PATH, BadPath
     from ..engine.writes import leftover_temporaries
 
     status, removed = EXIT_CLEAN, 0
     for raw in args.paths or ["."]:
         start = Path(raw)
-        if not start.exists():
-            _report_missing(raw)
+        missing = EMPTY_PATH if not raw else None if start.exists() else BadPath(raw)
+        if missing:
+            _report_missing(*missing)
             status = EXIT_ERROR
             continue
         try:
