@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.model import SemanticModel
-from ..engine.model.types import CLASSIC_SCALARS, SCALAR_MODULES
+from ..engine.model.types import CLASSIC_SCALARS, SCALAR, SCALAR_MODULES
 from ..engine.project import release_paths
 from ..engine.target import releases
 
@@ -44,7 +44,7 @@ def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:
     """The fx scalar type an expression provably has (`Int32`), else None:
     the model's value type (engine/model/types.py) when it is an fx scalar."""
     found = model.value_type(node)
-    return found.scalar if found.kind == "scalar" else None
+    return found.scalar if found.kind == SCALAR else None
 
 
 # Fields that hold no expression (contexts, operators, identifiers, flags).

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from ..engine.model.types import SCALAR, VECTOR
 from ..engine.project import LEGACY_MODULE_NAMES
 from ._base import Rule
 from ._flydsl import EXPR, EXPR_ARITH, RAW_ARITH, known_scalar_type, single_positional, typed_scalar
@@ -233,6 +234,6 @@ def _op_method_result(model, node: ast.Call) -> bool:
     of a `vector.reduction` result), on a receiver of that kind."""
     method, receiver = node.func.attr, model.value_type(node.func.value)
     table = model.type_table
-    if receiver.kind == "scalar":
+    if receiver.kind == SCALAR:
         return table.scalar_methods.get(method) == "receiver-class"
-    return receiver.kind == "vector" and method == "reduce" and table.vector_fact("reduce") == "element-scalar"
+    return receiver.kind == VECTOR and method == "reduce" and table.vector_fact("reduce") == "element-scalar"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
+from ..engine.model.types import ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN
 from ..engine.project import release_paths
 from ..engine.versions import Version
 from ._base import Invalid, Rule, leaves, register
@@ -175,19 +176,19 @@ class ArithValueWrap(Rule):
         number makes it raise; an fx.Vector or a float cannot be index-cast), `ArithValue.__init__`,
         `.index_cast` and `Index.__init__` being the same in every release 0.3.0 to 0.5.0."""
         found = self.model.value_type(argument)
-        takes = found.kind in ("unknown", "raw", "arith-value") or (
-            found.kind == "scalar" and found.scalar in _INTEGER_SCALARS)
+        takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (
+            found.kind == SCALAR and found.scalar in _INTEGER_SCALARS)
         return _index_value_fix(self, cast, argument, None if takes else f"`{self.text(argument)}` is {found.described}")
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
         Python type; else what the model does not know."""
         found = self.model.value_type(argument)
-        if found.kind == "arith-value":
+        if found.kind == ARITH_VALUE:
             # ArithValue(v) of an ArithValue of signed=None is an equal ArithValue, whatever uses it;
             # of one that may carry a signedness it resets it to None (`//`, `%`, `<` and casts may change).
             return None if found.signless else _may_carry_signedness(self, argument)
-        if found.kind != "scalar":
+        if found.kind != SCALAR:
             return _unknown_operand(self, argument)
         if self._read_back_alike(node, argument, found):
             return None
@@ -228,7 +229,7 @@ class ArithValueWrap(Rule):
         if not (isinstance(operation, ast.BinOp) and operation.right is use):
             return False
         left = self.model.value_type(operation.left)
-        if left.kind == "arith-value":
+        if left.kind == ARITH_VALUE:
             return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
         return (left == found and found.scalar in SAME_OP_SCALARS and isinstance(operation.op, SAME_OP_OPERATORS)
                 and provably_dynamic(self, argument))
@@ -372,7 +373,7 @@ class ArithUnwrap(Rule):
         """`unwrap(v)` of an ir.Value (an ArithValue too) is `v` itself (`_to_raw` returns it
         unchanged): dropping the call is the same value anywhere."""
         found = self.model.value_type(argument)
-        if found.kind not in ("raw", "arith-value") or not self.model.type_table.has("to-raw", "identity"):
+        if found.kind not in (RAW, ARITH_VALUE) or not self.model.type_table.has("to-raw", "identity"):
             return None
         return self.make_fix([replace_with_argument(self, node, argument)],
                              f"Drop the call: `{self.text(argument)}` already is an ir.Value")
@@ -388,7 +389,7 @@ class ArithUnwrap(Rule):
         value with `ir_value` returns `e.ir_value()`, an ir.Value, unchanged (expr/utils/arith.py,
         every release 0.3.0 to 0.5.0): the very object the fix's call gives."""
         found = self.model.value_type(argument)
-        return _unknown_operand(self, argument) if found.kind != "scalar" else None
+        return _unknown_operand(self, argument) if found.kind != SCALAR else None
 
 
 def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
@@ -497,9 +498,9 @@ class ArithIndexCast(Rule):
         (FlyDSL's own helper only: the raw op rejects an fx value) a run-time fx integer that is an
         index for an integer target, any integer for an index target, or already of the target class."""
         found = self.model.value_type(value)
-        if found.kind == "arith-value":
+        if found.kind == ARITH_VALUE:
             return True
-        source = found.scalar if found.kind == "scalar" else None
+        source = found.scalar if found.kind == SCALAR else None
         if source not in _INTEGER_CLASSES or (self.model.resolve(node.func) or "").startswith(RAW_ARITH + "."):
             return False
         casts = source == target_class or (target_class == "Index") != (source == "Index")
@@ -555,13 +556,13 @@ def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
         if parent.left is use:
             return isinstance(parent.op, SIGNLESS_INT_OPERATORS)
         other = model.value_type(parent.left).kind
-        return (other == "arith-value" and not isinstance(parent.op, ast.Div)) \
-            or (other == "py-int" and isinstance(parent.op, SIGNLESS_INT_OPERATORS))
+        return (other == ARITH_VALUE and not isinstance(parent.op, ast.Div)) \
+            or (other == PY_INT and isinstance(parent.op, SIGNLESS_INT_OPERATORS))
     if isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
         if parent.left is use:
             return isinstance(parent.ops[0], _SIGNLESS_COMPARISONS)
         other = model.value_type(parent.left).kind
-        return other == "arith-value" or (other == "py-int" and isinstance(parent.ops[0], _SIGNLESS_COMPARISONS))
+        return other == ARITH_VALUE or (other == PY_INT and isinstance(parent.ops[0], _SIGNLESS_COMPARISONS))
     return False
 
 
@@ -645,7 +646,7 @@ class ArithIndexConstant(Rule):
         self.report(node, fix=fix)
 
     def _python_int(self, argument: ast.expr) -> bool:
-        return before_type_table(self.model) or self.model.value_type(argument).kind == "py-int"
+        return before_type_table(self.model) or self.model.value_type(argument).kind == PY_INT
 
     def _unsafe_because(self, argument: ast.expr) -> str | None:
         """None for a non-negative int literal below 2**31: `arith.index(n)` is `arith.constant(n,

@@ -6,6 +6,7 @@ import ast
 from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
+from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, SCALAR
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
@@ -180,7 +181,7 @@ class TypedArithmeticMethod(Rule):
             return "not a single operand"
         receiver = node.func.value
         found = self.model.value_type(receiver)
-        if found.kind != "scalar" or found.scalar not in _PROVEN_METHOD_TYPES:
+        if found.kind != SCALAR or found.scalar not in _PROVEN_METHOD_TYPES:
             return f"`{self.text(receiver)}` is {found.described}" if found.known else \
                 f"the type of `{self.text(receiver)}` is {self.model.explain_type(receiver)[1]}"
         other = self.model.value_type(operand)
@@ -527,7 +528,7 @@ class RawArithOperator(Rule):
         table's first release, the shape alone: the checker then withholds the fix)."""
         if any(v is not o for o, v in zip(operands, values)):
             return False
-        return before_type_table(self.model) or all(self.model.value_type(o).kind == "arith-value" for o in operands)
+        return before_type_table(self.model) or all(self.model.value_type(o).kind == ARITH_VALUE for o in operands)
 
     def _arith_value_operator_fix(self, node: ast.Call, operator: str, operands: list[ast.expr]):
         """`arith.addi(a, b)` of two ArithValues -> `a + b`: ArithValue's operator emits that very
@@ -954,7 +955,7 @@ class RawArithConstant(Rule):
         value = node.args[0] if len(node.args) == 1 else None
         if value is None:
             return ""
-        if self.model.known_number(value) is None and self.model.value_type(value).kind not in ("py-int", "py-float"):
+        if self.model.known_number(value) is None and self.model.value_type(value).kind not in (PY_INT, PY_FLOAT):
             cause = self.model.unknown_cause(value)
             return f" (`{self.text(value)}` is not a Python number the model knows{': ' + cause if cause else ''})"
         parent = self.model.parent(node)
@@ -995,9 +996,9 @@ class RawArithConstant(Rule):
         # A parameter an `isinstance(v, int)` guard proves a Python int (or bool: the same constant).
         guarded = self.model.guarded_class(value) if isinstance(value, ast.Name) else None
         if leaf in _FLOAT_LEAVES:
-            known = number is not None or kind in ("py-int", "py-float") or guarded is not None
+            known = number is not None or kind in (PY_INT, PY_FLOAT) or guarded is not None
         else:
-            known = type(number) is int or kind == "py-int" or self.model.int_bounds(value) is not None \
+            known = type(number) is int or kind == PY_INT or self.model.int_bounds(value) is not None \
                 or guarded in ("int", "bool")
         return value if known else None
 
@@ -1087,7 +1088,7 @@ class RawArithConstant(Rule):
         argument, kind = number
         leaf = _constant_type_leaf(self, node)
         floating = leaf in _FLOAT_LEAVES
-        if leaf is None or leaf == "i1" or (kind == "py-float" and not floating):
+        if leaf is None or leaf == "i1" or (kind == PY_FLOAT and not floating):
             return None
         parent = model.parent(node)
         if isinstance(parent, ast.BinOp) and parent.right is node:
@@ -1100,7 +1101,7 @@ class RawArithConstant(Rule):
             ok = isinstance(parent.op, _FLOAT_REVERSED_OPERATORS if floating else SIGNLESS_INT_OPERATORS)
         else:
             return None
-        return argument if ok and (before_table or model.value_type(other).kind == "arith-value") else None
+        return argument if ok and (before_table or model.value_type(other).kind == ARITH_VALUE) else None
 
 
 # Integer ops ArithValue's operator emits for two ArithValues whatever their signedness.
@@ -1120,7 +1121,7 @@ def _constant_number(model, node: ast.Call) -> tuple[ast.expr, str] | None:
     if len(node.args) != 1 or isinstance(node.args[0], ast.Starred) or [k.arg for k in node.keywords] != ["type"]:
         return None
     kind = model.value_type(node.args[0]).kind
-    return (node.args[0], kind) if kind in ("py-int", "py-float") else None
+    return (node.args[0], kind) if kind in (PY_INT, PY_FLOAT) else None
 
 
 # The legacy buffer helpers -> the position of their element `offset` argument.

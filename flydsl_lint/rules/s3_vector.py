@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import TypeTable, type_table
+from ..engine.model.types import ARITH_VALUE, RAW, SCALAR, TypeTable, type_table
 from ..engine.project import release_paths
 from ..engine.target import releases
 from ._base import Invalid, Rule, register
@@ -215,7 +215,7 @@ class RawVectorOp(Rule):
         """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op
         already required it to be of the element type) or an fx value of the dtype."""
         found = self.model.value_type(element)
-        return found.kind in ("raw", "arith-value") or (found.kind == "scalar" and found.scalar == dtype)
+        return found.kind in (RAW, ARITH_VALUE) or (found.kind == SCALAR and found.scalar == dtype)
 
     def _reaches_only_raw_ops(self, node: ast.expr, unwrapped: bool, depth: int = 0) -> bool:
         """Whether the value of `node` is only ever an operand of raw dialect ops: directly
