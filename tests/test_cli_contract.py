@@ -134,6 +134,20 @@ def test_an_empty_path_is_an_error_not_the_current_folder(project, command):
     assert (project / "k.py").read_text() == LEGACY
 
 
+@pytest.mark.parametrize("option, error", [
+    ("--select=", "argument --select: '' names no code"),
+    ("--ignore=,", "argument --ignore: ',' names no code"),
+    ("--target-version=", "--target-version: '' is not a version like 0.5.0"),
+    ("--show-types=", "--show-types: '' is not FILE:LINE"),
+])
+def test_an_empty_option_value_is_an_error_not_the_option_left_out(project, option, error):
+    """`--select "$CODES"` with the variable unset must not pass every file by checking nothing."""
+    (project / "k.py").write_text(LEGACY)
+    result = cli("check", option, "k.py", cwd=project)
+    assert result.returncode == 2 and result.stdout == "", result.stderr
+    assert error in result.stderr.splitlines()[-1], result.stderr
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can read a chmod 000 file")
 def test_unreadable_file(project):
     target = project / "k.py"

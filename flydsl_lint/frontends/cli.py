@@ -21,8 +21,11 @@ def _patterns(text: str) -> tuple[str, ...]:
 def _codes(text: str) -> tuple[str, ...]:
     from ..engine.config import SelectorError, selectors
 
+    codes = tuple(code.upper() for code in _patterns(text))
+    if not codes:  # `--select "$CODES"` with the variable unset must not turn every rule off
+        raise argparse.ArgumentTypeError(f"{text!r} names no code (give codes or prefixes such as FLY3, or ALL)")
     try:
-        return selectors(tuple(code.upper() for code in _patterns(text)), "the command line")
+        return selectors(codes, "the command line")
     except SelectorError as exc:  # argparse names the option: `argument --select: ...`, exit 2
         raise argparse.ArgumentTypeError(f"{exc.code!r} {exc.why}") from None
 
@@ -302,7 +305,7 @@ def _target_version_overrides(target_version: str | None) -> dict:
     from ..engine.config import ConfigError
     from ..engine.versions import Version
 
-    if not target_version:
+    if target_version is None:
         return {}
     try:
         return {"target_version": Version.parse(target_version), "target_version_source": "command line"}
@@ -331,7 +334,7 @@ def _check(args: argparse.Namespace) -> int:
         stdin = args.paths == ["-"] or (args.stdin_filename is not None and not args.paths)
         if not stdin and ("-" in args.paths or args.stdin_filename is not None):
             raise ConfigError("`-` (stdin) and --stdin-filename take no other paths")
-        shown = _file_line(args.show_types) if args.show_types else None
+        shown = _file_line(args.show_types) if args.show_types is not None else None
         start = Path(args.stdin_filename or ".") if stdin else Path(args.paths[0]) if args.paths else Path.cwd()
         if shown is not None:
             start = shown[0]
