@@ -64,14 +64,25 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _given(text: str) -> str:
+    """A value that names something: `--base "$REV"` with the variable unset must not mean the default."""
+    if not any(item.strip() for item in _LIST_SEPARATOR.split(text)):
+        raise argparse.ArgumentTypeError(f"{text!r} names nothing (leave the option out for its default)")
+    return text
+
+
+def _given_path(text: str) -> Path:
+    return Path(_given(text))
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="flydsl-lint-verify", description=__doc__)
-    parser.add_argument("--base", help="ref to compare against (default: merge-base with upstream, else HEAD)")
-    parser.add_argument("--head", help="ref to verify (default: the working tree)")
-    parser.add_argument("--tests", action="append", help="test files or node ids to run instead of the affected ones")
-    parser.add_argument("--kernels", action="append",
+    parser.add_argument("--base", type=_given, help="ref to compare against (default: merge-base with upstream, else HEAD)")
+    parser.add_argument("--head", type=_given, help="ref to verify (default: the working tree)")
+    parser.add_argument("--tests", action="append", type=_given, help="test files or node ids to run instead of the affected ones")
+    parser.add_argument("--kernels", action="append", type=_given,
                         help="kernel modules (paths or dotted names) to start from instead of the changed files")
-    parser.add_argument("--arch", action="append", help="target archs, comma-separated (default from config: gfx942)")
+    parser.add_argument("--arch", action="append", type=_given, help="target archs, comma-separated (default from config: gfx942)")
     parser.add_argument("--mode", choices=("auto", "compile", "device"), default="auto",
                         help="auto: device mode when an AMD GPU is visible, else compile mode")
     parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
@@ -79,11 +90,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the evidence directories and print where")
     parser.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1,
                         help="parallel capture processes (default: the CPU count)")
-    parser.add_argument("--base-cache-dir", type=Path, default=None,
+    parser.add_argument("--base-cache-dir", type=_given_path, default=None,
                         help="where base-side results are cached (default: $FLYDSL_LINT_VERIFY_CACHE_DIR, "
                              "else ~/.cache/flydsl-lint/verify-base)")
     parser.add_argument("--no-base-cache", action="store_true", help="compile the base side even when cached")
-    parser.add_argument("--repo", type=Path, default=Path.cwd(), help="repository to verify (default: cwd)")
+    parser.add_argument("--repo", type=_given_path, default=Path.cwd(), help="repository to verify (default: cwd)")
     return parser.parse_args(argv)
 
 

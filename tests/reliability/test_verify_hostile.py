@@ -174,6 +174,16 @@ def test_a_test_path_neither_side_has_is_one_line_before_anything_runs(repo):
     assert run_verify(repo, "--tests", "tests/kernels/test_scale.py", "--list").returncode == 0
 
 
+@pytest.mark.parametrize("option", ["--base", "--head", "--tests", "--kernels", "--arch", "--base-cache-dir", "--repo"])
+def test_an_empty_option_value_is_refused_not_taken_for_the_default(repo, option):
+    """`--base "$REV"` with the variable unset would verify against another base, and an
+    empty --repo or --base-cache-dir would be the current folder."""
+    result = run_verify(repo, "--list", f"{option}=")
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.splitlines()[-1] == \
+        f"flydsl-lint-verify: error: argument {option}: '' names nothing (leave the option out for its default)"
+
+
 # Item 12: our compile hook not fitting the installed flydsl is a setup error, not broken parity.
 
 FAKE_JIT_FUNCTION = '''\
