@@ -17,17 +17,75 @@ _ATOMIC = (ast.Name, ast.Attribute, ast.Call, ast.Subscript, ast.Constant, ast.L
 _OPEN_CONTEXTS = (ast.keyword, ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
 
 
+# Python's binding strengths (the language reference's precedence table), loosest first.
+_BINARY_OPERATORS = {ast.BitOr: 6, ast.BitXor: 7, ast.BitAnd: 8, ast.LShift: 9, ast.RShift: 9, ast.Add: 10,
+                     ast.Sub: 10, ast.Mult: 11, ast.MatMult: 11, ast.Div: 11, ast.FloorDiv: 11, ast.Mod: 11,
+                     ast.Pow: 13}
+
+
+def _binding(node: ast.AST) -> int | None:
+    """How tightly an operator expression binds; None for what is always parenthesized here."""
+    if isinstance(node, ast.BinOp):
+        return _BINARY_OPERATORS[type(node.op)]
+    if isinstance(node, ast.UnaryOp):
+        return 4 if isinstance(node.op, ast.Not) else 12
+    if isinstance(node, ast.Compare):
+        return 5
+    if isinstance(node, ast.BoolOp):
+        return 2 if isinstance(node.op, ast.Or) else 3
+    if isinstance(node, ast.IfExp):
+        return 1
+    if isinstance(node, ast.Await):
+        return 14
+    return None
+
+
+_ADDITIVE = (ast.Add, ast.Sub)
+_MULTIPLICATIVE = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.MatMult)
+
+
+def _reads_as_one_operand(node: ast.expr, replaced: ast.expr, parent: ast.AST) -> bool:
+    """Whether `node` bare in `replaced`'s place is one operand of `parent` to Python and plainly to a
+    reader too: a product in a sum, arithmetic in a comparison, a comparison in `and`/`or`/`not`, a
+    left operand of the same operator. Elsewhere the parentheses stay even where Python would not
+    need them (`a & (n - 1)`, `-(a ** b)`, `(a // b) * c`)."""
+    inner, outer = _binding(node), _binding(parent)
+    if inner is None or outer is None:
+        return False
+    if isinstance(parent, (ast.BoolOp, ast.Compare, ast.IfExp, ast.Await)) or isinstance(parent, ast.UnaryOp) \
+            and isinstance(parent.op, ast.Not):
+        return inner > outer  # and/or levels and comparisons stay apart: they flatten or chain
+    if not isinstance(parent, ast.BinOp) or isinstance(parent.op, ast.Pow):
+        return False
+    if isinstance(node, ast.UnaryOp):
+        return not isinstance(node.op, ast.Not)  # `a * -b`
+    if not isinstance(node, ast.BinOp):
+        return False
+    if isinstance(node.op, ast.Pow):
+        return isinstance(parent.op, _ADDITIVE + _MULTIPLICATIVE)  # `a * b ** 2`
+    if isinstance(node.op, _MULTIPLICATIVE) and isinstance(parent.op, _ADDITIVE):
+        return True
+    same_level = type(node.op) is type(parent.op) or isinstance(node.op, _ADDITIVE) and isinstance(parent.op, _ADDITIVE)
+    return same_level and parent.left is replaced  # `a - b + c`, `a * b * c`
+
+
 def needs_parentheses(rule: "Rule", node: ast.expr, replaced: ast.expr) -> bool:
     """Whether `node`'s text must be parenthesized when it takes `replaced`'s place."""
-    if isinstance(node, _ATOMIC) or is_parenthesized(rule.text(node)):
-        return False
     parent = rule.model.parent(replaced)
-    if isinstance(parent, _OPEN_CONTEXTS):
+    if isinstance(node, ast.Constant) and type(node.value) is int and isinstance(parent, ast.Attribute):
+        return not is_parenthesized(rule.text(node))  # `4.bit_length()` would read as a float
+    if isinstance(node, _ATOMIC) or is_parenthesized(rule.text(node)):
         return False
     if isinstance(parent, ast.Call) and replaced in parent.args:
         return isinstance(node, ast.NamedExpr)
-    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and not isinstance(node, (ast.NamedExpr, ast.Starred)):
+    if isinstance(node, ast.NamedExpr):  # `x = y := 1` does not parse
+        return True
+    if isinstance(parent, _OPEN_CONTEXTS):
+        return False
+    if isinstance(parent, (ast.Tuple, ast.List, ast.Set)) and not isinstance(node, ast.Starred):
         return isinstance(node, (ast.Lambda, ast.IfExp)) and isinstance(parent, ast.Tuple)
+    if isinstance(parent, (ast.BinOp, ast.UnaryOp, ast.Compare, ast.BoolOp, ast.IfExp, ast.Await)):
+        return not _reads_as_one_operand(node, replaced, parent)
     return True
 
 
