@@ -139,6 +139,9 @@ def test_an_empty_path_is_an_error_not_the_current_folder(project, command):
     ("--ignore=,", "argument --ignore: ',' names no code"),
     ("--target-version=", "--target-version: '' is not a version like 0.5.0"),
     ("--show-types=", "--show-types: '' is not FILE:LINE"),
+    ("--config=", "argument --config: '' names nothing"),
+    ("--cache-dir=", "argument --cache-dir: '' names nothing"),
+    ("--output-file=", "argument -o/--output-file: '' names nothing"),
 ])
 def test_an_empty_option_value_is_an_error_not_the_option_left_out(project, option, error):
     """`--select "$CODES"` with the variable unset must not pass every file by checking nothing."""
