@@ -47,6 +47,9 @@ _ARGUMENT_DEPENDENT = frozenset({"value_type", "rebound_type", "rebound_read", "
 # The bindings whose types a name bound more than once can agree on (with, except, import, def,
 # class, match, comprehension and walrus targets keep it unknown).
 _AGREEING_BINDINGS = ("assign", "param", "loop")
+# The bindings that give a name no value type, as a reason names them.
+_BINDING_STATEMENTS = {"import": "an import", "def": "a def", "class": "a class statement", "with": "a with statement",
+                       "except": "an except clause", "match": "a match pattern", "global": "a global statement"}
 
 # A reason that ends in the reason it rests on: `unknown: left operand (unknown: ...)`.
 _NESTED_REASON = re.compile(r"\((unknown: .*)\)\s*$")
@@ -570,7 +573,7 @@ class _ValueTypes:
             return (found, f"assignment at {where}") if found.known else (found, why)
         if binding.kind in ("loop", "comprehension"):
             return self._loop_variable_type(target, where, depth)
-        return UNKNOWN_TYPE, f"unknown: `{name}` is a {binding.kind} binding"
+        return UNKNOWN_TYPE, f"unknown: `{name}` is bound by {_BINDING_STATEMENTS.get(binding.kind, binding.kind)}"
 
     def _passed_type(self, binding, depth: int) -> tuple[ValueType, str]:
         """An unannotated parameter of a helper nested in a function: the one known type every
