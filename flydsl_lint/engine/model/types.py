@@ -47,6 +47,12 @@ _ARGUMENT_DEPENDENT = frozenset({"value_type", "rebound_type", "rebound_read", "
 # The bindings whose types a name bound more than once can agree on (with, except, import, def,
 # class, match, comprehension and walrus targets keep it unknown).
 _AGREEING_BINDINGS = ("assign", "param", "loop")
+# Expressions the layer gives no value type, as a reason names them.
+_UNTYPED_EXPRESSIONS = {ast.List: "a list", ast.Tuple: "a tuple", ast.Dict: "a dict", ast.Set: "a set",
+                        ast.ListComp: "a list comprehension", ast.Yield: "a `yield`", ast.Lambda: "a lambda",
+                        ast.BoolOp: "an `and`/`or`", ast.Compare: "a chained comparison",
+                        ast.UnaryOp: "a `not` or `~`", ast.JoinedStr: "an f-string", ast.Await: "an `await`",
+                        ast.Starred: "a starred expression", ast.NamedExpr: "an assignment expression"}
 # The bindings that give a name no value type, as a reason names them.
 _BINDING_STATEMENTS = {"import": "an import", "def": "a def", "class": "a class statement", "with": "a with statement",
                        "except": "an except clause", "match": "a match pattern", "global": "a global statement"}
@@ -388,7 +394,7 @@ class _ValueTypes:
             return (operand, why) if operand.kind in (SCALAR, PY_INT, PY_FLOAT) else (UNKNOWN_TYPE, why)
         if kind is ast.IfExp:
             return self._conditional_type(node, depth)
-        return UNKNOWN_TYPE, f"unknown: no rule for {kind.__name__}"
+        return UNKNOWN_TYPE, f"unknown: {_UNTYPED_EXPRESSIONS.get(kind, kind.__name__)} has no value type here"
 
     def _conditional_type(self, node: ast.IfExp, depth: int) -> tuple[ValueType, str]:
         """`a if c else b`: the one type both branches give. In traced code FlyDSL's rewriter
@@ -711,6 +717,7 @@ class _ValueTypes:
         rewriter makes it in traced code (a plain Python int elsewhere). A comprehension's
         target is a Python int over either: the rewriter rewrites `for` statements only
         (ast_rewriter.py of every release 0.3.0 to 0.5.0), so its `range` is the builtin."""
+        variable = f"`{target.id}`" if isinstance(target, ast.Name) else "the loop variable"
         loop = target
         while loop is not None and not isinstance(loop, (ast.For, ast.comprehension)):
             loop = self.parent(loop)
@@ -718,12 +725,12 @@ class _ValueTypes:
         if isinstance(call, (ast.List, ast.Tuple)) and loop.target is target:
             return self._display_loop_type(call, where, depth)
         if not isinstance(call, ast.Call):
-            return UNKNOWN_TYPE, "unknown: loop over no range"
+            return UNKNOWN_TYPE, f"unknown: {variable} is bound by a loop over something other than range()"
         kind = self.range_callee(call.func)
         if kind == "range_constexpr" and loop.target is target:
             return ValueType(PY_INT), f"range_constexpr loop at {where}"
         if kind != "range":
-            return UNKNOWN_TYPE, "unknown: loop over no range"
+            return UNKNOWN_TYPE, f"unknown: {variable} is bound by a loop over something other than range()"
         traced = isinstance(loop, ast.For) and self.in_traced_code(loop)
         has_init = any(keyword.arg == "init" for keyword in call.keywords)
         if not traced:
@@ -734,8 +741,10 @@ class _ValueTypes:
         elif has_init and isinstance(loop.target, ast.Tuple) and len(loop.target.elts) == 2 \
                 and loop.target.elts[1] is not target:  # the iter args themselves are a Python list
             fact = "range-init" if loop.target.elts[0] is target else "range-init-state"
+        elif has_init and isinstance(loop.target, ast.Tuple) and loop.target.elts[-1] is target:
+            return UNKNOWN_TYPE, f"unknown: {variable} is the list of its range loop's carried values, not one value"
         else:
-            return UNKNOWN_TYPE, "unknown: loop target shape"
+            return UNKNOWN_TYPE, f"unknown: {variable} is neither the index nor a carried value of its range loop"
         spelled = self.type_table.loops.get(fact)
         if spelled is None:
             return UNKNOWN_TYPE, f"unknown: no {fact} loop fact for {self.type_table.release}"
