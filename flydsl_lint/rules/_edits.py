@@ -21,6 +21,8 @@ _OPEN_CONTEXTS = (ast.keyword, ast.Return, ast.Expr, ast.Assign, ast.AnnAssign, 
 _BINARY_OPERATORS = {ast.BitOr: 6, ast.BitXor: 7, ast.BitAnd: 8, ast.LShift: 9, ast.RShift: 9, ast.Add: 10,
                      ast.Sub: 10, ast.Mult: 11, ast.MatMult: 11, ast.Div: 11, ast.FloorDiv: 11, ast.Mod: 11,
                      ast.Pow: 13}
+_ADDITIVE = (ast.Add, ast.Sub)
+_MULTIPLICATIVE = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.MatMult)
 
 
 def _binding(node: ast.AST) -> int | None:
@@ -38,10 +40,6 @@ def _binding(node: ast.AST) -> int | None:
     if isinstance(node, ast.Await):
         return 14
     return None
-
-
-_ADDITIVE = (ast.Add, ast.Sub)
-_MULTIPLICATIVE = (ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.MatMult)
 
 
 def _reads_as_one_operand(node: ast.expr, replaced: ast.expr, parent: ast.AST) -> bool:
@@ -73,7 +71,7 @@ def needs_parentheses(rule: "Rule", node: ast.expr, replaced: ast.expr) -> bool:
     """Whether `node`'s text must be parenthesized when it takes `replaced`'s place."""
     parent = rule.model.parent(replaced)
     if isinstance(node, ast.Constant) and type(node.value) is int and isinstance(parent, ast.Attribute):
-        return not is_parenthesized(rule.text(node))  # `4.bit_length()` would read as a float
+        return True  # `4.bit_length()` would read as a float
     if isinstance(node, _ATOMIC) or is_parenthesized(rule.text(node)):
         return False
     if isinstance(parent, ast.Call) and replaced in parent.args:
