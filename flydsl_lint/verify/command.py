@@ -77,12 +77,15 @@ def _given_path(text: str) -> Path:
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="flydsl-lint-verify", description=__doc__)
-    parser.add_argument("--base", type=_given, help="ref to compare against (default: merge-base with upstream, else HEAD)")
+    parser.add_argument("--base", type=_given,
+                        help="ref to compare against (default: merge-base with upstream, else HEAD)")
     parser.add_argument("--head", type=_given, help="ref to verify (default: the working tree)")
-    parser.add_argument("--tests", action="append", type=_given, help="test files or node ids to run instead of the affected ones")
+    parser.add_argument("--tests", action="append", type=_given,
+                        help="test files or node ids to run instead of the affected ones")
     parser.add_argument("--kernels", action="append", type=_given,
                         help="kernel modules (paths or dotted names) to start from instead of the changed files")
-    parser.add_argument("--arch", action="append", type=_given, help="target archs, comma-separated (default from config: gfx942)")
+    parser.add_argument("--arch", action="append", type=_given,
+                        help="target archs, comma-separated (default from config: gfx942)")
     parser.add_argument("--mode", choices=("auto", "compile", "device"), default="auto",
                         help="auto: device mode when an AMD GPU is visible, else compile mode")
     parser.add_argument("--list", action="store_true", help="print the plan and run nothing")
