@@ -7,7 +7,9 @@ that a module runs through ``exec``, as dataclasses do) make CPython end the
 process by SIGINT instead of with the exit status given. So an interrupt at
 any moment after the hold below ends in one "interrupted" line and exit
 status 130. (The hold is the module's first statement, so there is no
-`from __future__` import before it.)
+`from __future__` import before it.) Later in the run, the handler clears what
+an interrupt leaving exec'd code would leave behind
+(`forget_interrupt_escaped_from_exec`).
 """
 
 if __name__ == "__main__":
