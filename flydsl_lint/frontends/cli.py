@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_ERROR
     except KeyboardInterrupt:
-        from ..verify.signals import forget_interrupt_escaped_from_exec
+        from ..engine.interrupts import forget_interrupt_escaped_from_exec
 
         forget_interrupt_escaped_from_exec()
         print("flydsl-lint: interrupted; files already written are complete, the rest untouched", file=sys.stderr)
@@ -277,7 +277,7 @@ def _migrate(args: argparse.Namespace) -> int:
     try:
         return _run_migrate(args)
     except KeyboardInterrupt as exc:
-        from ..verify.signals import forget_interrupt_escaped_from_exec
+        from ..engine.interrupts import forget_interrupt_escaped_from_exec
 
         forget_interrupt_escaped_from_exec()
         detail = str(exc) or "no file was changed and the scratch copy is removed"

@@ -22,7 +22,8 @@ if __name__ == "__main__":
 import signal
 import sys
 
-from flydsl_lint.verify.signals import forget_interrupt_escaped_from_exec, signals_held
+from flydsl_lint.engine.interrupts import forget_interrupt_escaped_from_exec
+from flydsl_lint.verify.signals import signals_held
 
 EXIT_INTERRUPTED = 130
 
