@@ -308,6 +308,24 @@ def _set_aside_ids_of_other_archs(outcomes: dict[str, CompileModeFindings],
                                       f"{', '.join(elsewhere)}: nothing to compare")
 
 
+def _note_named_tests_skipped_on_both_sides(plan: Plan, comparisons: list, arch: str,
+                                            sides: tuple[CompileResult, CompileResult],
+                                            findings: CompileModeFindings) -> None:
+    """A test named by node id (`--tests file::test`) that pytest skipped on both sides (a skip,
+    or `xfail(run=False)`) compiled nothing: a note saying so and why, not silence beside a
+    parity that holds for the others."""
+    named = [test for test in plan.tests if "::" in test]
+    compared = {comparison.test_id for comparison in comparisons}
+    before, after = sides
+    for label, (outcome, message) in sorted(after.outcomes.items()):
+        selected = any(label == test or label.startswith((f"{test}[", f"{test}::")) for test in named)
+        if selected and outcome == "skipped" and before.outcomes.get(label, ("",))[0] == "skipped" \
+                and label not in compared:
+            reason = first_line(message)
+            findings.notes.append(f"[{arch}] {label}: skipped on both sides{f' ({reason})' if reason else ''}: "
+                                  "no kernel to compare")
+
+
 def run_compile_mode(
     plan: Plan,
     trees: Mapping[str, Path],
@@ -378,6 +396,7 @@ def run_compile_mode(
             _recheck_errors(outcomes[arch], sides[arch], again)
     _set_aside_ids_of_other_archs(outcomes, sides)
     for arch in plan.archs:
+        _note_named_tests_skipped_on_both_sides(plan, comparisons[arch], arch, sides[arch], outcomes[arch])
         outcome_findings = outcomes[arch]
         before, after = sides[arch]
         findings.comparisons += comparisons[arch] + outcome_findings.comparisons

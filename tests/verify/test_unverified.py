@@ -319,3 +319,28 @@ def test_a_node_id_that_exists_at_another_arch_is_a_note_not_unverified():
     assert outcomes["gfx950"].notes == [
         f"[gfx950] {only_gfx942}: not a test at gfx950, only at gfx942: nothing to compare"]
     assert outcomes["gfx942"].notes == []
+
+
+def test_a_named_test_skipped_on_both_sides_is_a_note_with_pytest_reason():
+    """`--tests file::test_variants` where some variants are xfail(run=False) or skip (FlyDSL's
+    test_moe_gemm.py): the report said "parity holds" over the rest and nothing of these."""
+    from flydsl_lint.verify.runner import CompileModeFindings, _note_named_tests_skipped_on_both_sides
+
+    skipped = f"{TEST}::test_variants[fp4]"
+    compiled, unnamed = f"{TEST}::test_variants[a16w4]", f"{TEST}::test_other[x]"
+    outcomes = {skipped: ("skipped", "[NOTRUN] pre-existing fp4 bug"), compiled: ("passed", ""),
+                unnamed: ("skipped", "not named")}
+    sides = (_result(outcomes), _result(outcomes))
+    plan = Plan("b", "h", [], [], [f"{TEST}::test_variants"], [], ["gfx950"], "compile")
+    findings = CompileModeFindings()
+    _note_named_tests_skipped_on_both_sides(plan, [], "gfx950", sides, findings)
+    assert findings.notes == [f"[gfx950] {skipped}: skipped on both sides ([NOTRUN] pre-existing fp4 bug): "
+                              "no kernel to compare"]
+    # A whole file named runs its own skips without a word; a test skipped on one side only is no note.
+    whole_file = Plan("b", "h", [], [], [TEST], [], ["gfx950"], "compile")
+    findings = CompileModeFindings()
+    _note_named_tests_skipped_on_both_sides(whole_file, [], "gfx950", sides, findings)
+    assert findings.notes == []
+    findings = CompileModeFindings()
+    _note_named_tests_skipped_on_both_sides(plan, [], "gfx950", (_result({}), _result(outcomes)), findings)
+    assert findings.notes == []
