@@ -52,6 +52,13 @@ _TERMLESS_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "kind", "
 _TERM_FIELDS: dict[type, tuple[str, ...]] = {}  # node type -> the fields term_children reads
 
 
+def operand_type_reason(rule, node: ast.expr) -> str:
+    """What a fix message says of an operand's type: `` `x` is a Python int `` when the model
+    knows it, else `` the type of `x` is unknown: ... `` with the reason it rests on."""
+    found, why = rule.model.explain_type(node)
+    return f"`{rule.text(node)}` is {found.described}" if found.known else f"the type of `{rule.text(node)}` is {why}"
+
+
 def term_children(node: ast.AST) -> list[ast.AST]:
     """The node's children in the fields that can hold expressions, in field
     order, for walks: cheaper than the generators of `ast.iter_child_nodes`."""

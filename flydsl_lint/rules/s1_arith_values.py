@@ -14,7 +14,8 @@ from ._edits import as_method_receiver, fx_wrap, reference, replace_callee, repl
 from ._flydsl import (
     EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SAME_OP_OPERATORS, SAME_OP_SCALARS,
     SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
-    before_type_table, known_scalar_type, qualified, scalar_ir_type, single_positional, typed_scalar,
+    before_type_table, known_scalar_type, operand_type_reason, qualified, scalar_ir_type, single_positional,
+    typed_scalar,
 )
 from ._raw_dialects import is_raw_dialect_call, provably_dynamic
 
@@ -31,12 +32,6 @@ def _may_carry_signedness(rule: Rule, node: ast.expr) -> str:
         why = rule.model.explain_type(statement.value)[1]
         return f"`{node.id}` may carry signedness: `{node.id}` is `{rule.text(statement.value)}`: {why}"
     return f"`{rule.text(node)}` may carry signedness: {rule.model.explain_type(node)[1]}"
-
-
-def _unknown_operand(rule: Rule, node: ast.expr) -> str:
-    """`` `x` (why) `` for a fix message naming the operand whose type is unknown."""
-    found, why = rule.model.explain_type(node)
-    return f"`{rule.text(node)}` is {found.described}" if found.known else f"the type of `{rule.text(node)}` is {why}"
 
 
 @register
@@ -178,7 +173,7 @@ class ArithValueWrap(Rule):
         found = self.model.value_type(argument)
         takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (
             found.kind == SCALAR and found.scalar in _INTEGER_SCALARS)
-        return _index_value_fix(self, cast, argument, None if takes else f"`{self.text(argument)}` is {found.described}")
+        return _index_value_fix(self, cast, argument, None if takes else operand_type_reason(self, argument))
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
@@ -189,7 +184,7 @@ class ArithValueWrap(Rule):
             # of one that may carry a signedness it resets it to None (`//`, `%`, `<` and casts may change).
             return None if found.signless else _may_carry_signedness(self, argument)
         if found.kind != SCALAR:
-            return _unknown_operand(self, argument)
+            return operand_type_reason(self, argument)
         if self._read_back_alike(node, argument, found):
             return None
         if found.scalar not in SAME_OP_SCALARS:
@@ -202,7 +197,7 @@ class ArithValueWrap(Rule):
         int_literal = isinstance(other, ast.Constant) and type(other.value) is int and not found.is_float \
             and -2**31 <= other.value < 2**31
         if other_type != found and not int_literal:
-            return _unknown_operand(self, other) if not other_type.known else f"`{self.text(other)}` is {other_type.described}"
+            return operand_type_reason(self, other)
         consumer = self.model.parent(operation)
         if not (isinstance(consumer, ast.Call) and single_positional(consumer) is operation
                 and typed_scalar(self.model, consumer) == found.scalar):
@@ -389,7 +384,7 @@ class ArithUnwrap(Rule):
         value with `ir_value` returns `e.ir_value()`, an ir.Value, unchanged (expr/utils/arith.py,
         every release 0.3.0 to 0.5.0): the very object the fix's call gives."""
         found = self.model.value_type(argument)
-        return _unknown_operand(self, argument) if found.kind != SCALAR else None
+        return operand_type_reason(self, argument) if found.kind != SCALAR else None
 
 
 def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
@@ -485,7 +480,8 @@ class ArithIndexCast(Rule):
             cause = self.model.unknown_cause(value)
             return f" (the type of `{self.text(value)}` is not known{': ' + cause if cause else ''})"
         if not self._same_run_time_value(node, value, target_class):
-            return f" (`{self.text(value)}` is {found.described}, not a run-time value `fx.{target_class}(x)` casts alike)"
+            return (f" (`{self.text(value)}` is {found.described}, "
+                    f"not a run-time value `fx.{target_class}(x)` casts alike)")
         return f" (a use of the cast reads its signedness, which `fx.{target_class}(x).ir_value()` carries)"
 
     def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,

@@ -12,7 +12,7 @@ from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
     EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SAME_OP_OPERATORS, SAME_OP_SCALARS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
-    before_type_table, known_scalar_type, scalar_ir_type, single_positional, typed_scalar,
+    before_type_table, known_scalar_type, operand_type_reason, scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
@@ -182,8 +182,7 @@ class TypedArithmeticMethod(Rule):
         receiver = node.func.value
         found = self.model.value_type(receiver)
         if found.kind != SCALAR or found.scalar not in _PROVEN_METHOD_TYPES:
-            return f"`{self.text(receiver)}` is {found.described}" if found.known else \
-                f"the type of `{self.text(receiver)}` is {self.model.explain_type(receiver)[1]}"
+            return operand_type_reason(self, receiver)
         other = self.model.value_type(operand)
         if other != found:
             return f"`{self.text(operand)}` is {other.described}, not {found}: `{replacement}` may promote"
