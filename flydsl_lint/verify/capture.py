@@ -45,6 +45,12 @@ HOOK_ERRORS_MANIFEST = "hook-errors.jsonl"
 OUTSIDE_ANY_TEST = "<module import>"
 
 
+def node_id_selects(node_id: str, item_id: str) -> bool:
+    """Whether ``node_id`` names ``item_id`` as pytest would: the item itself, or a function,
+    class or module holding it (``f`` selects ``f[1]``, ``Class`` selects ``Class::f``)."""
+    return item_id == node_id or item_id.startswith((f"{node_id}::", f"{node_id}["))
+
+
 def append_json_line(path: Path, record: dict) -> None:
     with path.open("a", encoding="utf-8") as fh:
         fh.write(json.dumps(record) + "\n")

@@ -14,7 +14,8 @@ import os
 import pytest
 
 from flydsl_lint.verify.capture import (
-    ENV_TESTS, NOT_FOUND, OUTSIDE_ANY_TEST, classify_failure, describe_failure, start_from_environment,
+    ENV_TESTS, NOT_FOUND, OUTSIDE_ANY_TEST, classify_failure, describe_failure, node_id_selects,
+    start_from_environment,
 )
 
 _recorder = start_from_environment()
@@ -25,12 +26,6 @@ def _file(node_id: str) -> str:
     return node_id.split("::")[0]
 
 
-def _selects(node_id: str, item_id: str) -> bool:
-    """Whether ``node_id`` names ``item_id`` as pytest would: the item itself, or a function,
-    class or module holding it (``f`` selects ``f[1]``, ``Class`` selects ``Class::f``)."""
-    return item_id == node_id or item_id.startswith((f"{node_id}::", f"{node_id}["))
-
-
 def pytest_collection_modifyitems(config, items):
     """Run what the parent's node ids name; a file it also named whole runs whole. An id that
     names no test of a file collected here is recorded as not found."""
@@ -38,12 +33,12 @@ def pytest_collection_modifyitems(config, items):
     whole_files = {test for test in _tests if "::" not in test}
     collected_files = {_file(item.nodeid) for item in items}
     for node_id in node_ids:
-        if _file(node_id) in collected_files and not any(_selects(node_id, item.nodeid) for item in items):
+        if _file(node_id) in collected_files and not any(node_id_selects(node_id, item.nodeid) for item in items):
             _recorder.record_outcome(node_id, NOT_FOUND, "no test matches this node id here")
     restricted = {_file(node_id) for node_id in node_ids} - whole_files
     kept, deselected = [], []
     for item in items:
-        wanted = _file(item.nodeid) not in restricted or any(_selects(n, item.nodeid) for n in node_ids)
+        wanted = _file(item.nodeid) not in restricted or any(node_id_selects(n, item.nodeid) for n in node_ids)
         (kept if wanted else deselected).append(item)
     if deselected:
         config.hook.pytest_deselected(items=deselected)

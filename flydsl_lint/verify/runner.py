@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND, node_id_selects
 from flydsl_lint.verify.compare import (
     CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, ONLY_AFTER, ONLY_BEFORE, KernelComparison, Unverified,
     compare_kernels, first_line,
@@ -318,7 +318,7 @@ def _note_named_tests_skipped_on_both_sides(plan: Plan, comparisons: list, arch:
     compared = {comparison.test_id for comparison in comparisons}
     before, after = sides
     for label, (outcome, message) in sorted(after.outcomes.items()):
-        selected = any(label == test or label.startswith((f"{test}[", f"{test}::")) for test in named)
+        selected = any(node_id_selects(test, label) for test in named)
         if selected and outcome == "skipped" and before.outcomes.get(label, ("",))[0] == "skipped" \
                 and label not in compared:
             reason = first_line(message)
