@@ -30,6 +30,7 @@ MAX_KEPT_TREE_BYTES = 512 * 1024
 # A private name (`_helper`) as the project files are indexed by: every `\b_helper\b` is one
 # of these tokens (a `_tail` of `head_tail` too, which only makes the answer more cautious).
 _PRIVATE_NAME = re.compile(r"_\w+")
+_WORD = re.compile(r"\w+")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -311,10 +312,13 @@ class ProjectIndex:
     def mentioned_elsewhere(self, module: str, word: str) -> str | None:
         """Why a Python file under the source roots other than `module`'s own may import or call
         the private name `word` (`_helper`): it mentions `word` as a word (`kernels/b.py names
-        `_helper``); None when none does. The files are read once a run, on the first
-        question, into an index of the private names they mention; each becomes a dependency
-        of the file asking, for the result cache. Also a reason where the index cannot tell:
-        too many files to read, an unreadable one, `word` no private name."""
+        `_helper``) and, unless `module` is a package (`from . import _helper` names no module),
+        also the module's own last name, which every import of it spells (`from .a import
+        _helper`, `a._helper`); None when none does. A file defining a `_helper` of its own
+        does not reach this one. The files are read once a run, on the first question, into an
+        index of the words they mention; each becomes a dependency of the file asking, for the
+        result cache. Also a reason where the index cannot tell: too many files to read, an
+        unreadable one, `word` no private name."""
         index = self._private_names()
         if index is None:
             return "the project has too many files to read"
@@ -327,8 +331,11 @@ class ProjectIndex:
         unread = sorted(path for path in unreadable if path != own)
         if unread:
             return f"{self._relative(unread[0])} cannot be read"
-        mentioning = sorted(path for path in mentions.get(word, ()) if path != own)
-        return f"{self._relative(mentioning[0])} names `{word}`" if mentioning else None
+        mentioning = set(mentions.get(word, ())) - {own}
+        if found is not None and not found[1]:
+            mentioning &= set(mentions.get(module.rpartition(".")[2], ()))
+        first = min(mentioning, default=None)
+        return f"{self._relative(first)} names `{word}`" if first is not None else None
 
     def _relative(self, path: str) -> str:
         """`path` relative to the outermost source root holding it."""
@@ -525,18 +532,22 @@ def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple
 
 
 def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]]:
-    """The private names each file mentions, inverted; the unreadable files; the module names."""
+    """The private names and module last names each file mentions as words, inverted; the
+    unreadable files; the module names."""
+    module_names = [name for name, _ in files.values() if name]
+    last_names = {name.rpartition(".")[2] for name in module_names}
     mentions: dict[str, list[str]] = {}
     unreadable = []
     for path, (_, text) in files.items():
         if text is None:
             unreadable.append(path)
             continue
-        for name in set(_PRIVATE_NAME.findall(text)):
-            mentions.setdefault(name, []).append(path)
+        for word in set(_WORD.findall(text)):
+            if word.startswith("_") or word in last_names:
+                mentions.setdefault(word, []).append(path)
     # Tuples of strings, which the cyclic collector stops tracking: a host that collects
     # between files (flake8) then does not walk some 10k containers at every full collection.
-    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, [name for name, _ in files.values() if name]
+    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, module_names
 
 
 def _skipped_folder(folder: Path) -> bool:

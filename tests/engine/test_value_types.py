@@ -699,6 +699,30 @@ def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_pa
         "unknown: parameter `v` has no annotation, and kernels/other.py names `_lane`")
 
 
+@pytest.mark.parametrize("other, reaches", [
+    ("def _lane(v):\n    return v\n_lane(1.5)\n", False),  # its own `_lane`: it names no module k
+    ("import kernels.k as kk\nkk._lane(1.5)\n", True),
+    ("from . import k\nk._lane(1.5)\n", True),
+    ("from .k import *\n_lane(1.5)\n", True),  # no star import brings it, but it names both
+])
+def test_another_file_reaches_a_private_helper_only_by_naming_its_module(tmp_path, other, reaches):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {"k": "", "other": other})
+    found = module_helper_types("_lane(n)\n", project=ProjectIndex([tmp_path]), module="kernels.k")[0]
+    assert found == ("unknown" if reaches else "fx.Int32")
+
+
+def test_a_private_helper_of_a_package_is_reached_by_any_file_naming_it(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    # `from . import _lane` in a module of package `kernels` names no module: the word is enough.
+    write_package(tmp_path, {"other": "from . import _lane\n_lane(1.5)\n"})
+    assert module_helper_types("_lane(n)\n", project=ProjectIndex([tmp_path]), module="kernels")[0] == "unknown"
+
+
 def test_helper_returns_across_project_modules(tmp_path):
     from flydsl_lint.engine.project import ProjectIndex
     from tests.conftest import write_package
