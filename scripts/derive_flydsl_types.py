@@ -67,7 +67,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 sys.path.insert(0, str(ROOT))
-from derive_flydsl_api import _write_or_check, pick_wheel, spans, wheel_sources  # noqa: E402
+from derive_flydsl_api import Release, _write_or_check, pick_wheel, spans, wheel_sources  # noqa: E402
 from flydsl_lint.engine.versions import Version  # noqa: E402
 
 FIRST_RELEASE = Version.parse("0.3.0")  # the numeric lattice and the rewriter's typed loops start here
@@ -604,6 +604,96 @@ def math_results(math_module: ast.Module | None, raw: dict[str, str], wraps: boo
     return found
 
 
+# The typed builders of flydsl/expr/arith.py (0.3.2-: `fx.max`, `fx.min`, `fx.ceildiv`) turn each
+# operand into an fx value and return the operands' common class, by the steps below; what
+# `_resolve_typed_operands` is called with decides which operands it takes.
+_TYPED_OPERAND_STEPS = {
+    "_normalize_typed_operand": ("if isinstance(value, (Numeric, Vector)):\n        return value",
+                                 "return Numeric.from_ir_type(value.type)(value)",
+                                 "if isinstance(value, (bool, int, float)):\n        return as_numeric(value)"),
+    "_validated_operand_dtype": ("if dtype is Index:\n        raise",
+                                 "if dtype is Boolean:\n        if not bool_widen:\n            raise",
+                                 "return Int32", "if integer_only and (not dtype.is_integer):\n        raise",
+                                 "if dtype.is_float and dtype not in (Float16, BFloat16, Float32, Float64):\n        raise"),
+    "_resolve_typed_operands": ("normalized = [_normalize_typed_operand(value, operation) for value in values]",
+                                "_validated_operand_dtype(dtype, operation, bool_widen=bool_widen, integer_only=integer_only)",
+                                "common_dtype = _resolve_numeric_type(common_dtype, dtype)",
+                                "return (prepared, common_dtype, result_shape, all_static)"),
+    "_wrap_typed_result": ("if shape is None:\n        return dtype(result)",),
+}
+# `_resolve_typed_operands(...)`'s keywords -> the fact: Booleans counted as Int32 (`max`, `min`),
+# or integers only, a Boolean refused (`ceildiv`).
+_TYPED_OPERAND_FACTS = {(("bool_widen", True),): "promoted-operands",
+                        (("integer_only", True),): "promoted-integer-operands"}
+
+
+def typed_operand_results(expr_arith: ast.Module | None) -> dict[str, str]:
+    """`flydsl.expr.arith.max` -> `promoted-operands`: a builder whose operands all pass through
+    `_resolve_typed_operands` and whose every return is the common class (`dtype(...)`,
+    `_wrap_typed_result(x, dtype, shape)`: an fx scalar unless an operand is a vector) or the one
+    operand (`prepared[0]`); a builder returning only such a builder's call (`max` -> `_extreme`)
+    has its fact. None of it unless every step of _TYPED_OPERAND_STEPS shows in the release."""
+    defs = _top_defs(expr_arith)
+    for name, parts in _TYPED_OPERAND_STEPS.items():
+        text = ast.unparse(defs[name]) if name in defs else ""
+        if not all(part in text for part in parts):
+            return {}
+    facts: dict[str, str] = {}
+    for function in (node for node in defs.values() if isinstance(node, ast.FunctionDef)):
+        fact = _typed_operand_fact(function)
+        if fact is not None:
+            facts[function.name] = fact
+    for function in (node for node in defs.values() if isinstance(node, ast.FunctionDef)):
+        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+        called = {getattr(value.func, "id", None) if isinstance(value, ast.Call) else None for value in returned}
+        if function.name not in facts and len(called) == 1 and called <= facts.keys():
+            facts[function.name] = facts[called.pop()]
+    return {f"flydsl.expr.arith.{name}": fact for name, fact in facts.items() if not name.startswith("_")}
+
+
+def _typed_operand_fact(function: ast.FunctionDef) -> str | None:
+    """The fact of a builder whose statement `prepared, dtype, shape, all_static =
+    _resolve_typed_operands(operands, name, <keywords>)` is followed only by returns of the
+    common class or of `prepared[0]`; None for any other function."""
+    if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
+        return None
+    resolved = [node for node in ast.walk(function) if isinstance(node, ast.Assign)
+                and ast.unparse(node.targets[0]) == "(prepared, dtype, shape, all_static)"
+                and isinstance(node.value, ast.Call) and ast.unparse(node.value.func) == "_resolve_typed_operands"]
+    if len(resolved) != 1:
+        return None
+    keywords = tuple((k.arg, k.value.value) for k in resolved[0].value.keywords if isinstance(k.value, ast.Constant))
+    if len(keywords) != len(resolved[0].value.keywords) or keywords not in _TYPED_OPERAND_FACTS:
+        return None
+    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    common = ("prepared[0]",)
+    if not returned or not all(value is not None and (ast.unparse(value) in common or (
+            isinstance(value, ast.Call) and ast.unparse(value.func) == "dtype" and len(value.args) == 1) or (
+            isinstance(value, ast.Call) and ast.unparse(value.func) == "_wrap_typed_result"
+            and [ast.unparse(a) for a in value.args[1:]] == ["dtype", "shape"])) for value in returned):
+        return None
+    # Every other binding of `dtype` or `prepared` would break the reading of the returns.
+    rebound = [node for node in ast.walk(function) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
+               and node.id in ("dtype", "prepared")]
+    return _TYPED_OPERAND_FACTS[keywords] if len(rebound) == 2 else None
+
+
+def reexported_results(results: dict[str, str], release: Release) -> dict[str, str]:
+    """`flydsl.expr.maxnumf` for `flydsl.expr.arith.maxnumf`: each module-level builder of
+    flydsl/expr/arith.py and math.py under every other path of the `flydsl.expr` package that
+    binds the very same object in this release (re-exports followed by `Release.defined`)."""
+    found: dict[str, str] = {}
+    for name, result in results.items():
+        module, _, leaf = name.rpartition(".")
+        if module not in ("flydsl.expr.arith", "flydsl.expr.math"):
+            continue
+        where = release.defined(name)
+        public = f"flydsl.expr.{leaf}"
+        if where is not None and public not in results and release.defined(public) == where:
+            found[public] = result
+    return found
+
+
 def _returned(function: ast.FunctionDef) -> ast.expr | None:
     statement = function.body[-1] if function.body else None
     return statement.value if isinstance(statement, ast.Return) else None
@@ -771,7 +861,8 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
                                _parse(sources, "flydsl/_mlir/dialects/_gpu_ops_gen.py")),
         "loops": loop_variables(_parse(sources, "flydsl/compiler/ast_rewriter.py")),
         "values": arith_value_facts(_parse(sources, "flydsl/expr/utils/arith.py"), numeric),
-        "results": raw | wrapper_results(sources, raw),
+        "results": raw | (builders := wrapper_results(sources, raw) | typed_operand_results(
+            _parse(sources, "flydsl/expr/arith.py"))) | reexported_results(builders, Release(sources)),
         "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")) | tensor_facts(sources)
         | _round_trip_fact(numeric),
         "classes": class_facts(sources),

@@ -1148,3 +1148,114 @@ def test_the_cause_of_an_unknown_type_is_the_end_of_its_chain():
     assert cause("def f(v):\n    probe = (v + 1) < 4\n") == "parameter `v` has no annotation, and `f` is public"
     assert cause("def f(a):\n    probe = helper(a) * fx.Int32(2)\n") == "no return type known for `helper` (not resolved)"
     assert cause("def f(v: fx.Int32):\n    probe = (v + 1) < 4\n") is None  # known: no cause
+
+
+TYPED_BUILDERS = '''\
+def _normalize_typed_operand(value, operation):
+    if isinstance(value, (Numeric, Vector)):
+        return value
+    if isinstance(value, ir.Value):
+        return Numeric.from_ir_type(value.type)(value)
+    if isinstance(value, (bool, int, float)):
+        return as_numeric(value)
+    raise TypeError(operation)
+def _validated_operand_dtype(dtype, operation, *, bool_widen, integer_only):
+    if dtype is Index:
+        raise TypeError(operation)
+    if dtype is Boolean:
+        if not bool_widen:
+            raise TypeError(operation)
+        return Int32
+    if integer_only and not dtype.is_integer:
+        raise TypeError(operation)
+    if dtype.is_float and dtype not in (Float16, BFloat16, Float32, Float64):
+        raise TypeError(operation)
+    return dtype
+def _resolve_typed_operands(values, operation, *, bool_widen=False, integer_only=False):
+    normalized = [_normalize_typed_operand(value, operation) for value in values]
+    dtypes = []
+    for value in normalized:
+        dtype = type(value)
+        dtypes.append(_validated_operand_dtype(dtype, operation, bool_widen=bool_widen, integer_only=integer_only))
+    common_dtype = dtypes[0]
+    for dtype in dtypes[1:]:
+        common_dtype = _resolve_numeric_type(common_dtype, dtype)
+    return prepared, common_dtype, result_shape, all_static
+def _wrap_typed_result(result, dtype, shape):
+    if shape is None:
+        return dtype(result)
+    return Vector(result, shape, dtype)
+def _extreme(is_max, operands):
+    prepared, dtype, shape, all_static = _resolve_typed_operands(operands, "max", bool_widen=True)
+    if len(prepared) == 1:
+        return prepared[0]
+    if all_static:
+        return dtype(prepared[0].value)
+    return _wrap_typed_result(maxsi(prepared), dtype, shape)
+@dsl_loc_tracing
+def max(*operands):
+    return _extreme(True, operands)
+def ceildiv(lhs, rhs):
+    prepared, dtype, shape, all_static = _resolve_typed_operands((lhs, rhs), "ceildiv", integer_only=True)
+    return _wrap_typed_result(ceildivsi(*prepared), dtype, shape)
+def floordiv(lhs, rhs):
+    prepared, dtype, shape, all_static = _resolve_typed_operands((lhs, rhs), "floordiv", integer_only=True)
+    return prepared
+'''
+
+
+def test_the_derive_script_reads_the_typed_builders_and_their_reexports():
+    derive = derive_types_script()
+    found = derive.typed_operand_results(ast.parse(TYPED_BUILDERS))
+    # `floordiv` returns the operands, not their common class: no fact.
+    assert found == {"flydsl.expr.arith.max": "promoted-operands", "flydsl.expr.arith.ceildiv": "promoted-integer-operands"}
+    # A step that reads otherwise (Boolean operands taken as they are) is no fact for any of them.
+    changed = TYPED_BUILDERS.replace("        return Int32\n", "        return Boolean\n")
+    assert derive.typed_operand_results(ast.parse(changed)) == {}
+    # Re-exports: `flydsl.expr` binds arith's `max`, and its own `ceildiv` shadows arith's.
+    from derive_flydsl_api import Release
+
+    release = Release({"flydsl/__init__.py": "", "flydsl/expr/__init__.py": "from .arith import *\nfrom .own import *\n",
+                       "flydsl/expr/arith.py": TYPED_BUILDERS, "flydsl/expr/own.py": "def ceildiv(a, b):\n    return a\n"})
+    assert derive.reexported_results(found, release) == {"flydsl.expr.max": "promoted-operands"}
+
+
+@pytest.mark.parametrize("expression, release, expected", [
+    ("fx.max(n, 3)", "0.5.0", "fx.Int32"),
+    ("fx.arith.max(n, 3)", "0.5.0", "fx.Int32"),
+    ("fx.max(n, 1 << 40)", "0.5.0", "fx.Int64"),  # the int is an Int64
+    ("fx.max(n, w)", "0.5.0", "fx.Int64"),
+    ("fx.max(flag, n)", "0.5.0", "fx.Int32"),  # a Boolean counts as an Int32
+    ("fx.max(h, f)", "0.5.0", "fx.Float32"),
+    ("fx.max(n)", "0.5.0", "fx.Int32"),
+    ("fx.ceildiv(n, 64)", "0.5.0", "fx.Int32"),
+    ("fx.ceildiv(u, 4)", "0.3.2", "fx.Uint32"),
+    ("fx.ceildiv(n, 64)", "0.3.1", "unknown"),  # no typed builder before 0.3.2
+    ("fx.ceildiv(f, 2)", "0.5.0", "unknown"),  # integers only: a TypeError at trace time
+    ("fx.ceildiv(flag, 2)", "0.5.0", "unknown"),
+    ("fx.max(i, n)", "0.5.0", "unknown"),  # an Index is refused
+    ("fx.max(n, unknown_int)", "0.5.0", "unknown"),  # an int of unknown value: Int32 or Int64
+    ("fx.max(n, raw)", "0.5.0", "unknown"),
+    ("fx.max([n, n])", "0.5.0", "unknown"),
+])
+def test_the_typed_builders_give_their_operands_common_class(expression, release, expected):
+    body = ("def f(n: fx.Int32, w: fx.Int64, u: fx.Uint32, flag: fx.Boolean, h: fx.Float16, f: fx.Float32,"
+            " i: fx.Index, unknown_int: int, raw):\n"
+            f"    probe = {expression}\n")
+    assert type_of(body, release) == expected
+
+
+def test_a_helper_typed_for_one_call_knows_the_python_ints_it_is_passed():
+    # `cdiv(n, 64)` takes the typed branch, whose `fx.ceildiv(n, 64)` is an Int32 only because 64 fits
+    # in 32 bits; with an int of unknown value it may be an Int64.
+    helper = ("def cdiv(a, b):\n    if isinstance(a, fx.Numeric) or isinstance(b, fx.Numeric):\n"
+              "        return fx.ceildiv(a, b)\n    return -(-a // b)\n"
+              "def twice(a, b):\n    return a * (b * 2)\n")
+    body = "def f(n: fx.Int32, k: int):\n    probe = {}\n"
+    assert type_of(helper + body.format("cdiv(n, 64)")) == "fx.Int32"
+    assert type_of(helper + body.format("cdiv(n, 1 << 40)")) == "fx.Int64"
+    assert type_of(helper + body.format("cdiv(n, k)")) == "unknown"
+    assert type_of(helper + body.format("cdiv(64, 4)")) == "Python int"
+    # The bounds go through the helper's arithmetic: (1 << 30) * 2 no longer fits in 32 bits.
+    assert type_of(helper + body.format("twice(n, 1 << 29)")) == "fx.Int32"
+    assert type_of(helper + body.format("twice(n, 1 << 30)")) == "fx.Int64"

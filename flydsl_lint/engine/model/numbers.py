@@ -50,9 +50,10 @@ class _KnownNumbers:
     def int_bounds(self, node: ast.expr) -> tuple[int, int] | None:
         """The least and the greatest int `node` can hold: a known int's; for a name the model types
         a Python int (so not a traced loop's run-time index), over every binding of it, each a plain
-        assignment of a known int or a `for` (or comprehension) target over `range(...)` /
-        `range_constexpr(...)` of known ints or over a display of known ints; for `+ - * // % <<` of
-        such, their interval. None when some value is not known."""
+        assignment of a known int, a `for` (or comprehension) target over `range(...)` /
+        `range_constexpr(...)` of known ints or over a display of known ints, or a parameter of a
+        helper typed for one call's arguments; for `+ - * // % <<` of such, their interval. None
+        when some value is not known."""
         return self._int_bounds(node, 0, 0)
 
     def _int_bounds(self, node: ast.expr, depth: int, type_depth: int) -> tuple[int, int] | None:
@@ -70,7 +71,9 @@ class _KnownNumbers:
         binding = self.binding_of(node)
         if binding is None or binding.name in self.names_declared_global_or_nonlocal():
             return None
-        bounds = [self._binding_bounds(each, depth + 1) for each in binding.scope.bindings[binding.name]]
+        # A parameter, while a helper is typed for one call, holds what that call passes.
+        bounds = [self._call_site_bounds[each] if each in self._call_site_bounds else self._binding_bounds(each, depth + 1)
+                  for each in binding.scope.bindings[binding.name]]
         if not bounds or None in bounds:
             return None
         return min(low for low, _ in bounds), max(high for _, high in bounds)

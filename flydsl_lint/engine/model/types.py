@@ -146,6 +146,9 @@ MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carr
 # What a builder under `dsl_math_wrap_result` returns (data/flydsl_types.txt `results`).
 _NUMERIC_CLASS_OR_ARITH_VALUE = "numeric-class-or-arith-value"  # preserve_numeric_type=True
 _WRAPPED_RESULTS = ("arith-value-unless-numeric", _NUMERIC_CLASS_OR_ARITH_VALUE)
+_PROMOTED_OPERANDS, _PROMOTED_INTEGERS = "promoted-operands", "promoted-integer-operands"  # `fx.max`, `fx.ceildiv`
+_PROMOTED_RESULTS = (_PROMOTED_OPERANDS, _PROMOTED_INTEGERS)
+_TYPED_OPERAND_FLOATS = frozenset({"Float16", "BFloat16", "Float32", "Float64"})  # `_validated_operand_dtype`
 _OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(...).result`, of the type of a and b
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
@@ -310,6 +313,7 @@ class _ValueTypes:
     # While a helper's returns are typed for one call: its parameter bindings -> what the call passes
     # (replaced, never changed in place), and the (function, arguments) specializations in progress.
     _call_site_params: dict = {}
+    _call_site_bounds: dict = {}  # likewise: a Python int parameter -> the range its argument is known in
     _call_sites: tuple = ()
 
     def value_type(self, node: ast.expr) -> ValueType:
@@ -790,6 +794,8 @@ class _ValueTypes:
                 return self._selected_type(node, leaf, depth)
             if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
                 return self._wrapped_builder_type(node, leaf, self.type_table.results[name], depth)
+            if self.type_table.results.get(name) in _PROMOTED_RESULTS:
+                return self._promoted_operands_type(node, leaf, self.type_table.results[name], depth)
             spelled = self.type_table.returns.get(f"{name}()")  # the gpu dialect's index ids (their annotation)
             if spelled is not None:
                 return self.type_table.parse(spelled), self.type_table.source
@@ -967,6 +973,34 @@ class _ValueTypes:
             return first, f"`{leaf}` keeps the class of its first operand, {first} ({self.type_table.source})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` of {first} (its result's type is not settled)"
 
+    def _promoted_operands_type(self, node: ast.Call, leaf: str, result: str, depth: int) -> tuple[ValueType, str]:
+        """`fx.max(a, b)`, `fx.ceildiv(a, b)`: the common class of the operands, each an fx scalar or
+        a Python number (`as_numeric`: an int by its range), under the lattice the operators use
+        (`_resolve_numeric_type`). A Boolean counts as Int32 for `promoted-operands` and is refused
+        by `promoted-integer-operands`, as an Index, a narrow float or (integers only) a float are;
+        a vector, a raw value or a nested list leaves the result unknown."""
+        if node.keywords and any(keyword.arg is None for keyword in node.keywords) or not node.args:
+            return UNKNOWN_TYPE, f"unknown: `{leaf}` without positional operands"
+        common = None
+        for operand in node.args:
+            found, why = (UNKNOWN_TYPE, "unknown: a starred operand") if isinstance(operand, ast.Starred) \
+                else self._typed(operand, depth)
+            if found.kind not in (SCALAR, PY_INT, PY_FLOAT, PY_BOOL):
+                return UNKNOWN_TYPE, f"unknown: an operand of `{leaf}` is {found.described} ({why})"
+            scalars = self._operand_scalars(operand, found, depth)
+            if len(scalars) != 1:
+                return UNKNOWN_TYPE, "unknown: a Python int of unknown value may be an Int32 or an Int64"
+            scalar = scalars[0]
+            if scalar.scalar == "Boolean" and result == _PROMOTED_OPERANDS:
+                scalar = self.type_table.scalar("Int32")
+            if scalar.scalar in ("Index", "Boolean") or (result == _PROMOTED_INTEGERS and scalar.is_float) \
+                    or (scalar.is_float and scalar.scalar not in _TYPED_OPERAND_FLOATS):
+                return UNKNOWN_TYPE, f"unknown: `{leaf}` refuses an operand of {scalar}"
+            common = scalar if common is None else _common_type(self.type_table, common, scalar)
+            if not common.known:
+                return UNKNOWN_TYPE, "unknown: promotion not settled"
+        return common, f"`{leaf}` gives its operands' common class ({self.type_table.source})"
+
     def _selected_type(self, node: ast.Call, leaf: str, depth: int) -> tuple[ValueType, str]:
         """`arith.select(c, a, b)`: the op's result has the type of `a` and `b` (a number literal
         becomes a constant of the other's type), so the value caster's ArithValue when one of
@@ -1085,16 +1119,26 @@ class _ValueTypes:
         passed = _call_arguments(function.args, call)
         if passed is None:
             return None
-        types = tuple((name, None if value is None else self._typed(value, depth)[0]) for name, value in passed.items())
-        if not any(found is not None and found.known for _, found in types):
+        types = tuple((name, *self._passed_value(value, depth)) for name, value in passed.items())
+        if not any(found is not None and found.known for _, found, _ in types):
             return None
         found = model._specialized_return(function, types, depth)
         return found if found[0].known else None
 
+    def _passed_value(self, value: ast.expr | None, depth: int) -> tuple[ValueType | None, tuple[int, int] | None]:
+        """What an argument gives its parameter for `_specialized_return`: its type (None for the
+        default) and, for a Python int, the least and greatest value it can hold when known
+        (operators and typed builders pick an fx class by whether it fits in 32 bits)."""
+        if value is None:
+            return None, None
+        found = self._typed(value, depth)[0]
+        return found, self._int_bounds(value, 0, depth) if found.kind == PY_INT else None
+
     def _specialized_return(self, function: ast.FunctionDef, passed: tuple, depth: int) -> tuple[ValueType, str]:
         """`_returned` with the parameters of `function` holding `passed` ((name, type or None for
-        the default), ...), answered in a fresh memo of the argument-dependent queries, once per
-        model and arguments; a recursive call, or one nested too deep, answers unknown."""
+        the default, the range of a Python int or None), ...), answered in a fresh memo of the
+        argument-dependent queries, once per model and arguments; a recursive call, or one nested
+        too deep, answers unknown."""
         key = (function, passed)
         memo = self._answers["call_site_return"]
         if key in memo:
@@ -1104,16 +1148,20 @@ class _ValueTypes:
         bindings = self._scope_of_node[function].bindings
         defaults = parameter_defaults(function.args)
         params = dict(self._call_site_params)  # a nested helper still reads its enclosing one's
-        for name, found in passed:
+        bounds = dict(self._call_site_bounds)
+        for name, found, int_range in passed:
             binding = next(b for b in bindings[name] if b.kind == "param")
             params[binding] = self._argument_type(binding, found, defaults.get(name), depth)
-        saved = self._answers, self._call_site_params, self._call_sites, self._provisional
-        self._answers, self._call_site_params = _CallSiteAnswers(self._answers), params
+            if int_range is not None and params[binding][0].kind == PY_INT:
+                bounds[binding] = int_range
+        saved = self._answers, self._call_site_params, self._call_site_bounds, self._call_sites, self._provisional
+        self._answers, self._call_site_params, self._call_site_bounds = _CallSiteAnswers(self._answers), params, bounds
         self._call_sites, self._provisional = self._call_sites + (key,), None
         try:
             found, why = self._returned(function, depth)
         finally:
-            self._answers, self._call_site_params, self._call_sites, self._provisional = saved
+            (self._answers, self._call_site_params, self._call_site_bounds, self._call_sites,
+             self._provisional) = saved
         answer = (found, f"{why}, for the argument types of the call") if found.known else (found, why)
         self._remember(memo, key, answer)
         return answer
