@@ -8,6 +8,8 @@ import stat
 import sys
 from pathlib import Path
 
+from ..engine.arguments import named_path
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_CACHE_DIR"  # as RUFF_CACHE_DIR
 OUTPUT_FORMAT_VARIABLE = "FLYDSL_LINT_OUTPUT_FORMAT"  # as RUFF_OUTPUT_FORMAT
@@ -30,13 +32,6 @@ def _codes(text: str) -> tuple[str, ...]:
         raise argparse.ArgumentTypeError(f"{exc.code!r} {exc.why}") from None
 
 
-def _path(text: str) -> Path:
-    """A path option's value; an empty one would be the current folder (`--config "$CFG"` unset)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} names nothing (leave the option out for its default)")
-    return Path(text)
-
-
 def _jobs(text: str) -> int:
     if not text.isdigit() or int(text) < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of processes (1 or more)")
@@ -44,7 +39,7 @@ def _jobs(text: str) -> int:
 
 
 def _add_cache_dir(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache-dir", type=_path, default=os.environ.get(CACHE_DIR_VARIABLE) or None,
+    parser.add_argument("--cache-dir", type=named_path, default=os.environ.get(CACHE_DIR_VARIABLE) or None,
                         help=f"the result cache folder, relative to the current folder (env: {CACHE_DIR_VARIABLE}); "
                              "overrides cache-dir")
 
@@ -76,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--diff", action="store_true", help="print the fixes as a unified diff; write nothing")
     check.add_argument("--show-fixes", action="store_true", help="print fixes as a diff, display-only suggestions too")
     check.add_argument("--statistics", action="store_true", help="count diagnostics per code")
-    check.add_argument("-o", "--output-file", type=_path, metavar="PATH",
+    check.add_argument("-o", "--output-file", type=named_path, metavar="PATH",
                        help="write the report to PATH instead of standard output (atomically)")
     check.add_argument("--show-files", action="store_true", help="list the files that would be checked, then exit")
     check.add_argument("--show-settings", action="store_true",
@@ -84,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--show-types", metavar="FILE:LINE",
                        help="print the value type the model infers for each expression on that line (and why), then exit")
     check.add_argument("-e", "--exit-zero", action="store_true", help="exit 0 even when diagnostics remain")
-    check.add_argument("--config", type=_path, help="a pyproject.toml (or bare TOML table) to use")
+    check.add_argument("--config", type=named_path, help="a pyproject.toml (or bare TOML table) to use")
     check.add_argument("--isolated", action="store_true", help="ignore every configuration file (defaults and flags only)")
     check.add_argument("--ignore-noqa", action="store_true",
                        help="report what `# noqa` comments and file exemptions would suppress")
@@ -137,19 +132,19 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--ignore", type=_codes, help="codes or prefixes whose fixes are never tried")
     migrate.add_argument("--arch", type=_patterns, metavar="ARCHES",
                          help="comma-separated compile targets (default: [tool.flydsl-lint.verify] archs, else gfx942)")
-    migrate.add_argument("--report", type=_path, action="append", default=[], metavar="FILE",
+    migrate.add_argument("--report", type=named_path, action="append", default=[], metavar="FILE",
                          help="write the report to FILE: JSON if it ends in .json, else Markdown (repeatable)")
     migrate.add_argument("--unproven", action="store_true",
                          help="also apply the fixes of modules no test or probe can prove (reported as such)")
     migrate.add_argument("--dry-run", action="store_true", help="print the plan; compile and write nothing")
     migrate.add_argument("-j", "--jobs", type=_jobs, default=os.cpu_count() or 1, metavar="N",
                          help="parallel capture processes per verify run (default: CPU count)")
-    migrate.add_argument("--repo", type=_path, default=Path.cwd(), help="the repository root (default: .)")
-    migrate.add_argument("--config", type=_path, help="a pyproject.toml (or bare TOML table) to use")
+    migrate.add_argument("--repo", type=named_path, default=Path.cwd(), help="the repository root (default: .)")
+    migrate.add_argument("--config", type=named_path, help="a pyproject.toml (or bare TOML table) to use")
     migrate.add_argument("--target-version", help="FlyDSL release the code targets, e.g. 0.5.0")
     clean = commands.add_parser("clean", help="remove result caches and interrupted fixes' temporaries in folders (default: .) and below")
     clean.add_argument("paths", nargs="*", metavar="PATH", help="folders to clean (default: .)")
-    clean.add_argument("--config", type=_path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
+    clean.add_argument("--config", type=named_path, help="a pyproject.toml (or bare TOML table) naming cache-dir")
     _add_cache_dir(clean)
     return parser
 

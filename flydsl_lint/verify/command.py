@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from flydsl_lint.engine.arguments import named, named_path
 from flydsl_lint.verify import changes, device
 from flydsl_lint.verify.base_cache import BaseCache, ImportFactsCache, default_cache_dir, environment_fingerprint
 from flydsl_lint.verify.capture import HookError
@@ -65,14 +66,8 @@ def _positive_int(text: str) -> int:
 
 
 def _given(text: str) -> str:
-    """A value that names something: `--base "$REV"` with the variable unset must not mean the default."""
-    if not any(item.strip() for item in _LIST_SEPARATOR.split(text)):
-        raise argparse.ArgumentTypeError(f"{text!r} names nothing (leave the option out for its default)")
-    return text
-
-
-def _given_path(text: str) -> Path:
-    return Path(_given(text))
+    """A value that names something (of a list option, one entry does)."""
+    return named(text, _LIST_SEPARATOR.split)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -93,11 +88,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--keep", action="store_true", help="keep the evidence directories and print where")
     parser.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1,
                         help="parallel capture processes (default: the CPU count)")
-    parser.add_argument("--base-cache-dir", type=_given_path, default=None,
+    parser.add_argument("--base-cache-dir", type=named_path, default=None,
                         help="where base-side results are cached (default: $FLYDSL_LINT_VERIFY_CACHE_DIR, "
                              "else ~/.cache/flydsl-lint/verify-base)")
     parser.add_argument("--no-base-cache", action="store_true", help="compile the base side even when cached")
-    parser.add_argument("--repo", type=_given_path, default=Path.cwd(), help="repository to verify (default: cwd)")
+    parser.add_argument("--repo", type=named_path, default=Path.cwd(), help="repository to verify (default: cwd)")
     return parser.parse_args(argv)
 
 
