@@ -935,6 +935,34 @@ def test_a_read_of_a_rebound_name_has_the_type_of_the_one_binding_reaching_it():
                    "    x = q\n") == "ArithValue (signed=None)"
 
 
+def test_the_last_iteration_of_a_python_loop_that_always_runs_reaches_past_it():
+    # `for s in [32, 16]: x = x.maximumf(...)` leaves x as the body's assignment made it: the loop runs,
+    # unrolled by Python, at least once, and nothing in it can skip the assignment.
+    loop = "def f(a, c):\n    x = q\n    {loop}:\n        y = c\n        x = fx.Int32(a)\n    probe = x\n"
+    for header in ("for s in [32, 16]", "for s in (1,)", "for s in fx.range_constexpr(1, 4)"):
+        assert type_of(loop.format(loop=header)) == "fx.Int32", header
+    nested = "def f(a):\n    x = q\n    for i in fx.range_constexpr(2):\n        for s in [8, 4]:\n" \
+             "            x = fx.Int64(a)\n    probe = x\n"
+    assert type_of(nested) == "fx.Int64"
+    traced = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = 1\n    for s in [8, 4]:\n        x = n + s\n    probe = x\n"
+    assert type_of(traced) == "fx.Int32"
+    # No such loop: it may run no time (an empty display, an empty or unknown range, a range the
+    # rewriter turns into an scf.for), skip the assignment (`break`, `continue`, a branch around it),
+    # or end through its `else`.
+    for header in ("for s in []", "for s in fx.range_constexpr(0)", "for s in fx.range_constexpr(c)",
+                   "for s in [*c]", "for s in range(4)", "for s in c", "while c"):
+        assert type_of(loop.format(loop=header)) == "unknown", header
+    for body in ("        if c:\n            continue\n        x = fx.Int32(a)\n",
+                 "        x = fx.Int32(a)\n        if c:\n            break\n",
+                 "        if c:\n            x = fx.Int32(a)\n"):
+        assert type_of("def f(a, c):\n    x = q\n    for s in [1, 2]:\n" + body + "    probe = x\n") == "unknown"
+    assert type_of("def f(a, c):\n    x = q\n    for s in [1, 2]:\n        x = fx.Int32(a)\n    else:\n"
+                   "        pass\n    probe = x\n") == "unknown"
+    # A `break` of a nested loop leaves only that loop.
+    assert type_of("def f(a, c):\n    x = q\n    for s in [1, 2]:\n        for t in c:\n            break\n"
+                   "        x = fx.Int32(a)\n    probe = x\n") == "fx.Int32"
+
+
 @pytest.mark.parametrize("body", [
     # A rebinding in a branch or a loop may reach the read.
     "def f(a, c):\n    x = fx.Int32(a)\n    if c:\n        x = q\n    probe = x\n",

@@ -23,7 +23,8 @@ class _ReachingBindings:
         the loop's own body), with no binding of the name in between. Any path to the read runs
         down that list, so through the assignment, and nothing after it rebinds the name before
         the read. The read may also be nested in a compound statement of that list that binds the
-        name nowhere (`_passes_through`). In traced code no compound statement in between may read
+        name nowhere (`_passes_through`); the assignment may be at the top of the body of a loop
+        of that list that Python always runs and that nothing skips it in (`_loop_always_reaching`). In traced code no compound statement in between may read
         the name either: the rewriter carries a name a dynamic region stores into, subscripts or
         calls a method of, and rebinds it after the region (`_collect_assigned_vars` in
         compiler/ast_rewriter.py). None when not provably one."""
@@ -75,6 +76,12 @@ class _ReachingBindings:
         else:
             bound = self._assignment_statement(last)
             block = self._block_of(bound) if bound is not None else None
+            # An assignment at the top of the body of a Python loop that always runs and always
+            # reaches it is the name's binding after the loop too (its last iteration's).
+            while block is not None and self._statement_in(block, statement) is None \
+                    and self._loop_always_reaching(bound, block):
+                bound = self.parent(bound)
+                block = self._block_of(bound)
             start = _index_in(block, bound) + 1 if block is not None else None
         anchor = self._statement_in(block, statement) if block is not None else None
         end = _index_in(block, anchor) if anchor is not None else None
@@ -86,6 +93,25 @@ class _ReachingBindings:
         if anchor is not statement and not self._passes_through(anchor, bindings, name, position, traced):
             return None
         return last
+
+    def _loop_always_reaching(self, statement: ast.stmt, block: list[ast.stmt]) -> bool:
+        """Whether `block` is the body of a `for` that Python runs (the rewriter leaves a loop over a
+        display or `range_constexpr` alone) at least once, over a non-empty display or a
+        `range_constexpr` of known ints, and no `break` or `continue` of it skips `statement`, a
+        statement of the body: every run of the loop ends having run it last in its last iteration."""
+        loop = self.parent(statement)
+        if not (isinstance(loop, ast.For) and loop.body is block and not loop.orelse):
+            return False
+        iterated = loop.iter
+        if isinstance(iterated, (ast.List, ast.Tuple)):
+            runs = bool(iterated.elts) and not any(isinstance(item, ast.Starred) for item in iterated.elts)
+        elif isinstance(iterated, ast.Call) and not iterated.keywords and 1 <= len(iterated.args) <= 3 \
+                and self.range_callee(iterated.func) == "range_constexpr":
+            bounds = [self.known_int(argument) for argument in iterated.args]
+            runs = None not in bounds and not (len(bounds) == 3 and bounds[2] == 0) and len(range(*bounds)) > 0
+        else:
+            runs = False
+        return runs and not any(_leaves_loop(child) for child in block)
 
     def _carrying_regions(self, name: str) -> list[ast.stmt]:
         """The `if`/`while` statements and `range` loops that call a method of `name` or store into it
@@ -162,6 +188,17 @@ class _ReachingBindings:
         return bool(regions) and any(
             (first, column) <= (load.lineno, load.col_offset) and (load.end_lineno, load.end_col_offset) <= (last, end)
             for load in self._loads.get(name, ()) for first, column, last, end in regions)
+
+
+def _leaves_loop(node: ast.AST) -> bool:
+    """Whether `node` holds a `break` or `continue` of the loop it is in (not of a nested loop or def)."""
+    if isinstance(node, (ast.Break, ast.Continue)):
+        return True
+    if isinstance(node, (ast.For, ast.AsyncFor, ast.While)):
+        return any(_leaves_loop(child) for child in node.orelse)  # its body's are its own
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+        return False
+    return any(_leaves_loop(child) for child in ast.iter_child_nodes(node))
 
 
 def _rewritten_loop(node: ast.AST) -> bool:
