@@ -30,7 +30,6 @@ MAX_KEPT_TREE_BYTES = 512 * 1024
 # A private name (`_helper`) as the project files are indexed by: every `\b_helper\b` is one
 # of these tokens (a `_tail` of `head_tail` too, which only makes the answer more cautious).
 _PRIVATE_NAME = re.compile(r"_\w+")
-_WORD = re.compile(r"\w+")
 
 # Legacy helper modules by their canonical path. A project module whose last
 # component matches one of these names and that defines the helper is treated
@@ -264,6 +263,7 @@ class ProjectIndex:
         # records them as that file's dependencies.
         self.touched: set[str] = set()
         self._index: tuple[dict[str, tuple[str, ...]], list[str], list[str]] | None = None  # see _private_names
+        self._words_named: dict[tuple[str, str], bool] = {}  # (path, word) -> `_names_word`, with the index
         # The trees `parse` made that no check has taken yet (`take_tree`): real path -> (bytes, tree).
         self._kept_trees: dict[str, tuple[bytes, ast.Module]] = {}
         self._files_read = False
@@ -316,9 +316,10 @@ class ProjectIndex:
         also the module's own last name, which every import of it spells (`from .a import
         _helper`, `a._helper`); None when none does. A file defining a `_helper` of its own
         does not reach this one. The files are read once a run, on the first question, into an
-        index of the words they mention; each becomes a dependency of the file asking, for the
-        result cache. Also a reason where the index cannot tell: too many files to read, an
-        unreadable one, `word` no private name."""
+        index of the private names they mention (each becomes a dependency of the file asking,
+        for the result cache); the few that mention `word` are read again for the module's
+        name. Also a reason where the index cannot tell: too many files to read, an unreadable
+        one, `word` no private name."""
         index = self._private_names()
         if index is None:
             return "the project has too many files to read"
@@ -333,9 +334,20 @@ class ProjectIndex:
             return f"{self._relative(unread[0])} cannot be read"
         mentioning = set(mentions.get(word, ())) - {own}
         if found is not None and not found[1]:
-            mentioning &= set(mentions.get(module.rpartition(".")[2], ()))
+            mentioning = {path for path in mentioning if self._names_word(path, module.rpartition(".")[2])}
         first = min(mentioning, default=None)
         return f"{self._relative(first)} names `{word}`" if first is not None else None
+
+    def _names_word(self, path: str, word: str) -> bool:
+        """Whether the file at `path` holds `word` as a whole word (or cannot be read again)."""
+        key = (path, word)
+        if key not in self._words_named:
+            try:
+                text = read_regular(path, self.max_file_size).decode("utf-8", errors="replace")
+            except OSError:
+                text = None
+            self._words_named[key] = text is None or re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) is not None
+        return self._words_named[key]
 
     def _relative(self, path: str) -> str:
         """`path` relative to the outermost source root holding it."""
@@ -347,6 +359,7 @@ class ProjectIndex:
         files' paths and every file's module name; None if there are too many files to read."""
         if not self._files_read:
             self._files_read = True
+            self._words_named.clear()
             files = _read_python_files(self.roots, self.max_file_size)
             self._index = None if files is None else _index_private_names(files)
         return self._index
@@ -532,22 +545,18 @@ def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple
 
 
 def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]]:
-    """The private names and module last names each file mentions as words, inverted; the
-    unreadable files; the module names."""
-    module_names = [name for name, _ in files.values() if name]
-    last_names = {name.rpartition(".")[2] for name in module_names}
+    """The private names each file mentions, inverted; the unreadable files; the module names."""
     mentions: dict[str, list[str]] = {}
     unreadable = []
     for path, (_, text) in files.items():
         if text is None:
             unreadable.append(path)
             continue
-        for word in set(_WORD.findall(text)):
-            if word.startswith("_") or word in last_names:
-                mentions.setdefault(word, []).append(path)
+        for name in set(_PRIVATE_NAME.findall(text)):
+            mentions.setdefault(name, []).append(path)
     # Tuples of strings, which the cyclic collector stops tracking: a host that collects
     # between files (flake8) then does not walk some 10k containers at every full collection.
-    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, module_names
+    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, [name for name, _ in files.values() if name]
 
 
 def _skipped_folder(folder: Path) -> bool:
