@@ -237,11 +237,13 @@ ANY_USE, RAW_USE = "any", "raw"
 _HELPER_DEPTH = 2  # how many calls of the file's own helpers a use is followed through
 
 
-def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_because: str | None):
+def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_because: str | None,
+                     since: str | None = None):
     """Replace the index ArithValue `value` with `fx.Index(argument)`, which the caller has
     shown builds the same index value unless it says `unsafe_because`. The result is an
     fx.Index instead of an ArithValue: safe only where every use reads an index value alike
-    from both; where a use needs an ir.Value (a raw op), `fx.Index(argument).ir_value()`."""
+    from both; where a use needs an ir.Value (a raw op), `fx.Index(argument).ir_value()`.
+    `since`: a release the fix needs beyond the rule's."""
     use = ANY_USE
     if unsafe_because is None:
         use, unsafe_because = _index_uses(rule, value, _HELPER_DEPTH)
@@ -252,7 +254,7 @@ def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_bec
         return None
     text, edits = built
     message = f"Replace with `{text}`" + (f" ({unsafe_because})" if unsafe_because else "")
-    return rule.make_fix(edits, message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE)
+    return rule.make_fix(edits, message, Applicability.UNSAFE if unsafe_because else Applicability.SAFE, since)
 
 
 def _receiver_index_cast(rule: Rule, node: ast.Call) -> ast.Call | None:
@@ -388,11 +390,13 @@ class ArithUnwrap(Rule):
 
 
 def _is_raw_op(rule: Rule, call: ast.Call) -> bool:
-    """A call of a raw MLIR dialect op or builder (`scf.IfOp`, `arith.mulf`)."""
+    """A call of a raw MLIR dialect op or builder (`scf.IfOp`, `arith.mulf`), also through
+    flydsl.expr.arith, which star-imports the raw arith dialect in every release (`arith.MulIOp`)."""
     name = rule.model.resolve(call.func) or ""
     module, _, leaf = name.rpartition(".")
-    return module.startswith(RAW_DIALECTS + ".") or (module in EXPR_ARITH + (RAW_ARITH,) and leaf[:1].islower()
-                                                     and leaf not in ("unwrap", "_to_raw"))
+    op_class = leaf[:1].isupper() and leaf.endswith("Op")
+    return module.startswith(RAW_DIALECTS + ".") or (module in EXPR_ARITH + (RAW_ARITH,) and (
+        op_class or (leaf[:1].islower() and leaf not in ("unwrap", "_to_raw"))))
 
 
 @register
@@ -413,7 +417,9 @@ class ArithIndexCast(Rule):
     the signedness (`+ - * & | ^ <<`, `==`, `!=`, and any but `/` with an
     ArithValue on the left), directly or through the reads of a name bound to
     it. `fx.Index(x)` itself (the value typed) is offered from 0.4.2: before
-    it, an `fx.Index` used as a layout coordinate crashes FlyDSL while tracing."""
+    it, an `fx.Index` used as a layout coordinate crashes FlyDSL while tracing; as the value
+    becomes typed, every use is checked as FLY101's `fx.Index(x)`: `.ir_value()` is added where a
+    raw op needs an ir.Value, and a use an fx.Index may meet otherwise leaves the fix unsafe."""
 
     code = "FLY103"
     calls = qualified(EXPR_ARITH + (RAW_ARITH,), "index_cast")
@@ -451,6 +457,16 @@ class ArithIndexCast(Rule):
                 "for explicit widths (a use of the cast reads its signedness, which `fx.Int32(x).ir_value()` carries)"),
         Invalid(_HEADER + "w = arith.index_cast(T.i32, x)\n"),
         Invalid("from flydsl.expr.numeric import index_cast\nfrom flydsl.expr.typing import T\nw = index_cast(T.i32, x)\n"),
+        # The typed index where a raw op (here an op class flydsl.expr.arith re-exports) needs an
+        # ir.Value: `.ir_value()`; where a use may read an fx.Index otherwise (its `-`): unsafe.
+        Invalid(_HEADER + "import flydsl.compiler as flyc\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    t = arith.index_cast(T.index, n)\n    s = arith.MulIOp(t, t).result\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\nimport flydsl.compiler as flyc\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32):\n    t = fx.Index(n).ir_value()\n    s = arith.MulIOp(t, t).result\n"),
+        Invalid(_HEADER + "import flydsl.compiler as flyc\n@flyc.kernel\ndef k(n: fx.Int32):\n"
+                "    t = arith.index_cast(T.index, n)\n    s = t - fx.Index(1)\n",
+                fixed="import flydsl.expr as fx\nimport flydsl.compiler as flyc\n"
+                      "@flyc.kernel\ndef k(n: fx.Int32):\n    t = fx.Index(n)\n    s = t - fx.Index(1)\n", unsafe=True),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -467,7 +483,7 @@ class ArithIndexCast(Rule):
             fix = self._wrap_fix(node, value, target_class, ".ir_value()",
                                  f"Replace with `fx.{target_class}(x).ir_value()`: the same run-time value")
         elif target_class == "Index":
-            fix = self._wrap_fix(node, value, "Index", "", "Replace with `fx.Index(x)`", since=_TYPED_INDEX_SINCE)
+            fix = self._typed_index_fix(node, value)
         detail = "" if fix is not None else self._no_fix_detail(node, target, value, target_class)
         self.report(node, fix=fix, detail=detail)
 
@@ -484,10 +500,21 @@ class ArithIndexCast(Rule):
                     f"not a run-time value `fx.{target_class}(x)` casts alike)")
         return f" (a use of the cast reads its signedness, which `fx.{target_class}(x).ir_value()` carries)"
 
-    def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str,
-                  since: str | None = None):
+    def _wrap_fix(self, node: ast.Call, value: ast.expr, target_class: str, suffix: str, message: str):
         built = fx_wrap(self, node, target_class, value, suffix)
-        return None if built is None else self.make_fix(built[1], message, since=since)
+        return None if built is None else self.make_fix(built[1], message)
+
+    def _typed_index_fix(self, node: ast.Call, value: ast.expr):
+        """`index_cast(T.index, x)` -> `fx.Index(x)`, the same index_cast of x's ir.Value (none when it
+        is one already) for every x the cast takes: an ir.Value or an fx integer (FlyDSL's helper
+        only: the raw op takes no fx value). The value becomes an fx.Index, so every use is
+        checked as FLY101's `fx.Index(x)` is: `.ir_value()` where a raw op needs an ir.Value."""
+        found = self.model.value_type(value)
+        raw_op = (self.model.resolve(node.func) or "").startswith(RAW_ARITH + ".")
+        takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (
+            found.kind == SCALAR and found.scalar in _INTEGER_CLASSES and not raw_op)
+        return _index_value_fix(self, node, value, None if takes else operand_type_reason(self, value),
+                                _TYPED_INDEX_SINCE)
 
     def _same_run_time_value(self, node: ast.Call, value: ast.expr, target_class: str) -> bool:
         """Whether `fx.<target_class>(value)` emits what `index_cast` does: `value` an ArithValue, or

@@ -846,7 +846,8 @@ def build():
 # FLY103: `arith.index_cast` of run-time values to i32, i64 and index, whose every use ignores an
 # ArithValue's signedness (a raw op's argument, fx integer wraps, `+ - * & | ^ << ==`, operators with
 # an ArithValue on the left), also through a name rebound by the cast; the identity cast of an Int32;
-# and (0.4.2 on) an index used as a layout coordinate, which becomes a typed `fx.Index`.
+# and (0.4.2 on) an index a raw op reads, which becomes `fx.Index(x).ir_value()` (an index used as a
+# layout coordinate or in an operator keeps its cast: there an fx.Index is not known to act alike).
 INDEX_CASTS = '''\
 import torch
 
@@ -879,9 +880,11 @@ def casts_kernel(Out: fx.Tensor, rows: fx.Int32):
     off = row.ir_value() + 8
     off = arith.index_cast(T.i32, off)
     picked = (w == 0).select(off * 2, off + 1)
+    token = arith.index_cast(T.index, rows)  # read by a raw op class: `.ir_value()` from 0.4.2
+    scaled = arith.MulIOp(token, token).result
 
     total = fx.Int32(mixed) + fx.Int32(shifted) + fx.Int32(ratio) + fx.Int32(same) + fx.Int32(picked)
-    total = total + fx.Int32(fx.Int64(stride) + wide) + fx.Int32(fx.Index(back))
+    total = total + fx.Int32(fx.Int64(stride) + wide) + fx.Int32(fx.Index(back)) + fx.Int32(fx.Index(scaled))
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
