@@ -41,7 +41,7 @@ from flydsl_lint.verify.imports import ImportFacts, Unreadable
 from flydsl_lint.verify.isa import KernelIsa, Resources
 from flydsl_lint.verify.toolchain import Linker
 
-ENTRY_FORMAT = 3  # 2: kernels carry backend_input; 3: the labels that called a jit function, messages in <repo> terms
+ENTRY_FORMAT = 4  # 2: kernels carry backend_input; 3: the labels that called a jit function, messages in <repo> terms; 4: host code
 MAX_ENTRY_BYTES = 256 << 20  # a whole test file's ISA; larger is a miss, never read
 CACHE_DIR_VARIABLE = "FLYDSL_LINT_VERIFY_CACHE_DIR"
 CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
@@ -155,7 +155,7 @@ def _kernel_to_json(kernel: KernelIsa) -> dict:
     return {"name": kernel.name, "arch": kernel.arch, "instructions": kernel.instructions,
             "resources": kernel.resources.as_dict(), "histogram": kernel.histogram,
             "code_object": kernel.code_object, "evidence_errors": kernel.evidence_errors,
-            "backend_input": kernel.backend_input}
+            "backend_input": kernel.backend_input, "host": None if kernel.host is None else list(kernel.host)}
 
 
 _RESOURCE_FIELDS = set(Resources().as_dict())
@@ -163,7 +163,7 @@ _RESOURCE_FIELDS = set(Resources().as_dict())
 
 def _kernel_from_json(data: object) -> KernelIsa:
     _require(type(data) is dict and set(data) == {"name", "arch", "instructions", "resources", "histogram",
-                                                  "code_object", "evidence_errors", "backend_input"})
+                                                  "code_object", "evidence_errors", "backend_input", "host"})
     resources, histogram = data["resources"], data["histogram"]  # type: ignore[index]
     _require(type(resources) is dict and set(resources) == _RESOURCE_FIELDS and type(histogram) is dict)
     code_object = data["code_object"]  # type: ignore[index]
@@ -176,6 +176,7 @@ def _kernel_from_json(data: object) -> KernelIsa:
         histogram={_text(name): _count(count) for name, count in histogram.items()},
         code_object=code_object, evidence_errors=_texts(data["evidence_errors"]),  # type: ignore[index]
         backend_input=backend_input,
+        host=None if data["host"] is None else tuple(_texts(data["host"])),  # type: ignore[index]
     )
 
 

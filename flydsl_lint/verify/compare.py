@@ -90,6 +90,26 @@ def describe_change(before: KernelIsa, after: KernelIsa, resources: dict[str, tu
 
 
 def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> KernelComparison:
+    """The verdict for one specialization: its kernel's code (and resources), then the host code
+    that launches it (`KernelIsa.host`): a kernel compiled alike but launched with another grid
+    or other arguments is changed too."""
+    comparison = _compare_kernel_code(before, after)
+    if comparison.verdict not in (IDENTICAL, SAME_BACKEND_INPUT) or before.host is None or after.host is None \
+            or before.host == after.host:
+        return comparison
+    diff = list(difflib.unified_diff(before.host, after.host, "before (host)", "after (host)",
+                                     n=DIFF_CONTEXT_LINES, lineterm=""))
+    first = next((i for i, (a, b) in enumerate(zip(before.host, after.host)) if a != b),
+                 min(len(before.host), len(after.host)))
+    return KernelComparison(
+        before.name, before.arch, CHANGED, isa_diff=diff[:DIFF_MAX_LINES],
+        message="; ".join(filter(None, ["the kernel compiles alike, but the host code launching it differs "
+                                        "(its grid, block or arguments)", comparison.message])),
+        change=f"host code, first difference at line {first + 1}: {_shown(list(before.host), first)} -> "
+               f"{_shown(list(after.host), first)}")
+
+
+def _compare_kernel_code(before: KernelIsa | None, after: KernelIsa | None) -> KernelComparison:
     if before is None and after is None:
         raise ValueError("nothing to compare")
     if before is None:

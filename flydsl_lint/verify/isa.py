@@ -49,6 +49,9 @@ class KernelIsa:
     # sha256 of the IR handed to gpu-module-to-binary (the stage dumped before it), source
     # locations removed; None when that stage was not dumped.
     backend_input: str | None = None
+    # The host side of that module (`host_code`): the launcher that computes the grid, block and
+    # arguments the kernel runs with, which its ISA does not show; None when not dumped.
+    host: tuple[str, ...] | None = None
 
 
 # Metadata keys (amdhsa.kernels YAML) -> Resources fields.
@@ -358,8 +361,8 @@ _LOCATION_ALIAS = re.compile(r"#loc\d*\s*=\s*$")
 _STAGE_NUMBER = re.compile(r"^(\d+)_")
 
 
-def _backend_input_digest(binary_stage: Path) -> str | None:
-    """sha256 of the stage dumped just before ``binary_stage``, without locations."""
+def _backend_input(binary_stage: Path) -> str | None:
+    """The stage dumped just before ``binary_stage``, without locations."""
     number = _STAGE_NUMBER.match(binary_stage.name)
     if not number:
         return None
@@ -367,8 +370,29 @@ def _backend_input_digest(binary_stage: Path) -> str | None:
                if (m := _STAGE_NUMBER.match(path.name)) and int(m.group(1)) < int(number.group(1))]
     if not earlier:
         return None
-    text = max(earlier, key=lambda found: found[0])[1].read_text(encoding="utf-8", errors="replace")
-    return hashlib.sha256(without_locations(text).encode()).hexdigest()
+    return without_locations(max(earlier, key=lambda found: found[0])[1].read_text(encoding="utf-8", errors="replace"))
+
+
+_GPU_MODULE = re.compile(r"^(\s*)gpu\.module\b.*\{\s*$")
+
+
+def host_code(module: str) -> tuple[str, ...]:
+    """The lines of a dumped module (locations removed) outside its `gpu.module` ops: the host
+    functions, `@flyc.jit` launchers lowered to LLVM, whose `gpu.launch_func` takes the grid,
+    block and arguments computed on the host."""
+    kept: list[str] = []
+    closing = None  # the closing line of the gpu.module being skipped
+    for line in module.splitlines():
+        if closing is not None:
+            if line.rstrip() == closing:
+                closing = None
+            continue
+        opened = _GPU_MODULE.match(line)
+        if opened:
+            closing = opened.group(1) + "}"
+            continue
+        kept.append(line.rstrip())
+    return tuple(kept)
 
 
 def parse_dump_dir(dump_dir: Path) -> list[KernelIsa]:
@@ -384,8 +408,10 @@ def parse_dump_dir(dump_dir: Path) -> list[KernelIsa]:
             )
             code_objects.update(found)
             errors.extend(f"{binary_stage.name}: {e}" for e in stage_errors)
-            backend_input = _backend_input_digest(binary_stage)
+            backend_input = _backend_input(binary_stage)
+        digest = hashlib.sha256(backend_input.encode()).hexdigest() if backend_input is not None else None
+        host = host_code(backend_input) if backend_input is not None else None
         for kernel in parse_isa(isa_file.read_text(encoding="utf-8", errors="replace")):
-            kernel.backend_input = backend_input
+            kernel.backend_input, kernel.host = digest, host
             kernels.append(_with_code_object(kernel, code_objects.get(kernel.name), errors))
     return kernels

@@ -7,6 +7,7 @@ from flydsl_lint.verify.compare import (
     CHANGED, IDENTICAL, ONLY_AFTER, ONLY_BEFORE, SAME_BACKEND_INPUT, compare_kernels,
 )
 from flydsl_lint.verify.isa import (
+    host_code,
     _unescape_mlir_bytes,
     code_objects_from_binary_stage,
     elf_function_sizes,
@@ -278,3 +279,47 @@ def test_without_code_object_falls_back_to_isa_text(tmp_path):
     (kernel,) = parse_dump_dir(root)
     assert kernel.code_object is None and kernel.resources.code_bytes is None
     assert compare_kernels(kernel, kernel).verdict == IDENTICAL
+
+
+# A module as FlyDSL dumps it before gpu-module-to-binary: the kernel in a gpu.module, the jit
+# launcher beside it on the host, with the grid it computes ({grid}).
+HOSTED_MODULE = """\
+module attributes {{gpu.container_module}} {{
+  gpu.module @kernels [#rocdl.target<chip = "gfx942">] {{
+    llvm.func @demo_0(%arg0: i32 loc("/tmp/{tree}/k.py":3:0)) attributes {{gpu.kernel}} {{
+      llvm.return loc(#loc)
+    }} loc(#loc)
+  }} loc(#loc)
+  llvm.func @launch(%arg0: i32 loc("/tmp/{tree}/k.py":9:0)) {{
+    %0 = llvm.mlir.constant({grid} : index) : i64 loc(#loc3)
+    gpu.launch_func @kernels::@demo_0 blocks in (%0, %0, %0) threads in (%0, %0, %0) : i64 args(%arg0 : i32)
+    llvm.return loc(#loc)
+  }} loc(#loc)
+}} loc(#loc)
+#loc3 = loc("/tmp/{tree}/k.py":10:4)
+"""
+
+
+def test_host_code_is_the_module_outside_its_gpu_modules():
+    host = host_code(without_locations(HOSTED_MODULE.format(tree="a", grid=4)))
+    assert host[0] == "module attributes {gpu.container_module} {" and host[-1] == "}"
+    assert "  llvm.func @launch(%arg0: i32) {" in host and not any("demo_0(" in line for line in host)
+    assert host == host_code(without_locations(HOSTED_MODULE.format(tree="elsewhere", grid=4)))
+
+
+def test_a_kernel_compiled_alike_but_launched_otherwise_is_changed(tmp_path):
+    # The kernel's code object is the same; the launcher computes another grid (as an fx.Index
+    # dividing unsigned where an ArithValue divided signed would).
+    def side(name, grid):
+        root = _dump_dir(tmp_path / name, ISA.format(exit=2), _binary_stage(_tiny_elf("demo_0", 64)),
+                         HOSTED_MODULE.format(tree=name, grid=grid))
+        (kernel,) = parse_dump_dir(root)
+        return kernel
+
+    before = side("a", 4)
+    assert compare_kernels(before, side("b", 4)).verdict == IDENTICAL
+    changed = compare_kernels(before, side("c", 8))
+    assert changed.verdict == CHANGED and changed.breaks_parity
+    assert "host code launching it differs" in changed.message
+    assert changed.change.startswith("host code, first difference at line 3:") and "8 : index" in changed.change
+    assert any(line.startswith("+    %0 = llvm.mlir.constant(8") for line in changed.isa_diff)
