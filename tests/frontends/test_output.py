@@ -27,7 +27,7 @@ def f(x, y, z):
     b = ArithValue(y) + z
     c = fx.Int64(fx.Int64(
         z))
-    return a, b, c
+    return fx.Int64(a), b, c
 """
 
 
