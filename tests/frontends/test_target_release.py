@@ -17,9 +17,10 @@ from flydsl.expr.typing import T
 
 @flyc.kernel
 def k(n: fx.Int32):
-    i = arith.index_cast(T.index, n)  # FLY103: returned, its fix is offered from 0.4.2
+    i = arith.index_cast(T.index, n)  # FLY103: a loop bound, its fix is offered from 0.4.2
     # ==========================================
-    return i
+    for j in range(i):
+        pass
 """
 
 
