@@ -311,6 +311,11 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
     return found
 
 
+def _return_values(function: ast.FunctionDef) -> list[ast.expr | None]:
+    """The value of every `return` in `function` (None for a bare `return`), nested ones included."""
+    return [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+
+
 def _returned_op_class(function: ast.FunctionDef) -> str | None:
     """`XOp` for a builder whose body is `return XOp(...).result`."""
     statement = function.body[-1] if len(function.body) == 1 else None
@@ -424,7 +429,7 @@ def _wrapped_result(function: ast.FunctionDef, aliases, known, local, wraps: boo
 
 
 def _returns_result(function: ast.FunctionDef, aliases, known, local) -> str | None:
-    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    returned = _return_values(function)
     if not returned or any(value is None for value in returned):
         return None
     if any(isinstance(value, ast.Name) and value.id == "self" for value in returned):
@@ -437,7 +442,7 @@ def _selects(function: ast.FunctionDef, aliases: dict[str, str]) -> bool:
     """Every return is `arith.SelectOp(...).result` (only `dsl_loc_tracing` decorating it)."""
     if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
         return False
-    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    returned = _return_values(function)
     return bool(returned) and all(
         isinstance(value, ast.Attribute) and value.attr == "result" and isinstance(value.value, ast.Call)
         and isinstance(value.value.func, ast.Attribute) and value.value.func.attr == "SelectOp"
@@ -533,7 +538,7 @@ def _operator_result(function: ast.FunctionDef, aliases, raw, helpers, tables) -
     if any(ast.unparse(decorator) != "dsl_loc_tracing" for decorator in function.decorator_list):
         return None
     dispatched = _dispatched_builders(function, tables)
-    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    returned = _return_values(function)
     if not returned or any(value is None for value in returned):
         return None
     kinds = set()
@@ -644,7 +649,7 @@ def typed_operand_results(expr_arith: ast.Module | None) -> dict[str, str]:
         if fact is not None:
             facts[function.name] = fact
     for function in (node for node in defs.values() if isinstance(node, ast.FunctionDef)):
-        returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+        returned = _return_values(function)
         called = {getattr(value.func, "id", None) if isinstance(value, ast.Call) else None for value in returned}
         if function.name not in facts and len(called) == 1 and called <= facts.keys():
             facts[function.name] = facts[called.pop()]
@@ -665,7 +670,7 @@ def _typed_operand_fact(function: ast.FunctionDef) -> str | None:
     keywords = tuple((k.arg, k.value.value) for k in resolved[0].value.keywords if isinstance(k.value, ast.Constant))
     if len(keywords) != len(resolved[0].value.keywords) or keywords not in _TYPED_OPERAND_FACTS:
         return None
-    returned = [node.value for node in ast.walk(function) if isinstance(node, ast.Return)]
+    returned = _return_values(function)
     common = ("prepared[0]",)
     if not returned or not all(value is not None and (ast.unparse(value) in common or (
             isinstance(value, ast.Call) and ast.unparse(value.func) == "dtype" and len(value.args) == 1) or (
