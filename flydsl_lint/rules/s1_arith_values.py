@@ -170,10 +170,7 @@ class ArithValueWrap(Rule):
         `ArithValue(x)` takes, so for an x of unknown type too: an ir.Value or an fx value (a Python
         number makes it raise; an fx.Vector or a float cannot be index-cast), `ArithValue.__init__`,
         `.index_cast` and `Index.__init__` being the same in every release 0.3.0 to 0.5.0."""
-        found = self.model.value_type(argument)
-        takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (
-            found.kind == SCALAR and found.scalar in _INTEGER_SCALARS)
-        return _index_value_fix(self, cast, argument, None if takes else operand_type_reason(self, argument))
+        return _index_value_fix(self, cast, argument, _not_cast_alike(self, argument, _INTEGER_SCALARS))
 
     def _unsafe_because(self, node: ast.Call, argument: ast.expr) -> str | None:
         """None when dropping the wrapper provably gives the same op and the same
@@ -235,6 +232,15 @@ _INDEX_READING_WRAPS = _INTEGER_SCALARS | {"Index"}
 # How an index value is used: ANY_USE reads an fx.Index like an index ArithValue, RAW_USE needs an ir.Value.
 ANY_USE, RAW_USE = "any", "raw"
 _HELPER_DEPTH = 2  # how many calls of the file's own helpers a use is followed through
+
+
+def _not_cast_alike(rule: Rule, argument: ast.expr, integer_classes: frozenset[str]) -> str | None:
+    """None when `fx.Index(argument)` builds the index cast the replaced call did, for every value
+    that call takes: an ir.Value, an ArithValue, a value of unknown type, or an fx integer of
+    `integer_classes`; else what the argument is, for the fix message."""
+    found = rule.model.value_type(argument)
+    takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (found.kind == SCALAR and found.scalar in integer_classes)
+    return None if takes else operand_type_reason(rule, argument)
 
 
 def _index_value_fix(rule: Rule, value: ast.expr, argument: ast.expr, unsafe_because: str | None,
@@ -509,12 +515,9 @@ class ArithIndexCast(Rule):
         is one already) for every x the cast takes: an ir.Value or an fx integer (FlyDSL's helper
         only: the raw op takes no fx value). The value becomes an fx.Index, so every use is
         checked as FLY101's `fx.Index(x)` is: `.ir_value()` where a raw op needs an ir.Value."""
-        found = self.model.value_type(value)
         raw_op = (self.model.resolve(node.func) or "").startswith(RAW_ARITH + ".")
-        takes = found.kind in (UNKNOWN, RAW, ARITH_VALUE) or (
-            found.kind == SCALAR and found.scalar in _INTEGER_CLASSES and not raw_op)
-        return _index_value_fix(self, node, value, None if takes else operand_type_reason(self, value),
-                                _TYPED_INDEX_SINCE)
+        integers = frozenset() if raw_op else _INTEGER_CLASSES
+        return _index_value_fix(self, node, value, _not_cast_alike(self, value, integers), _TYPED_INDEX_SINCE)
 
     def _same_run_time_value(self, node: ast.Call, value: ast.expr, target_class: str) -> bool:
         """Whether `fx.<target_class>(value)` emits what `index_cast` does: `value` an ArithValue, or
