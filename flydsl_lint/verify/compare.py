@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from flydsl_lint.verify.isa import KernelIsa, Resources
@@ -71,7 +72,12 @@ def histogram_deltas(before: dict[str, int], after: dict[str, int]) -> dict[str,
     return {c: (before.get(c, 0), after.get(c, 0)) for c in classes if before.get(c, 0) != after.get(c, 0)}
 
 
-def _shown(instructions: list[str], index: int) -> str:
+def _first_difference(old: Sequence[str], new: Sequence[str]) -> int:
+    """The index of the first line the two differ at (the shorter's length when one extends the other)."""
+    return next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+
+
+def _shown(instructions: Sequence[str], index: int) -> str:
     return f"`{instructions[index]}`" if index < len(instructions) else "(none)"
 
 
@@ -81,7 +87,7 @@ def describe_change(before: KernelIsa, after: KernelIsa, resources: dict[str, tu
     the resources that moved."""
     old, new = before.instructions, after.instructions
     parts = [f"instructions {len(old)}->{len(new)}" if len(old) != len(new) else f"same {len(old)} instructions"]
-    first = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    first = _first_difference(old, new)
     if old != new:
         parts.append(f"first difference at instruction {first + 1}: {_shown(old, first)} -> {_shown(new, first)}")
     if resources:
@@ -99,14 +105,13 @@ def compare_kernels(before: KernelIsa | None, after: KernelIsa | None) -> Kernel
         return comparison
     diff = list(difflib.unified_diff(before.host, after.host, "before (host)", "after (host)",
                                      n=DIFF_CONTEXT_LINES, lineterm=""))
-    first = next((i for i, (a, b) in enumerate(zip(before.host, after.host)) if a != b),
-                 min(len(before.host), len(after.host)))
+    first = _first_difference(before.host, after.host)
     return KernelComparison(
         before.name, before.arch, CHANGED, isa_diff=diff[:DIFF_MAX_LINES],
         message="; ".join(filter(None, ["the kernel compiles alike, but the host code launching it differs "
                                         "(its grid, block or arguments)", comparison.message])),
-        change=f"host code, first difference at line {first + 1}: {_shown(list(before.host), first)} -> "
-               f"{_shown(list(after.host), first)}")
+        change=f"host code, first difference at line {first + 1}: {_shown(before.host, first)} -> "
+               f"{_shown(after.host, first)}")
 
 
 def _compare_kernel_code(before: KernelIsa | None, after: KernelIsa | None) -> KernelComparison:
