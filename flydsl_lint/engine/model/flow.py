@@ -24,7 +24,8 @@ class _ReachingBindings:
         down that list, so through the assignment, and nothing after it rebinds the name before
         the read. The read may also be nested in a compound statement of that list that binds the
         name nowhere (`_passes_through`); the assignment may be at the top of the body of a loop
-        of that list that Python always runs and that nothing skips it in (`_loop_always_reaching`). In traced code no compound statement in between may read
+        of that list that Python always runs and that nothing skips it in (`_loop_always_reaching`).
+        In traced code no compound statement in between may read
         the name either: the rewriter carries a name a dynamic region stores into, subscripts or
         calls a method of, and rebinds it after the region (`_collect_assigned_vars` in
         compiler/ast_rewriter.py). None when not provably one."""

@@ -72,7 +72,7 @@ class _KnownNumbers:
         if binding is None or binding.name in self.names_declared_global_or_nonlocal():
             return None
         # A parameter, while a helper is typed for one call, holds what that call passes.
-        bounds = [self._call_site_bounds[each] if each in self._call_site_bounds else self._binding_bounds(each, depth + 1)
+        bounds = [self._call_site_bounds.get(each) or self._binding_bounds(each, depth + 1)
                   for each in binding.scope.bindings[binding.name]]
         if not bounds or None in bounds:
             return None

@@ -979,8 +979,8 @@ class _ValueTypes:
         (`_resolve_numeric_type`). A Boolean counts as Int32 for `promoted-operands` and is refused
         by `promoted-integer-operands`, as an Index, a narrow float or (integers only) a float are;
         a vector, a raw value or a nested list leaves the result unknown."""
-        if node.keywords and any(keyword.arg is None for keyword in node.keywords) or not node.args:
-            return UNKNOWN_TYPE, f"unknown: `{leaf}` without positional operands"
+        if not node.args or any(keyword.arg is None for keyword in node.keywords):
+            return UNKNOWN_TYPE, f"unknown: `{leaf}` without positional operands, or with `**` ones"
         common = None
         for operand in node.args:
             found, why = (UNKNOWN_TYPE, "unknown: a starred operand") if isinstance(operand, ast.Starred) \
