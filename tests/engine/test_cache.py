@@ -410,7 +410,21 @@ def test_keep_freed_memory_asks_glibc_only(monkeypatch):
     from flydsl_lint.run import runner
 
     if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
-        assert runner.keep_freed_memory() is True  # mallopt accepted M_TRIM_THRESHOLD
+        assert runner.keep_freed_memory() is True  # mallopt accepted both thresholds
+
+    class Libc:
+        def __init__(self):
+            self.asked = []
+
+        def mallopt(self, parameter, value):
+            self.asked.append((parameter, value))
+            return 1
+
+    libc = Libc()
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setattr(ctypes, "CDLL", lambda *a: libc)
+    assert runner.keep_freed_memory() is True
+    assert libc.asked == [(-1, 1 << 30), (-3, 32 << 20)]  # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD at glibc's ceiling
     monkeypatch.setattr(sys, "platform", "darwin")
     monkeypatch.setattr(ctypes, "CDLL", lambda *a: pytest.fail("no C library is loaded off Linux"))
     assert runner.keep_freed_memory() is False
