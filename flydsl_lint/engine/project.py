@@ -360,8 +360,7 @@ class ProjectIndex:
         if not self._files_read:
             self._files_read = True
             self._words_named.clear()
-            files = _read_python_files(self.roots, self.max_file_size)
-            self._index = None if files is None else _index_private_names(files)
+            self._index = _index_private_names(self.roots, self.max_file_size)
         return self._index
 
     def add_root(self, root: Path) -> None:
@@ -519,12 +518,15 @@ class ProjectIndex:
         return module == "flydsl" or module.startswith("flydsl.") or module in LEGACY_MODULES
 
 
-def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple[str | None, str | None]] | None:
-    """Real path -> (module name under the first root holding it, or None when its path
-    is no importable name, and its text, None when unreadable, larger than `max_file_size`
-    or not a regular file) of the Python files under `roots`; None if there are more
-    than MAX_SCANNED_FILES."""
-    files: dict[str, tuple[str | None, str | None]] = {}
+def _index_private_names(roots: list[Path], max_file_size: int) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]] | None:
+    """Of the Python files under `roots`: private name -> the real paths of those that mention
+    it; the real paths of those unreadable (or larger than `max_file_size`, or not regular
+    files); the module names of those whose path is an importable name under the first root
+    holding it. None if there are more than MAX_SCANNED_FILES. One text is held at a time: a
+    run started below a big root (a home or temporary folder) read thousands at once."""
+    mentions: dict[str, list[str]] = {}
+    unreadable: list[str] = []
+    modules: dict[str, str | None] = {}  # real path -> module name
     for root in roots:
         for folder, subfolders, names in os.walk(root):
             subfolders[:] = [name for name in subfolders if not _skipped_folder(Path(folder) / name)]
@@ -532,31 +534,21 @@ def _read_python_files(roots: list[Path], max_file_size: int) -> dict[str, tuple
                 if not name.endswith(".py"):
                     continue
                 path = os.path.realpath(os.path.join(folder, name))
-                if path in files:
+                if path in modules:
                     continue
-                if len(files) == MAX_SCANNED_FILES:
+                if len(modules) == MAX_SCANNED_FILES:
                     return None
+                modules[path] = _module_of(Path(folder, name).relative_to(root))
                 try:
                     text = read_regular(path, max_file_size).decode("utf-8", errors="replace")
                 except OSError:
-                    text = None  # unreadable: it may name anything
-                files[path] = (_module_of(Path(folder, name).relative_to(root)), text)
-    return files
-
-
-def _index_private_names(files: dict[str, tuple[str | None, str | None]]) -> tuple[dict[str, tuple[str, ...]], list[str], list[str]]:
-    """The private names each file mentions, inverted; the unreadable files; the module names."""
-    mentions: dict[str, list[str]] = {}
-    unreadable = []
-    for path, (_, text) in files.items():
-        if text is None:
-            unreadable.append(path)
-            continue
-        for name in set(_PRIVATE_NAME.findall(text)):
-            mentions.setdefault(name, []).append(path)
+                    unreadable.append(path)  # it may name anything
+                    continue
+                for mentioned in set(_PRIVATE_NAME.findall(text)):
+                    mentions.setdefault(mentioned, []).append(path)
     # Tuples of strings, which the cyclic collector stops tracking: a host that collects
     # between files (flake8) then does not walk some 10k containers at every full collection.
-    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, [name for name, _ in files.values() if name]
+    return {name: tuple(paths) for name, paths in mentions.items()}, unreadable, [name for name in modules.values() if name]
 
 
 def _skipped_folder(folder: Path) -> bool:
