@@ -704,6 +704,8 @@ def test_a_private_module_helper_another_project_file_names_stays_unknown(tmp_pa
     ("import kernels.k as kk\nkk._lane(1.5)\n", True),
     ("from . import k\nk._lane(1.5)\n", True),
     ("from .k import *\n_lane(1.5)\n", True),  # no star import brings it, but it names both
+    ("import kernels.other as ak\nak._lane(1.5)\n", False),  # `k` only inside other words
+    ("import kernels.kx as kx\nfrom . import k\nk._lane(1.5)\n", True),  # a whole `k` after some inside words
 ])
 def test_another_file_reaches_a_private_helper_only_by_naming_its_module(tmp_path, other, reaches):
     from flydsl_lint.engine.project import ProjectIndex
