@@ -546,7 +546,7 @@ class _ValueTypes:
             found, why = self._binding_type(binding, depth)
             if found != assumed:
                 self._forget_since(mark)
-                where = f"{binding.node.lineno}:{binding.node.col_offset + 1}"
+                where = _at(binding.node)
                 return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, at {where} to {found} ({why})"
         return assumed, agreed
 
@@ -565,7 +565,7 @@ class _ValueTypes:
         statement = self.parent(target)
         while isinstance(statement, (ast.Tuple, ast.List)):  # an unpacking target: up to its statement
             statement = self.parent(statement)
-        where = f"{target.lineno}:{target.col_offset + 1}"
+        where = _at(target)
         if binding.kind == "assign":
             if isinstance(statement, ast.AugAssign):
                 return self._augmented_type(statement, binding, depth)
@@ -602,10 +602,16 @@ class _ValueTypes:
             unseen = self.unseen_callers(function)  # None: a call unpacks, or the def takes *args
             reason = f"unknown: parameter `{name}` has no annotation"
             return UNKNOWN_TYPE, f"{reason}, and {unseen}" if unseen else reason
-        found = {self._typed(argument, depth)[0] for argument in passed}
-        if len(found) != 1 or UNKNOWN_TYPE in found:
-            return UNKNOWN_TYPE, f"unknown: the calls of `{function.name}` pass `{name}` no one known type"
-        return found.pop(), f"every call of `{function.name}` passes `{name}` as one type ({len(passed)} calls)"
+        typed = [(argument, self._typed(argument, depth)[0]) for argument in passed]
+        for argument, found in typed:
+            if not found.known:  # the place to look next (`--show-types` of that line says why)
+                return UNKNOWN_TYPE, f"unknown: `{function.name}` is passed `{name}` of unknown type at {_at(argument)}"
+        first = typed[0]
+        other = next((each for each in typed if each[1] != first[1]), None)
+        if other is not None:
+            return UNKNOWN_TYPE, (f"unknown: the calls of `{function.name}` pass `{name}` {first[1]} at {_at(first[0])} "
+                                  f"and {other[1]} at {_at(other[0])}")
+        return first[1], f"every call of `{function.name}` passes `{name}` as one type ({len(passed)} calls)"
 
     def passed_arguments(self, binding) -> list[ast.expr] | None:
         """What each call passes for the parameter `binding` (its default where a call omits it), of
@@ -1336,6 +1342,11 @@ class _ValueTypes:
         if -2**31 <= low and high < 2**31:
             return (narrow,)
         return (wide,) if -2**63 <= low and high < 2**63 else ()  # past 64 bits the wide class raises
+
+
+def _at(node: ast.AST) -> str:
+    """Where `node` starts, as reasons name a place: `line:column`."""
+    return f"{node.lineno}:{node.col_offset + 1}"
 
 
 def _assigned_value(statement: ast.AST, target: ast.AST) -> ast.expr | None:
