@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND, node_id_selects
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND, PROBE_LABEL, node_id_selects
 from flydsl_lint.verify.compare import (
     CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, ONLY_AFTER, ONLY_BEFORE, KernelComparison, Unverified,
     compare_kernels, first_line,
@@ -220,20 +220,44 @@ def _recheck_changed(comparisons: list[KernelComparison], first: tuple[CompileRe
             comparison.message = "; ".join(filter(None, [comparison.message, confirmed]))
 
 
+def _alone_jobs(erred: list[tuple[str, str]], first_part: int) -> list[CaptureJob]:
+    """A capture of each side for every (arch, label) of a test or probe that erred outside
+    FlyDSL on one side: that test or probe alone in its process."""
+    jobs = []
+    for part, (arch, label) in enumerate(erred, start=first_part):
+        probe = label.startswith(PROBE_LABEL)
+        alone = (label.removeprefix(PROBE_LABEL),) if probe else (label.removeprefix("collect:"),)
+        jobs += [CaptureJob(side, arch, part, () if probe else alone, alone if probe else ()) for side in (BEFORE, AFTER)]
+    return jobs
+
+
 def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, CompileResult],
-                    again: tuple[CompileResult, CompileResult]) -> None:
-    """A test that erred outside FlyDSL on the changed side only, and whose outcome on either side
-    is not the same on a second capture, is not verified: its error does not follow the change."""
+                    again: tuple[CompileResult, CompileResult]) -> list[KernelComparison]:
+    """A test that erred outside FlyDSL on the changed side only, captured again by itself (`again`):
+    the same outcomes on both sides, the change's error; else its error does not follow the change,
+    and what both sides compiled by themselves is compared instead (returned), or, when they did not
+    both compile, it is not verified."""
+    compared = []
     for comparison in list(findings.comparisons):
         label = comparison.test_id
         if all(side.outcomes.get(label, ("absent",))[0] == side_again.outcomes.get(label, ("absent",))[0]
                for side, side_again in zip(first, again)):
             continue  # the same on both sides again: the change's error
         findings.comparisons.remove(comparison)
+        alone = [CompileResult(side.arch, side.evidence_dir,
+                               {key: isa for key, isa in side.specializations.items() if key.label == label})
+                 for side in again]
         error = comparison.message.removeprefix(HOST_ERROR)
+        if all(side.specializations for side in alone) and again[1].outcomes.get(label, ("absent",))[0] != "error":
+            for each in compare(*alone):
+                each.message = "; ".join(filter(None, [each.message, f"captured by itself: on the changed side, after "
+                                                                     f"the other tests of its process, it erred: {error}"]))
+                compared.append(each)
+            continue
         findings.unverified.append(Unverified(label.removeprefix("collect:"), comparison.arch,
-                                              f"errored on the changed side only, and not on a second capture "
-                                              f"(compile mode computes no outputs): {error}"))
+                                              f"errored on the changed side only, and not when captured again by "
+                                              f"itself (compile mode computes no outputs): {error}"))
+    return compared
 
 
 def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[CompileResult, CompileResult],
@@ -383,17 +407,18 @@ def run_compile_mode(
     erred = {(c.arch, c.test_id) for arch in plan.archs for c in outcomes[arch].comparisons}
     if changed or erred:
         # A kernel the backend compiles differently from run to run would otherwise be reported as
-        # broken (or, by luck, as identical), and so would host code that errs on COMPILE_ONLY's
-        # garbage outputs on one side only: capture those groups once more, both sides.
+        # broken (or, by luck, as identical): capture those groups once more, both sides. Host code
+        # that errs on one side only is captured again by itself, both sides: COMPILE_ONLY's garbage
+        # outputs depend on what ran before it in its process.
         rechecks = [job for job, result in results.items()
-                    if any((job.arch, key.label) in changed for key in result.specializations)
-                    or any((job.arch, label) in erred for label in result.outcomes)]
+                    if any((job.arch, key.label) in changed for key in result.specializations)]
+        rechecks += _alone_jobs(sorted(erred), first_part=1 + max(job.part for job in work))
         roots.update({job.side: trees[job.side] for job in rechecks})  # a base served from the cache
         rechecked = _run_all(rechecks, lambda job: capture(job, evidence_root / RECHECK, store=False), jobs)
         for arch in plan.archs:
             again = _merged_sides(arch, evidence_root / RECHECK, rechecked)
             _recheck_changed(comparisons[arch], sides[arch], again)
-            _recheck_errors(outcomes[arch], sides[arch], again)
+            comparisons[arch] += _recheck_errors(outcomes[arch], sides[arch], again)
     _set_aside_ids_of_other_archs(outcomes, sides)
     for arch in plan.archs:
         _note_named_tests_skipped_on_both_sides(plan, comparisons[arch], arch, sides[arch], outcomes[arch])

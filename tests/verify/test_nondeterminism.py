@@ -153,9 +153,41 @@ def test_a_host_error_on_one_side_that_does_not_recur_is_not_verified(tmp_path, 
     report = run(tmp_path, fake)
     assert len(fake.calls) == 4 and not report.broken
     assert [(u.test, u.reason) for u in report.unverified] == [(
-        HOST_LABEL, f"errored on the changed side only, and not on a second capture (compile mode computes "
-                    f"no outputs): {GARBAGE}")]
+        HOST_LABEL, f"errored on the changed side only, and not when captured again by itself (compile mode "
+                    f"computes no outputs): {GARBAGE}")]
     assert report.exit_code == EXIT_SETUP
+
+
+class ErrsAfterOtherTests(FakeCompile):
+    """`test_sort_host` compiles kernel `sort` when it runs by itself; after the file's other tests in
+    one process it reads their garbage outputs, and on the head side it errs before compiling."""
+
+    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, tests=(), **kwargs):
+        if list(tests) == [HOST_LABEL]:
+            self.calls.append((tree.name, evidence_dir))
+            result = CompileResult(arch, evidence_dir)
+            result.specializations[SpecializationKey(HOST_LABEL, "sort", 0)] = KernelIsa("sort", arch, ORDER, Resources())
+            result.outcomes[HOST_LABEL] = ("passed", "")
+            return result
+        result = super().__call__(tree, arch=arch, evidence_dir=evidence_dir, **kwargs)
+        result.outcomes[HOST_LABEL] = ("error", GARBAGE) if tree.name == "head" else ("passed", "")
+        return result
+
+
+def test_a_host_error_after_other_tests_is_verified_by_the_test_captured_alone(tmp_path, monkeypatch):
+    """v0.3.1's test_moe_sorting.py under COMPILE_ONLY: one parametrization erred on the head side
+    only, the same on a second capture of its group, so it read as the change breaking parity; by
+    itself it compiled its four kernels alike on both sides."""
+    fake = ErrsAfterOtherTests()
+    monkeypatch.setattr(runner, "run_capture", fake)
+    report = run(tmp_path, fake)
+    # The group once per side, then the erring test alone once per side (not the whole file again).
+    assert [name for name, _ in fake.calls] == ["base", "head", "base", "head"]
+    assert report.unverified == [] and not report.broken and report.exit_code == EXIT_PARITY
+    [alone] = [c for c in report.comparisons if c.test_id == HOST_LABEL]
+    assert (alone.kernel, alone.verdict) == ("sort", IDENTICAL)
+    assert alone.message == (f"captured by itself: on the changed side, after the other tests of its process, "
+                             f"it erred: {GARBAGE}")
 
 
 def test_a_host_error_the_change_brings_each_time_still_breaks_parity(tmp_path, monkeypatch):
