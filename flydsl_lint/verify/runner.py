@@ -244,12 +244,11 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                for side, side_again in zip(first, again)):
             continue  # the same on both sides again: the change's error
         findings.comparisons.remove(comparison)
-        alone = [CompileResult(side.arch, side.evidence_dir,
-                               {key: isa for key, isa in side.specializations.items() if key.label == label})
-                 for side in again]
+        before_alone, after_alone = (_of_label(side, label) for side in again)
         error = comparison.message.removeprefix(HOST_ERROR)
-        if all(side.specializations for side in alone) and again[1].outcomes.get(label, ("absent",))[0] != "error":
-            for each in compare(*alone):
+        if before_alone.specializations and after_alone.specializations \
+                and after_alone.outcomes.get(label, ("absent",))[0] != "error":
+            for each in compare(before_alone, after_alone):  # with any compile failure of the test
                 each.message = "; ".join(filter(None, [each.message, f"captured by itself: on the changed side, after "
                                                                      f"the other tests of its process, it erred: {error}"]))
                 compared.append(each)
@@ -258,6 +257,14 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                                               f"errored on the changed side only, and not when captured again by "
                                               f"itself (compile mode computes no outputs): {error}"))
     return compared
+
+
+def _of_label(result: CompileResult, label: str) -> CompileResult:
+    """What `result` holds of one test or probe: its specializations, compile failures and outcome."""
+    return CompileResult(result.arch, result.evidence_dir,
+                         {key: isa for key, isa in result.specializations.items() if key.label == label},
+                         [failure for failure in result.failures if failure.label == label],
+                         {label: result.outcomes[label]} if label in result.outcomes else {})
 
 
 def _set_aside_killed_runs(comparisons: list[KernelComparison], sides: tuple[CompileResult, CompileResult],

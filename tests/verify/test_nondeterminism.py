@@ -236,3 +236,23 @@ def test_a_capture_the_killer_ended_beside_others_runs_again_alone(tmp_path, mon
         assert fake.calls[-1] == ("head", tmp_path / "evidence" / runner.ALONE / runner.AFTER / "gfx942" / "part-0")
         assert {c.kernel: c.verdict for c in findings.comparisons} == {"flaky": IDENTICAL, "stable": IDENTICAL}
         assert findings.unverified == []
+
+
+class FailsToCompileAlone(ErrsAfterOtherTests):
+    """By itself the head side compiles `sort` but fails on a second kernel of the test."""
+
+    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, tests=(), **kwargs):
+        from flydsl_lint.verify.compile import CompileFailure
+
+        result = super().__call__(tree, arch=arch, evidence_dir=evidence_dir, tests=tests, **kwargs)
+        if list(tests) == [HOST_LABEL] and tree.name == "head":
+            result.failures.append(CompileFailure(HOST_LABEL, "sort_tail", "LLVM ERROR: cannot select"))
+        return result
+
+
+def test_a_compile_failure_of_the_test_captured_alone_still_breaks_parity(tmp_path, monkeypatch):
+    fake = FailsToCompileAlone()
+    monkeypatch.setattr(runner, "run_capture", fake)
+    report = run(tmp_path, fake)
+    [broken] = report.broken
+    assert (broken.test_id, broken.kernel, broken.side) == (HOST_LABEL, "sort_tail", "after")
