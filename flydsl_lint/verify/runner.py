@@ -26,6 +26,7 @@ from flydsl_lint.verify.toolchain import Linker
 BEFORE, AFTER = "before", "after"
 RECHECK = "recheck"  # evidence of the second captures, apart from each side's first
 ALONE = "alone"  # evidence of the captures run again by themselves after a kill
+MAX_ALONE_RECHECKS = 8  # tests that erred on one side only, each captured again by itself (per run)
 HOST_ERROR = "errored before reaching FlyDSL: "  # a test that erred outside FlyDSL, before compiling
 
 
@@ -232,11 +233,11 @@ def _alone_jobs(erred: list[tuple[str, str]], first_part: int) -> list[CaptureJo
 
 
 def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, CompileResult],
-                    again: tuple[CompileResult, CompileResult]) -> list[KernelComparison]:
-    """A test that erred outside FlyDSL on the changed side only, captured again by itself (`again`):
-    the same outcomes on both sides, the change's error; else its error does not follow the change,
-    and what both sides compiled by themselves is compared instead (returned), or, when they did not
-    both compile, it is not verified."""
+                    again: tuple[CompileResult, CompileResult], alone: bool) -> list[KernelComparison]:
+    """A test that erred outside FlyDSL on the changed side only, captured again (`again`: by itself
+    if `alone`, else with its group): the same outcomes on both sides, the change's error; else its
+    error does not follow the change, and what both sides compiled by themselves is compared
+    instead (returned), or, when they did not both compile by themselves, it is not verified."""
     compared = []
     for comparison in list(findings.comparisons):
         label = comparison.test_id
@@ -246,16 +247,17 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
         findings.comparisons.remove(comparison)
         before_alone, after_alone = (_of_label(side, label) for side in again)
         error = comparison.message.removeprefix(HOST_ERROR)
-        if before_alone.specializations and after_alone.specializations \
+        if alone and before_alone.specializations and after_alone.specializations \
                 and after_alone.outcomes.get(label, ("absent",))[0] != "error":
             for each in compare(before_alone, after_alone):  # with any compile failure of the test
                 each.message = "; ".join(filter(None, [each.message, f"captured by itself: on the changed side, after "
                                                                      f"the other tests of its process, it erred: {error}"]))
                 compared.append(each)
             continue
+        again_how = "when captured again by itself" if alone else "on a second capture"
         findings.unverified.append(Unverified(label.removeprefix("collect:"), comparison.arch,
-                                              f"errored on the changed side only, and not when captured again by "
-                                              f"itself (compile mode computes no outputs): {error}"))
+                                              f"errored on the changed side only, and not {again_how} "
+                                              f"(compile mode computes no outputs): {error}"))
     return compared
 
 
@@ -417,15 +419,20 @@ def run_compile_mode(
         # broken (or, by luck, as identical): capture those groups once more, both sides. Host code
         # that errs on one side only is captured again by itself, both sides: COMPILE_ONLY's garbage
         # outputs depend on what ran before it in its process.
+        # Beyond a few such tests (a change that breaks an import errs in every test) their groups
+        # are captured again instead: a process per test and side would take longer than the run.
+        alone = len(erred) <= MAX_ALONE_RECHECKS
         rechecks = [job for job, result in results.items()
-                    if any((job.arch, key.label) in changed for key in result.specializations)]
-        rechecks += _alone_jobs(sorted(erred), first_part=1 + max(job.part for job in work))
+                    if any((job.arch, key.label) in changed for key in result.specializations)
+                    or (not alone and any((job.arch, label) in erred for label in result.outcomes))]
+        if alone:
+            rechecks += _alone_jobs(sorted(erred), first_part=1 + max(job.part for job in work))
         roots.update({job.side: trees[job.side] for job in rechecks})  # a base served from the cache
         rechecked = _run_all(rechecks, lambda job: capture(job, evidence_root / RECHECK, store=False), jobs)
         for arch in plan.archs:
             again = _merged_sides(arch, evidence_root / RECHECK, rechecked)
             _recheck_changed(comparisons[arch], sides[arch], again)
-            comparisons[arch] += _recheck_errors(outcomes[arch], sides[arch], again)
+            comparisons[arch] += _recheck_errors(outcomes[arch], sides[arch], again, alone)
     _set_aside_ids_of_other_archs(outcomes, sides)
     for arch in plan.archs:
         _note_named_tests_skipped_on_both_sides(plan, comparisons[arch], arch, sides[arch], outcomes[arch])

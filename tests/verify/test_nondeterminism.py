@@ -33,10 +33,12 @@ class FakeCompile:
     def __init__(self, odd_runs=(), head_changes_stable=False):
         self.odd_runs, self.head_changes_stable = set(odd_runs), head_changes_stable
         self.calls: list[tuple[str, Path]] = []
+        self.tests_asked: list[list[str]] = []  # what each capture was asked to run
 
-    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, **_):
+    def __call__(self, tree: Path, *, arch: str, evidence_dir: Path, tests=(), **_):
         run = len(self.calls)
         self.calls.append((tree.name, evidence_dir))
+        self.tests_asked.append(list(tests))
         flaky = list(reversed(ORDER)) if run in self.odd_runs else ORDER
         stable = ORDER + (["s_nop 0"] if self.head_changes_stable and tree.name == "head" else [])
         result = CompileResult(arch, evidence_dir)
@@ -256,3 +258,16 @@ def test_a_compile_failure_of_the_test_captured_alone_still_breaks_parity(tmp_pa
     report = run(tmp_path, fake)
     [broken] = report.broken
     assert (broken.test_id, broken.kernel, broken.side) == (HOST_LABEL, "sort_tail", "after")
+
+
+def test_past_a_few_erring_tests_their_groups_are_captured_again_instead(tmp_path, monkeypatch):
+    """A change that breaks an import errs in every test: a process per test and side would take
+    longer than the run, so beyond MAX_ALONE_RECHECKS the groups are captured again."""
+    fake = FakeHostError(erring_runs={1})
+    monkeypatch.setattr(runner, "run_capture", fake)
+    monkeypatch.setattr(runner, "MAX_ALONE_RECHECKS", 0)
+    report = run(tmp_path, fake)
+    assert all(kwargs_tests == [TEST] for kwargs_tests in fake.tests_asked)
+    assert [(u.test, u.reason) for u in report.unverified] == [(
+        HOST_LABEL, f"errored on the changed side only, and not on a second capture (compile mode computes "
+                    f"no outputs): {GARBAGE}")]
