@@ -226,9 +226,11 @@ def _alone_jobs(erred: list[tuple[str, str]], first_part: int) -> list[CaptureJo
     FlyDSL on one side: that test or probe alone in its process."""
     jobs = []
     for part, (arch, label) in enumerate(erred, start=first_part):
-        probe = label.startswith(PROBE_LABEL)
-        alone = (label.removeprefix(PROBE_LABEL),) if probe else (label.removeprefix("collect:"),)
-        jobs += [CaptureJob(side, arch, part, () if probe else alone, alone if probe else ()) for side in (BEFORE, AFTER)]
+        if label.startswith(PROBE_LABEL):
+            tests, probes = (), (label.removeprefix(PROBE_LABEL),)
+        else:
+            tests, probes = (label.removeprefix("collect:"),), ()
+        jobs += [CaptureJob(side, arch, part, tests, probes) for side in (BEFORE, AFTER)]
     return jobs
 
 
@@ -241,14 +243,13 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
     compared = []
     for comparison in list(findings.comparisons):
         label = comparison.test_id
-        if all(side.outcomes.get(label, ("absent",))[0] == side_again.outcomes.get(label, ("absent",))[0]
-               for side, side_again in zip(first, again)):
+        if all(_outcome(side, label) == _outcome(side_again, label) for side, side_again in zip(first, again)):
             continue  # the same on both sides again: the change's error
         findings.comparisons.remove(comparison)
         before_alone, after_alone = (_of_label(side, label) for side in again)
         error = comparison.message.removeprefix(HOST_ERROR)
-        if alone and before_alone.specializations and after_alone.specializations \
-                and after_alone.outcomes.get(label, ("absent",))[0] != "error":
+        compiled_alone = before_alone.specializations and after_alone.specializations
+        if alone and compiled_alone and _outcome(after_alone, label) != "error":
             for each in compare(before_alone, after_alone):  # with any compile failure of the test
                 each.message = "; ".join(filter(None, [each.message, f"captured by itself: on the changed side, after "
                                                                      f"the other tests of its process, it erred: {error}"]))
@@ -259,6 +260,11 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                                               f"errored on the changed side only, and not {again_how} "
                                               f"(compile mode computes no outputs): {error}"))
     return compared
+
+
+def _outcome(result: CompileResult, label: str) -> str:
+    """How a test or probe ended in `result` ("absent" when it did not run there)."""
+    return result.outcomes.get(label, ("absent",))[0]
 
 
 def _of_label(result: CompileResult, label: str) -> CompileResult:
