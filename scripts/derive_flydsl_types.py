@@ -24,8 +24,9 @@ records
   every raw value of such a type already is an `ArithValue` with `signed=None`),
   whether `ArithValue(v)` sets `signed` from its argument (resetting a value's
   signedness), whether a scalar's `.ir_value()` carries the class's signedness
-  (`with_signedness`), and whether `_to_raw` / `unwrap` return an `ir.Value`
-  unchanged;
+  (`with_signedness`), whether `_to_raw` / `unwrap` return an `ir.Value`
+  unchanged, and whether `ArithValue.select` is the module's `select` statement
+  for statement (FLY344's fix on an ArithValue condition);
 - the raw `arith` / `math` / `vector` ops (builder functions and op classes)
   that give one result of a scalar or vector type (`return XOp(...).result`,
   no `OpResult[MemRefType]`-like annotation): a caster-made `ArithValue`; and
@@ -60,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import copy as copy_module
 import sys
 import zipfile
 from pathlib import Path
@@ -308,7 +310,33 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
             "v = _to_raw(value)", "if v.type == target_type:\n    return v",
             "return arith.IndexCastOp(target_type, v).result"]:
         found["index-cast"] = "to-raw-or-caster"  # the value itself when of the type, else the op's
+    if arith_value is not None and _method_is_function(arith_value, defs.get("select"), "condition"):
+        found["arith-value-select"] = "select-function"  # `c.select(a, b)` runs `select(c, a, b)`'s very body
     return found
+
+
+def _method_is_function(cls: ast.ClassDef, function: ast.AST | None, receiver: str) -> bool:
+    """Whether `cls`'s method of `function`'s name has the function's decorators and statements,
+    its `self` standing for the function's first parameter `receiver` (docstrings aside)."""
+    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and function is not None
+                   and n.name == function.name), None)
+    if method is None or not isinstance(function, ast.FunctionDef):
+        return False
+    parameters = [a.arg for a in function.args.args]
+    if parameters[:1] != [receiver] or [a.arg for a in method.args.args] != ["self", *parameters[1:]]:
+        return False
+    renamed = [ast.unparse(_renamed(s, "self", receiver)) for s in _method_body(method)]
+    return [ast.unparse(d) for d in method.decorator_list] + renamed == \
+        [ast.unparse(d) for d in function.decorator_list] + [ast.unparse(s) for s in _method_body(function)]
+
+
+def _renamed(node: ast.AST, old: str, new: str) -> ast.AST:
+    """A copy of `node` whose names `old` read `new`."""
+    copy = copy_module.deepcopy(node)
+    for name in ast.walk(copy):
+        if isinstance(name, ast.Name) and name.id == old:
+            name.id = new
+    return copy
 
 
 def _return_values(function: ast.FunctionDef) -> list[ast.expr | None]:

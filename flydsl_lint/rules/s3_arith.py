@@ -6,7 +6,7 @@ import ast
 from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, SCALAR
+from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
@@ -1189,7 +1189,11 @@ class RawArithSelect(Rule):
     a name bound once to the result. A Float32 result is read alike wherever
     it goes: the fix keeps it raw, and a float class's `.ir_value()` is the
     signless ArithValue the raw op returns. A condition that is a raw `cmpi`
-    FLY342 proves a comparison is rewritten with it (`(a < b).select(x, y)`)."""
+    FLY342 proves a comparison is rewritten with it (`(a < b).select(x, y)`).
+    A condition that is an ArithValue (a raw comparison's result) gets its own
+    `.select`, which is FlyDSL's `arith.select` statement for statement: the
+    same op and value anywhere; the raw dialect's builder takes only ir.Values,
+    so there both values must be ones."""
 
     code = "FLY344"
     follows = TYPED_SCALARS
@@ -1321,11 +1325,23 @@ class RawArithSelect(Rule):
                 "s = fx.Float32(x)\nv = fx.Float32(arith.select(s < fx.Float32(y), s, 0))\n",
                 message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
                 "(`0` is a Python int, not an fx scalar: wrap it once where it is made)"),
-        # A condition of a raw comparison is an ArithValue, no fx.Boolean: the message names what it is.
+        # A condition of a raw comparison is an ArithValue, no fx.Boolean: its `.select` is FlyDSL's
+        # `arith.select` itself, whatever the values and wherever the result goes.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
-                "v = fx.Float32(arith.select(neg, s, s))\n",
-                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "v = arith.select(neg, s, 0.0) >> 1\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = neg.select(s, 0.0) >> 1\n",
+                at=(5, 5), message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition"),
+        # The raw dialect's builder takes only ir.Values: `.select` would take the fx values it rejects.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = arith.select(neg, s, s)\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = neg.select(s, s)\n",
+                at=(5, 5), unsafe=True, message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
                 "(`neg` is ArithValue (signed=None), not an fx scalar: wrap it once where it is made)"),
     ]
     use_instead = "v = is_b.select(half, zero)"
@@ -1350,9 +1366,36 @@ class RawArithSelect(Rule):
         if not detail and types[0] != "Boolean":
             detail = f" (the condition is {types[0]}, not fx.Boolean)"
         fix = None
-        if not detail and op == "select" and len(node.args) == 3 and not node.keywords:
-            fix = self._select_fix(node, op, operands, values, types[1], f"({compared})" if compared else None)
+        if op == "select" and len(node.args) == 3 and not node.keywords:
+            if not detail:
+                fix = self._select_fix(node, op, operands, values, types[1], f"({compared})" if compared else None)
+            elif compared is None and self._arith_value_condition(operands[0]):
+                fix = self._arith_value_select_fix(node, operands)
+                detail = "" if fix is not None and fix.applicability is Applicability.SAFE else detail
         self.report(node, fix=fix, op=op, detail=detail)
+
+    def _arith_value_condition(self, condition: ast.expr) -> bool:
+        """Whether the condition is an ArithValue whose `.select` runs FlyDSL's `arith.select` body
+        (the release's `arith-value-select` fact; before the table's first release, the shape alone:
+        the checker then withholds the fix)."""
+        return before_type_table(self.model) or (self.model.value_type(condition).kind == ARITH_VALUE
+                                                 and self.model.type_table.has("arith-value-select", "select-function"))
+
+    def _arith_value_select_fix(self, node: ast.Call, operands: list[ast.expr]):
+        """`arith.select(c, a, b)` of an ArithValue `c` -> `c.select(a, b)`: the method is FlyDSL's
+        `select` itself (utils/arith.py, 0.3.0 to 0.5.0), the same op and the same caster-made
+        ArithValue for any values and any use. The raw dialect's builder builds that op too, but
+        takes only ir.Values: a Python number or an fx value it rejects, `.select` would take."""
+        condition, true_value, false_value = operands
+        expression = f"{_operand_text(self, condition)}.select({self.text(true_value)}, {self.text(false_value)})"
+        edits = [self.replace(node, expression)]
+        if self.model.resolve(node.func).rpartition(".")[0] not in EXPR_ARITH:
+            not_raw = next((v for v in (true_value, false_value)
+                            if self.model.value_type(v).kind not in (ARITH_VALUE, RAW)), None)
+            if not_raw is not None:
+                return self.make_fix(edits, "Use `cond.select(a, b)` (the raw op takes only ir.Values: "
+                                     f"{operand_type_reason(self, not_raw)})", Applicability.UNSAFE)
+        return self.make_fix(edits, "Use `cond.select(a, b)`: ArithValue's `.select` is FlyDSL's `arith.select` itself")
 
     def _select_fix(self, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr], type_: str,
                     compared: str | None):

@@ -364,12 +364,14 @@ def build():
 # next to an fx value of each proven type (Int32, Int64, Uint32, Float32; `OOB` a name bound to
 # one), on a condition made from `gpu.thread_id("x")`; an Index clamp `rows` (a name bound twice,
 # its condition run-time through the binding it reaches); a Float32 select rebound across a
-# run-time `if` (`gain`). `shifted` (read by `>>`) stays unsafe.
+# run-time `if` (`gain`); two selects on an ArithValue condition (`halved`, `raw_pick`).
+# `shifted` (read by `>>`) stays unsafe.
 SELECT_CONSUMERS = '''\
 import torch
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
+from flydsl._mlir.dialects import arith as raw_arith
 from flydsl._mlir.dialects import rocdl as raw_rocdl
 from flydsl.expr import arith, gpu
 from flydsl.expr.typing import T
@@ -392,6 +394,11 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     bounded = fx.Int32(arith.select(in_range, tid, OOB))
     scaled = arith.select(in_range, scale, 0.5)
     shifted = arith.select(in_range, tid, n)
+    # An ArithValue condition (an unsigned compare, which no Int32 operator emits): its own `.select`,
+    # FlyDSL's and the raw dialect's select alike, the result read by `>>` and by a wrap.
+    below = arith.cmpi(arith.CmpIPredicate.ult, tid.ir_value(), n.ir_value())
+    halved = arith.select(below, tid, 1) >> 1
+    raw_pick = fx.Int32(raw_arith.select(below, n.ir_value(), tid.ir_value()))
     # An Index clamp of a name rebound once more, its condition a block id a few named steps away.
     pid = fx.Index(fx.block_idx.x) + fx.Index(fx.block_idx.y) * fx.Index(GROUP)
     group = pid // fx.Index(GROUP)
@@ -401,6 +408,7 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     # An Index wrap of an Int64 and of a Uint32 select: `fx.Index` casts either value alike.
     lane_ix = fx.Index(arith.select(in_range, fx.Int64(tid), fx.Int64(0))) + fx.Index(arith.select(in_range, u, 1))
     dst = fx.Int32(uni + zeroed + fx.Int32(far) + fx.Int32(masked) + bounded + (shifted >> 2) + fx.Int32(rows))
+    dst = dst + fx.Int32(halved) + raw_pick
     # Selects read through `+ - *` beside run-time fx values of their type: the same ops, one class.
     row_sel = arith.select(in_range, tid, 0)
     row_off = n * n + row_sel * n
