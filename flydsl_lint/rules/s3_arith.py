@@ -425,7 +425,7 @@ class RawArithOperator(Rule):
     operator but not to the raw op. An integer op that reads no signedness
     (`addi subi muli andi ori xori shli`) on two ArithValues (not views of fx
     values) is ArithValue's own operator: the same op and the same caster-made
-    result, safe in any use."""
+    result, safe in any use; so is an op class's `.result` (`arith.MulIOp(a, b).result`)."""
 
     code = "FLY341"
     follows = TYPED_SCALARS
@@ -488,6 +488,14 @@ class RawArithOperator(Rule):
                 "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = arith.shli(arith.addi(v, c), c)\n",
                 fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
                       "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = (v + c) << c\n", count=2),
+        # ... of an op class's `.result` too (the op built for nothing else), and beside an fx value's
+        # `.ir_value()`: an ArithValue too, whose signedness these ops do not read.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "c = arith.constant(3, type=T.index)\nw = arith.MulIOp(c, fx.Index(8).ir_value()).result // 2\n"
+                "op = arith.AddIOp(c, c)\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                      "c = arith.constant(3, type=T.index)\nw = (c * fx.Index(8).ir_value()) // 2\n"
+                      "op = arith.AddIOp(c, c)\n", count=2),
         # Operands of different fx types: the operator would promote them.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "a = fx.Int32(x)\nb = fx.Uint32(y)\nc = fx.Int32(arith.addi(a.ir_value(), b.ir_value()))\n",
@@ -518,24 +526,30 @@ class RawArithOperator(Rule):
         fix = None
         if not detail and op == spelling and expected == 2 and not node.keywords and types[0] in _KIND_TYPES[kind]:
             fix = self._operator_fix(node, op, operator, operands, values, types[0])
-        elif op in _SIGNLESS_INT_OPS and expected == 2 and not node.keywords and self._arith_values(operands, values):
-            fix = self._arith_value_operator_fix(node, operator, operands)
+        elif spelling in _SIGNLESS_INT_OPS and expected == 2 and not node.keywords and self._arith_values(operands, values):
+            fix = self._arith_value_operator_fix(node, operator, operands, op != spelling)
         self.report(node, fix=fix, op=op, operator=operator, detail=detail)
 
     def _arith_values(self, operands: list[ast.expr], values: list[ast.expr]) -> bool:
-        """Whether the operands are ArithValues themselves, not views of fx values (before the type
-        table's first release, the shape alone: the checker then withholds the fix)."""
-        if any(v is not o for o, v in zip(operands, values)):
+        """Whether the operands, as written, are ArithValues, one at least no view of an fx value
+        (of two views the typed operator is the fix): a raw op's result, or an fx value's
+        `.ir_value()` (an ArithValue carrying the class's signedness, which these ops do not read).
+        Before the type table's first release, the shape alone: the checker then withholds the fix."""
+        if all(v is not o for o, v in zip(operands, values)):
             return False
         return before_type_table(self.model) or all(self.model.value_type(o).kind == ARITH_VALUE for o in operands)
 
-    def _arith_value_operator_fix(self, node: ast.Call, operator: str, operands: list[ast.expr]):
-        """`arith.addi(a, b)` of two ArithValues -> `a + b`: ArithValue's operator emits that very
-        op (`_binary_op`, `_bitwise_op`, `_shift_op`: `arith.addi(self, other)`, reading no
-        signedness) and returns the caster's ArithValue, as the op does (0.3.0 to 0.5.0), so the
-        value is the same in any use."""
+    def _arith_value_operator_fix(self, node: ast.Call, operator: str, operands: list[ast.expr], op_class: bool):
+        """`arith.addi(a, b)` (or `arith.AddIOp(a, b).result`) of two ArithValues -> `a + b`:
+        ArithValue's operator emits that very op (`_binary_op`, `_bitwise_op`, `_shift_op`:
+        `arith.addi(self, other)`, reading no signedness) and returns the caster's ArithValue, as
+        the op's result is (0.3.0 to 0.5.0), so the value is the same in any use. An op class
+        constructed for anything but its `.result` is left alone."""
+        replaced = self.model.parent(node) if op_class else node
+        if op_class and not (isinstance(replaced, ast.Attribute) and replaced.attr == "result"):
+            return None
         left, right = (_operand_text(self, o) for o in operands)
-        return self.make_fix([self.replace(node, _wrap_result(self, node, f"{left} {operator} {right}"))],
+        return self.make_fix([self.replace(replaced, _wrap_result(self, replaced, f"{left} {operator} {right}"))],
                              f"Use the `{operator}` operator: the same op on the same ArithValues")
 
     def _operator_fix(self, node: ast.Call, op: str, operator: str, operands: list[ast.expr],
@@ -1333,7 +1347,8 @@ class RawArithSelect(Rule):
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
                 "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
                 "v = neg.select(s, 0.0) >> 1\n",
-                at=(5, 5), message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition"),
+                at=(5, 5), message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
+                "(`neg` is ArithValue (signed=None), not an fx scalar: wrap it once where it is made)"),
         # The raw dialect's builder takes only ir.Values: `.select` would take the fx values it rejects.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
@@ -1371,7 +1386,6 @@ class RawArithSelect(Rule):
                 fix = self._select_fix(node, op, operands, values, types[1], f"({compared})" if compared else None)
             elif compared is None and self._arith_value_condition(operands[0]):
                 fix = self._arith_value_select_fix(node, operands)
-                detail = "" if fix is not None and fix.applicability is Applicability.SAFE else detail
         self.report(node, fix=fix, op=op, detail=detail)
 
     def _arith_value_condition(self, condition: ast.expr) -> bool:

@@ -277,6 +277,8 @@ def build():
 # spelled `gpu.thread_idx.x` too, or an operator on such a constant: `(x >> c4) & c3`;
 # `v` a number literal, a name bound once to one, BLOCK, or int arithmetic of them).
 # FLY342's on fx.Index too: as FlyDSL's `select` condition and bound to a name only a raw op reads.
+# FLY341's on ArithValues (FlyDSL's select, constant and index_cast, beside an fx value's
+# `.ir_value()`), by builder and by op class.
 RAW_ARITH_VIEWS = '''\
 import torch
 
@@ -311,6 +313,10 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     av = fx_arith.select(lane < shift, lane, shift)
     c3 = fx_arith.constant(3, type=T.i32)
     av_mix = fx.Int32(arith.xori(arith.muli(av, c3), arith.shli(c3, av)))
+    # ... and an op class's `.result` on them, read by `//`, and on index ArithValues.
+    av_half = arith.MulIOp(av, c3).result // 2
+    av_lane = arith.MulIOp(av, lane.ir_value()).result >> 1
+    av_row = arith.MulIOp(fx_arith.index_cast(T.index, av), fx_arith.constant(BLOCK, type=T.index)).result
     # An Index wrap of an integer op: it casts the fx sum as it casts the raw one.
     ix = fx.Index(arith.addi(wide.ir_value(), bias.ir_value())) + fx.Index(arith.muli(u.ir_value(), n.ir_value()))
     uni = fx.Int32(raw_rocdl.readfirstlane(T.i32, arith.andi(x.ir_value(), fx.Int32(r).ir_value())))
@@ -341,7 +347,8 @@ def views_kernel(Out: fx.Tensor, shift: fx.Int32, bias: fx.Int64, scale: fx.Floa
     strided = lane + fx_arith.constant(BLOCK * 2 - 1, type=T.i32)
     dst = fx.Int32(uni + fx.Int32(w) + pick + tie + chosen + first + fx.Int32(lt) + fx.Int32(ge)
                    + quad + odd + back + low + low16 + head + fx.Int32(far) + block + strided + fx.Int32(ix)
-                   + av_mix + fx.Int32(clamped) + zero_pick) % BLOCK
+                   + av_mix + fx.Int32(clamped) + zero_pick + fx.Int32(av_half) + fx.Int32(fx.Index(av_row))
+                   + fx.Int32(av_lane)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
