@@ -853,10 +853,22 @@ class WrapInCompileTimeBuilder(Rule):
             if inner is None or not (_compile_time(inner) or builder.endswith(("range_constexpr", "Constexpr"))
                                      or self.model.known_int(inner) is not None):
                 continue
-            safe = wrap == "Int32" and builder.endswith(_SAME_LEAF_BUILDERS) and _fits_int32(self.model, inner)
-            fix = self.make_fix([replace_with_argument(self, argument, inner)], f"Pass the Python value, not `{wrap}(...)`",
-                                None if safe else Applicability.UNSAFE)
+            unsafe_because = self._unsafe_because(builder, wrap, inner)
+            message = f"Pass the Python value, not `{wrap}(...)`" + (f" ({unsafe_because})" if unsafe_because else "")
+            fix = self.make_fix([replace_with_argument(self, argument, inner)], message,
+                                Applicability.UNSAFE if unsafe_because else None)
             self.report(argument, fix=fix, type=wrap)
+
+    def _unsafe_because(self, builder: str, wrap: str, inner: ast.expr) -> str | None:
+        """None when the builder provably gets the same leaf from `k` as from `fx.Int32(k)`; else why not."""
+        leaf = builder.rpartition(".")[2]
+        if not builder.endswith(_SAME_LEAF_BUILDERS):
+            return f"`{leaf}` is not proven to read a wrap as the int it holds"
+        if wrap != "Int32":
+            return f"`fx.{wrap}` may hold another value than the int it is given"
+        if _fits_int32(self.model, inner):
+            return None
+        return f"`{self.text(inner)}` is not known to fit in 32 bits, outside which `fx.Int32` wraps it"
 
 
 # The builders that read a wrap's held Python int as the leaf (FlyDSL 0.3.0 to 0.5.0: their

@@ -142,3 +142,21 @@ def test_below_the_type_table_a_rewrap_of_an_operator_result_is_not_reported(tmp
     older = found(Version.parse("0.2.4"))
     assert [d.start.col for d in older] == [30] and older[0].fix is None
     assert older[0].message.endswith("(fix needs FlyDSL >= 0.3.0; target is 0.2.4)")
+
+
+def test_an_unsafe_compile_time_unwrap_says_why(tmp_path):
+    body = ("BLOCK = 64\ndef f(dim):\n    K = int(dim)\n"
+            "    a = fx.make_layout(fx.Int32(K), fx.Int32(BLOCK))\n"
+            "    b = fx.make_shape(fx.Int32(2**31), fx.Uint32(BLOCK))\n"
+            "    return fx.make_tile(fx.Int32(BLOCK), 1)\n")
+    assert _fixes(tmp_path, body, "FLY113") == [
+        (4, Applicability.UNSAFE, "Pass the Python value, not `Int32(...)` "
+                                  "(`K` is not known to fit in 32 bits, outside which `fx.Int32` wraps it)"),
+        (4, Applicability.SAFE, "Pass the Python value, not `Int32(...)`"),
+        (5, Applicability.UNSAFE, "Pass the Python value, not `Int32(...)` "
+                                  "(`2**31` is not known to fit in 32 bits, outside which `fx.Int32` wraps it)"),
+        (5, Applicability.UNSAFE, "Pass the Python value, not `Uint32(...)` "
+                                  "(`fx.Uint32` may hold another value than the int it is given)"),
+        (6, Applicability.UNSAFE, "Pass the Python value, not `Int32(...)` "
+                                  "(`make_tile` is not proven to read a wrap as the int it holds)"),
+    ]
