@@ -77,6 +77,9 @@ def build_plan(
     notes = [f"{path}: {reason}; its imports are unknown, so it counts as affected by any change"
              for path, reason in sorted(graph.unanalysable.items())]
     notes += [f"{path}: {reason}; left out of the plan" for path, reason in sorted(graph.not_files.items())]
+    # Only the checkout's modules can be affected: a probe of another never runs, so say so.
+    notes += [f"probe {probe}: no module {probe.partition(':')[0]} in the checkout (either side), so it never runs"
+              for probe in config.probes if probe.partition(":")[0] not in graph.paths_of]
     notes += [f"{path}: tests import it as {graph.installed_as[path]} from wherever that package is installed, "
               f"which may not be this checkout: its change may go unverified"
               for path in seeds if path in graph.installed_as]

@@ -35,6 +35,17 @@ def test_shared_helper_change_reaches_every_kernel_and_test(repo):
     assert plan.probes == ["kernels.elementwise.scale:probe_wide_scale"]
 
 
+def test_a_probe_of_no_module_in_the_checkout_is_noted(repo):
+    pyproject = repo / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        '"kernels.elementwise.scale:probe_wide_scale"',
+        '"kernels.elementwise.scale:probe_wide_scale", "kernels.attention.probe_gone:probe_rows"'))
+    plan = _plan(repo, ["kernels/common/tiling.py"])
+    assert plan.probes == ["kernels.elementwise.scale:probe_wide_scale"]
+    assert plan.notes == ["probe kernels.attention.probe_gone:probe_rows: no module kernels.attention.probe_gone "
+                          "in the checkout (either side), so it never runs"]
+
+
 def test_kernel_change_reaches_only_its_tests(repo):
     plan = _plan(repo, ["kernels/elementwise/vec_add.py"])
     assert plan.tests == ["tests/kernels/test_vec_add.py"]
