@@ -423,9 +423,10 @@ class RawArithOperator(Rule):
     into a raw dialect op (as `(a + b).ir_value()`). Float ops stay unsafe: an
     ambient `arith.fastmath(...)` block, possibly in a caller, applies to the
     operator but not to the raw op. An integer op that reads no signedness
-    (`addi subi muli andi ori xori shli`) on two ArithValues (not views of fx
-    values) is ArithValue's own operator: the same op and the same caster-made
-    result, safe in any use; so is an op class's `.result` (`arith.MulIOp(a, b).result`)."""
+    (`addi subi muli andi ori xori shli`) on two ArithValues (one of them may be
+    an fx value's `.ir_value()`) is ArithValue's own operator: the same op and
+    the same caster-made result, safe in any use; so is an op class's `.result`
+    (`arith.MulIOp(a, b).result`)."""
 
     code = "FLY341"
     follows = TYPED_SCALARS
