@@ -489,14 +489,17 @@ class RawArithOperator(Rule):
                 "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = arith.shli(arith.addi(v, c), c)\n",
                 fixed="from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
                       "c = arith.constant(3, type=T.i32)\nv = arith.select(p, c, c)\nw = (v + c) << c\n", count=2),
-        # ... of an op class's `.result` too (the op built for nothing else), and beside an fx value's
-        # `.ir_value()`: an ArithValue too, whose signedness these ops do not read.
+        # ... of an op class's `.result` too, and beside an fx value's `.ir_value()`: an ArithValue
+        # too, whose signedness these ops do not read.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-                "c = arith.constant(3, type=T.index)\nw = arith.MulIOp(c, fx.Index(8).ir_value()).result // 2\n"
-                "op = arith.AddIOp(c, c)\n",
+                "c = arith.constant(3, type=T.index)\nw = arith.MulIOp(c, fx.Index(8).ir_value()).result // 2\n",
                 fixed="import flydsl.expr as fx\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
-                      "c = arith.constant(3, type=T.index)\nw = (c * fx.Index(8).ir_value()) // 2\n"
-                      "op = arith.AddIOp(c, c)\n", count=2),
+                      "c = arith.constant(3, type=T.index)\nw = (c * fx.Index(8).ir_value()) // 2\n"),
+        # An op class built for more than its `.result` (here the op itself): no fix.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                "c = arith.constant(3, type=T.index)\nop = arith.AddIOp(c, c)\n",
+                message="Raw `arith.AddIOp`: use the `+` operator on fx-typed values "
+                "(`c` is ArithValue (signed=None), not an fx scalar: wrap it once where it is made)"),
         # Operands of different fx types: the operator would promote them.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "a = fx.Int32(x)\nb = fx.Uint32(y)\nc = fx.Int32(arith.addi(a.ir_value(), b.ir_value()))\n",
