@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -12,6 +13,13 @@ if str(ROOT) not in sys.path:
 # otherwise: without it the target would come from whatever flydsl this machine has installed.
 # Tests of target discovery remove it (`without_target_variable`).
 os.environ["FLYDSL_LINT_TARGET_VERSION"] = "0.5.0"
+
+# A suite started in the background by a shell without job control (`cmd &` in a script) inherits
+# an ignored SIGINT, and so would every process a test starts: the tests that press Ctrl-C on one
+# would see it ignored, as such a background job should. Handled here, it is the default again in
+# those processes (exec resets a handled signal, not an ignored one).
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session", autouse=True)
