@@ -318,9 +318,10 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
 def _method_is_function(cls: ast.ClassDef, function: ast.AST | None, receiver: str) -> bool:
     """Whether `cls`'s method of `function`'s name has the function's decorators and statements,
     its `self` standing for the function's first parameter `receiver` (docstrings aside)."""
-    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and function is not None
-                   and n.name == function.name), None)
-    if method is None or not isinstance(function, ast.FunctionDef):
+    if not isinstance(function, ast.FunctionDef):
+        return False
+    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == function.name), None)
+    if method is None:
         return False
     parameters = [a.arg for a in function.args.args]
     if parameters[:1] != [receiver] or [a.arg for a in method.args.args] != ["self", *parameters[1:]]:

@@ -818,6 +818,30 @@ def test_the_derive_script_records_only_what_the_sources_show():
     assert "index-cast" not in derive.arith_value_facts(ast.parse(changed), None)
 
 
+def test_the_derive_script_tells_whether_arith_value_select_is_the_select_function():
+    derive = derive_types_script()
+    utils = textwrap.dedent('''\
+        class ArithValue(ir.Value):
+            @dsl_loc_tracing
+            def select(self, true_value, false_value):
+                """Ternary select."""
+                true_value = _select_raw_operand(true_value, false_value)
+                false_value = _select_raw_operand(false_value, true_value)
+                return arith.SelectOp(_to_raw(self), true_value, false_value).result
+        @dsl_loc_tracing
+        def select(condition, true_value, false_value):
+            """Select."""
+            true_value = _select_raw_operand(true_value, false_value)
+            false_value = _select_raw_operand(false_value, true_value)
+            return arith.SelectOp(_to_raw(condition), true_value, false_value).result
+    ''')
+    assert derive.arith_value_facts(ast.parse(utils), None)["arith-value-select"] == "select-function"
+    # Another statement, another decorator or another parameter: no fact.
+    for changed in (utils.replace("_to_raw(self)", "self", 1), utils.replace("    @dsl_loc_tracing\n", "", 1),
+                    utils.replace("self, true_value, false_value", "self, true_value, false_value, fastmath=None", 1)):
+        assert "arith-value-select" not in derive.arith_value_facts(ast.parse(changed), None)
+
+
 def test_the_derive_script_reads_scalar_methods_from_numeric():
     derive = derive_types_script()
     numeric = textwrap.dedent('''\
