@@ -40,9 +40,15 @@ OUTCOMES_MANIFEST = "outcomes.jsonl"
 CALLS_MANIFEST = "calls.jsonl"  # the tests that called a FlyDSL jit function (a cached kernel too)
 LAUNCHES_MANIFEST = "launches.jsonl"  # device mode
 PROBE_LABEL = "probe:"  # what a probe's compilations and outcome are labelled with, before module:function
+COLLECT_LABEL = "collect:"  # what a test file's or class's collection outcome is labelled with, before its node id
 HOOK_ERRORS_MANIFEST = "hook-errors.jsonl"
 
 OUTSIDE_ANY_TEST = "<module import>"
+
+
+def collected_test(label: str) -> str:
+    """The node id a label names: a test's own, or what a collection label was collecting."""
+    return label.removeprefix(COLLECT_LABEL)
 
 
 def node_id_selects(node_id: str, item_id: str) -> bool:

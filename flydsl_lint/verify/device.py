@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from flydsl_lint.verify.capture import IMPORT_ERROR
+from flydsl_lint.verify.capture import IMPORT_ERROR, collected_test
 from flydsl_lint.verify.compare import Unverified
 from flydsl_lint.verify.config import VerifyConfig
 from flydsl_lint.verify.plan import Plan
@@ -107,7 +107,7 @@ def compare_test_outcomes(before: SideRun, after: SideRun) -> list[DeviceFinding
             # after side lacks shows as its tests regressing.)
             reason = before.messages.get(test_id, "")
             reason = after.messages.get(test_id, reason) if new == IMPORT_ERROR else f"{reason} (before the change)"
-            findings.append(DeviceFinding("test", test_id.removeprefix("collect:"), NOT_VERIFIED, reason))
+            findings.append(DeviceFinding("test", collected_test(test_id), NOT_VERIFIED, reason))
             continue
         if old == new:
             continue

@@ -14,7 +14,7 @@ import os
 import pytest
 
 from flydsl_lint.verify.capture import (
-    ENV_TESTS, NOT_FOUND, OUTSIDE_ANY_TEST, classify_failure, describe_failure, node_id_selects,
+    COLLECT_LABEL, ENV_TESTS, NOT_FOUND, OUTSIDE_ANY_TEST, classify_failure, describe_failure, node_id_selects,
     start_from_environment,
 )
 
@@ -48,13 +48,13 @@ def pytest_collection_modifyitems(config, items):
 def pytest_collectreport(report):
     # A test file that skips itself at module level (another arch's tests, say) says why.
     if report.skipped and isinstance(report.longrepr, tuple):
-        _recorder.record_outcome(f"collect:{report.nodeid}", "skipped", report.longrepr[2].removeprefix("Skipped: "))
+        _recorder.record_outcome(f"{COLLECT_LABEL}{report.nodeid}", "skipped", report.longrepr[2].removeprefix("Skipped: "))
 
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_make_collect_report(collector):
     # Module-level code may compile kernels while pytest imports the file.
-    _recorder.current_label = f"collect:{collector.nodeid}"
+    _recorder.current_label = f"{COLLECT_LABEL}{collector.nodeid}"
     yield
     _recorder.current_label = OUTSIDE_ANY_TEST
 
@@ -84,4 +84,4 @@ def pytest_exception_interact(node, call, report):
     # files that fail to import, e.g. a kernel module that no longer traces.
     if isinstance(node, pytest.Collector) and call.excinfo is not None:
         exc = call.excinfo.value
-        _recorder.record_outcome(f"collect:{node.nodeid}", classify_failure(exc), describe_failure(exc))
+        _recorder.record_outcome(f"{COLLECT_LABEL}{node.nodeid}", classify_failure(exc), describe_failure(exc))

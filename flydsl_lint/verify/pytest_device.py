@@ -17,6 +17,7 @@ import torch
 from flydsl.compiler.jit_function import JitFunction
 
 from flydsl_lint.verify.capture import (
+    COLLECT_LABEL,
     ENV_DUMP_ROOT,
     LAUNCHES_MANIFEST,
     OUTCOMES_MANIFEST,
@@ -84,7 +85,7 @@ def pytest_exception_interact(node, call, report):
         exc = call.excinfo.value
         outcome = IMPORT_ERROR if classify_failure(exc) == IMPORT_ERROR else "failed"
         append_json_line(_root / OUTCOMES_MANIFEST,
-                         {"label": f"collect:{node.nodeid}", "outcome": outcome, "message": describe_failure(exc)})
+                         {"label": f"{COLLECT_LABEL}{node.nodeid}", "outcome": outcome, "message": describe_failure(exc)})
 
 
 def pytest_runtest_logreport(report):

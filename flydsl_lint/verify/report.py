@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, PROBE_LABEL
+from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, PROBE_LABEL, collected_test
 from flydsl_lint.verify.compare import (
     IDENTICAL, NONDETERMINISTIC, SAME_BACKEND_INPUT, KernelComparison, Unverified, first_line,
 )
@@ -124,7 +124,7 @@ def _outcome_reason(outcome: str, message: str) -> str:
 
 
 def _test_file(label: str) -> str:
-    return label.removeprefix("collect:").split("::")[0]
+    return collected_test(label).split("::")[0]
 
 
 def no_kernel_compiled_message(plan: Plan, outcomes: dict[str, dict[str, tuple[str, str]]]) -> str:
@@ -136,7 +136,7 @@ def no_kernel_compiled_message(plan: Plan, outcomes: dict[str, dict[str, tuple[s
         ran = outcomes.get(arch, {})
         for label, (outcome, message) in sorted(ran.items()):
             why = _outcome_reason(outcome, message)
-            reasons.append(f"[{arch}] {label.removeprefix('collect:')}: {why}")
+            reasons.append(f"[{arch}] {collected_test(label)}: {why}")
             tally[f"[{arch}] {why}"] += 1
         seen = {_test_file(label) for label in ran}
         missing = [test for test in plan.tests if test.split("::")[0] not in seen]

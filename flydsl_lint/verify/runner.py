@@ -11,7 +11,9 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from flydsl_lint.verify.base_cache import BaseCache
-from flydsl_lint.verify.capture import COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND, PROBE_LABEL, node_id_selects
+from flydsl_lint.verify.capture import (
+    COMPILES_MANIFEST, IMPORT_ERROR, NOT_FOUND, PROBE_LABEL, collected_test, node_id_selects,
+)
 from flydsl_lint.verify.compare import (
     CHANGED, COMPILE_ERROR, IDENTICAL, NONDETERMINISTIC, ONLY_AFTER, ONLY_BEFORE, KernelComparison, Unverified,
     compare_kernels, first_line,
@@ -89,9 +91,9 @@ def _outcome_findings(arch: str, before: CompileResult, after: CompileResult) ->
         if old == new == NOT_FOUND:
             findings.unverified.append(Unverified(label, arch, new_message))
         elif new == IMPORT_ERROR and old in (IMPORT_ERROR, "error"):
-            findings.unverified.append(Unverified(label.removeprefix("collect:"), arch, first_line(new_message)))
+            findings.unverified.append(Unverified(collected_test(label), arch, first_line(new_message)))
         elif old == IMPORT_ERROR:
-            findings.unverified.append(Unverified(label.removeprefix("collect:"), arch,
+            findings.unverified.append(Unverified(collected_test(label), arch,
                                                   f"{first_line(old_message)} (before the change)"))
         elif new == "error" and old != "error" and label in compiled_after:
             # Under COMPILE_ONLY no kernel runs, so host code reading its outputs may fail on one
@@ -229,7 +231,7 @@ def _alone_jobs(erred: list[tuple[str, str]], first_part: int) -> list[CaptureJo
         if label.startswith(PROBE_LABEL):
             tests, probes = (), (label.removeprefix(PROBE_LABEL),)
         else:
-            tests, probes = (label.removeprefix("collect:"),), ()
+            tests, probes = (collected_test(label),), ()
         jobs += [CaptureJob(side, arch, part, tests, probes) for side in (BEFORE, AFTER)]
     return jobs
 
@@ -256,7 +258,7 @@ def _recheck_errors(findings: CompileModeFindings, first: tuple[CompileResult, C
                 compared.append(each)
             continue
         again_how = "when captured again by itself" if alone else "on a second capture"
-        findings.unverified.append(Unverified(label.removeprefix("collect:"), comparison.arch,
+        findings.unverified.append(Unverified(collected_test(label), comparison.arch,
                                               f"errored on the changed side only, and not {again_how} "
                                               f"(compile mode computes no outputs): {error}"))
     return compared
