@@ -91,6 +91,11 @@ def _top_defs(tree: ast.Module | None) -> dict[str, ast.AST]:
             if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
+def _method(cls: ast.AST | None, name: str) -> ast.FunctionDef | None:
+    """The method `name` of the class `cls` (None without either)."""
+    return next((n for n in getattr(cls, "body", ()) if isinstance(n, ast.FunctionDef) and n.name == name), None)
+
+
 def scalar_classes(numeric: ast.Module | None) -> dict[str, dict]:
     """`Int32` -> {width, signed, float} for each class with a `width=` keyword."""
     classes: dict[str, dict] = {}
@@ -227,7 +232,7 @@ def gpu_returns(gpu: ast.Module | None, typing: ast.Module | None, scalars: dict
     found.update({f"flydsl._mlir.dialects.gpu.{name}()": "raw:index" for name in index_builders})
     dialect_aliases = [alias for alias, dialect in _dialect_aliases(gpu).items() if dialect == "gpu"] if gpu else []
     tuple3d = _top_defs(typing).get("Tuple3D")
-    init = next((n for n in getattr(tuple3d, "body", ()) if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+    init = _method(tuple3d, "__init__")
     dtype = None
     if init is not None:
         names = [a.arg for a in init.args.args]
@@ -290,13 +295,13 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
                       and isinstance(decorator.args[0].value, ast.Attribute)}
         if _CASTER_TYPES <= registered:
             found["caster"] = "scalar-and-vector"
-        init = next((n for n in arith_value.body if isinstance(n, ast.FunctionDef) and n.name == "__init__"), None)
+        init = _method(arith_value, "__init__")
         if init is not None and "self.signed = signed and " in ast.unparse(init) \
                 and [a.arg for a in init.args.args] == ["self", "v", "signed"] \
                 and isinstance(init.args.defaults[-1], ast.Constant) and init.args.defaults[-1].value is None:
             found["arith-value-signed"] = "argument"  # ArithValue(v) is signed=None, whatever v carried
     numeric_class = _top_defs(numeric).get("Numeric")
-    to = next((n for n in getattr(numeric_class, "body", ()) if isinstance(n, ast.FunctionDef) and n.name == "to"), None)
+    to = _method(numeric_class, "to")
     if to is not None and "res.with_signedness(getattr(type(self), 'signed', None))" in ast.unparse(to):
         found["ir-value"] = "with-signedness"  # a dynamic value; a compile-time one is a fresh constant
     to_raw, unwrap = defs.get("_to_raw"), defs.get("unwrap")
@@ -318,9 +323,7 @@ def arith_value_facts(arith: ast.Module | None, numeric: ast.Module | None) -> d
 def _method_is_function(cls: ast.ClassDef, function: ast.AST | None, receiver: str) -> bool:
     """Whether `cls`'s method of `function`'s name has the function's decorators and statements,
     its `self` standing for the function's first parameter `receiver` (docstrings aside)."""
-    if not isinstance(function, ast.FunctionDef):
-        return False
-    method = next((n for n in cls.body if isinstance(n, ast.FunctionDef) and n.name == function.name), None)
+    method = _method(cls, function.name) if isinstance(function, ast.FunctionDef) else None
     if method is None:
         return False
     parameters = [a.arg for a in function.args.args]
