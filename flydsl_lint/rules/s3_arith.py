@@ -357,9 +357,14 @@ def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
 def rejects_fx_values(rule: Rule, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr]) -> bool:
     """Whether `node` is given an fx value itself (not a view) by a builder that
     rejects one: any raw dialect op, unlike FlyDSL's own unwrapping helpers."""
+    return not _unwraps_operands(rule, node, op) and any(o is v for o, v in zip(operands, values))
+
+
+def _unwraps_operands(rule: Rule, node: ast.Call, op: str) -> bool:
+    """Whether `node` is one of FlyDSL's own helpers, which take fx values and numbers (`_to_raw`),
+    where a raw dialect op takes only ir.Values."""
     module = rule.model.resolve(node.func).rpartition(".")[0]
-    unwraps = (module in EXPR_ARITH and op in _TYPED_OPERAND_HELPERS) or (module == EXPR_ARITH[0] and op in _CMP_HELPERS)
-    return not unwraps and any(o is v for o, v in zip(operands, values))
+    return (module in EXPR_ARITH and op in _TYPED_OPERAND_HELPERS) or (module == EXPR_ARITH[0] and op in _CMP_HELPERS)
 
 
 def typed_replacement(rule: Rule, node: ast.Call, expression: str, result_type: str,
@@ -1407,7 +1412,7 @@ class RawArithSelect(Rule):
         condition, true_value, false_value = operands
         expression = f"{_operand_text(self, condition)}.select({self.text(true_value)}, {self.text(false_value)})"
         edits = [self.replace(node, expression)]
-        if self.model.resolve(node.func).rpartition(".")[0] not in EXPR_ARITH:
+        if not _unwraps_operands(self, node, "select"):
             not_raw = next((v for v in (true_value, false_value)
                             if self.model.value_type(v).kind not in (ARITH_VALUE, RAW)), None)
             if not_raw is not None:
