@@ -226,6 +226,18 @@ def test_in_traced_code_only_fx_scalars_agree():
     # The same bindings in a plain helper agree.
     assert type_of("def h(n):\n    x = ArithValue(n)\n    if n:\n        x = ArithValue(n)\n    probe = x\n") \
         == "ArithValue (signed=None)"
+    # ... and in traced code where no region the rewriter rewrites carries the name: a loop over
+    # a list or a `range_constexpr` is Python's own.
+    unrolled = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n" \
+               "    for s in {loop}:\n        x = x + ArithValue(n)\n    probe = x\n"
+    assert type_of(unrolled.format(loop="[1, 2]")) == "ArithValue (signed=None)"
+    assert type_of(unrolled.format(loop="fx.range_constexpr(2)")) == "ArithValue (signed=None)"
+    assert type_of(unrolled.format(loop="range(2)")) == "unknown"
+    # A rewritten region elsewhere in the function that calls a method of the name carries it too.
+    method = "@flyc.kernel\ndef k(n: fx.Int32):\n    x = ArithValue(n)\n    x = x + ArithValue(n)\n" \
+             "    if n > 0:\n        x.owner.attributes\n    probe = x\n"
+    assert type_of(method) == "ArithValue (signed=None)"  # an attribute read is no method call
+    assert type_of(method.replace("x.owner.attributes", "x.select(n, n)")) == "unknown"
 
 
 @pytest.mark.parametrize("body", [

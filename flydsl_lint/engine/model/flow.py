@@ -129,6 +129,21 @@ class _ReachingBindings:
             regions[name] = found
         return regions[name]
 
+    def carried_through_a_region(self, bindings: list[Binding]) -> bool:
+        """Whether the rewriter may carry the name of `bindings` (bound in one function of traced
+        code) through a region it rewrites: a binding inside an `if`, a `while` or a `range` loop
+        (`_collect_assigned_vars` carries what a region assigns), or such a region of that function
+        calling a method of the name or storing into it. Outside them the function runs as Python
+        wrote it: a loop over a list or a `range_constexpr` is Python's own."""
+        function = bindings[0].scope.node
+        for binding in bindings:
+            for ancestor in self.ancestors(binding.node):
+                if ancestor is function:
+                    break
+                if isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor):
+                    return True
+        return any(self.enclosing_function(region) is function for region in self._carrying_regions(bindings[0].name))
+
     def _method_callees_and_stores(self, name: str) -> list[ast.expr]:
         """The method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on
         `name`, found up from its reads: a few names are asked, not every attribute of the module."""

@@ -477,8 +477,9 @@ class _ValueTypes:
         rewriter and numeric.py of every release 0.3.0 ... 0.5.0 (0.3.0 and 0.3.1 hand a
         branch the entry values themselves, later ones `_pack_states(state_raw, exemplar)`:
         the same class either way). So there the agreement holds only for fx scalars; a
-        Python number or an ArithValue rebound in traced code stays unknown. Outside traced
-        code (plain helpers, module level) Python runs as written: any kind may agree.
+        Python number or an ArithValue rebound in traced code stays unknown where such a
+        region carries the name (`carried_through_a_region`). Elsewhere (plain helpers,
+        module level, a loop over a list) Python runs as written: any kind may agree.
         """
         key = (binding.scope, binding.name)
         answers = self._answers["rebound_type"]
@@ -537,7 +538,7 @@ class _ValueTypes:
             self._forget_since(mark)  # computed while the name's reads were unknown
         if assumed is None:
             return UNKNOWN_TYPE, f"unknown: `{name}` is bound more than once, to no known type"
-        if assumed.kind != SCALAR and self.in_traced_code(bindings[0].node):
+        if assumed.kind != SCALAR and self.in_traced_code(bindings[0].node) and self.carried_through_a_region(bindings):
             return UNKNOWN_TYPE, (f"unknown: `{name}` is bound more than once in traced code, where the rewriter "
                                   f"may rebuild the {assumed} it carries through control flow as an fx value")
         agreed = f"every binding of `{name}` gives {assumed} ({len(bindings)} bindings)"
