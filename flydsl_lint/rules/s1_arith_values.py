@@ -17,7 +17,6 @@ from ._flydsl import (
     before_type_table, known_scalar_type, operand_type_reason, qualified, scalar_ir_type, single_positional,
     typed_scalar,
 )
-from ._raw_dialects import is_raw_dialect_call, provably_dynamic
 
 _TARGET_0_3_1 = {"target_version": Version.parse("0.3.1")}
 
@@ -224,7 +223,7 @@ class ArithValueWrap(Rule):
         if left.kind == ARITH_VALUE:
             return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
         return (left == found and found.scalar in SAME_OP_SCALARS and isinstance(operation.op, SAME_OP_OPERATORS)
-                and provably_dynamic(self, argument))
+                and self.model.provably_dynamic(argument))
 
 _INTEGER_SCALARS = frozenset({"Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64"})
 # Integer.__init__ index-casts an index ArithValue and an fx.Index alike; Index.__init__ keeps both as they are.
@@ -530,7 +529,7 @@ class ArithIndexCast(Rule):
         if source not in _INTEGER_CLASSES or (self.model.resolve(node.func) or "").startswith(RAW_ARITH + "."):
             return False
         casts = source == target_class or (target_class == "Index") != (source == "Index")
-        return casts and provably_dynamic(self, value)
+        return casts and self.model.provably_dynamic(value)
 
 
 # The target types of an index_cast -> the fx class whose wrap casts to it.
@@ -574,7 +573,7 @@ def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
     operand's signedness picks `>>`, `//`, `%` and ordering; the right one's is read by int `/`)."""
     model = rule.model
     parent = model.parent(use)
-    if is_raw_dialect_call(rule, parent) and (use in parent.args or any(k.value is use for k in parent.keywords)):
+    if rule.model.raw_dialect_call(parent) and (use in parent.args or any(k.value is use for k in parent.keywords)):
         return True
     if typed_scalar(model, parent) in _INTEGER_CLASSES and single_positional(parent) is use:
         return True

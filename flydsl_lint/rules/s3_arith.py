@@ -15,8 +15,7 @@ from ._flydsl import (
     before_type_table, known_scalar_type, operand_type_reason, scalar_ir_type, single_positional, typed_scalar,
 )
 from ._raw_dialects import (
-    ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call, provably_dynamic,
-    visibly_raw,
+    ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module,
 )
 
 
@@ -186,7 +185,7 @@ class TypedArithmeticMethod(Rule):
         other = self.model.value_type(operand)
         if other != found:
             return f"`{self.text(operand)}` is {other.described}, not {found}: `{replacement}` may promote"
-        if not any(provably_dynamic(self, _negated(value)) for value in (receiver, operand)):
+        if not any(self.model.provably_dynamic(_negated(value)) for value in (receiver, operand)):
             return f"neither operand is provably a run-time value: `{replacement}` folds two compile-time ones"
         return None
 
@@ -351,7 +350,7 @@ def _raw_operand_of(rule: Rule, node: ast.expr) -> bool:
         return False
     if parent.args and parent.args[0] is node and rule.model.resolve(parent.func) in _FLYDSL_SELECTS:
         return True
-    return is_raw_dialect_call(rule, parent) and (node in parent.args or any(k.value is node for k in parent.keywords))
+    return rule.model.raw_dialect_call(parent) and (node in parent.args or any(k.value is node for k in parent.keywords))
 
 
 def rejects_fx_values(rule: Rule, node: ast.Call, op: str, operands: list[ast.expr], values: list[ast.expr]) -> bool:
@@ -569,7 +568,7 @@ class RawArithOperator(Rule):
             # The original fails at trace time: the fix changes behaviour.
             return self.make_fix([self.replace(node, _wrap_result(self, node, expression))],
                                  f"Use the `{operator}` operator", Applicability.UNSAFE)
-        folds = not any(provably_dynamic(self, v) for v in values)
+        folds = not any(self.model.provably_dynamic(v) for v in values)
         replacement, consumer_agrees = typed_replacement(self, node, expression, type_, folds)
         safe = consumer_agrees and type_ in _PROVEN_INT_TYPES
         return self.make_fix([self.replace(node, replacement)], f"Use the `{operator}` operator",
@@ -597,7 +596,7 @@ def raw_comparison(rule: Rule, node: ast.Call) -> RawComparison | None:
     if op not in _CMP_OPS:
         return None
     operands = call_operands(node)
-    if len(operands) != 3 or any(visibly_raw(rule, o) for o in operands[1:]):
+    if len(operands) != 3 or any(rule.model.visibly_raw(o) for o in operands[1:]):
         return None
     predicate = rule.model.resolve(operands[0]) if isinstance(operands[0], (ast.Name, ast.Attribute)) else None
     if not predicate:
@@ -633,7 +632,7 @@ def proven_comparison(rule: Rule, node: ast.expr) -> str | None:
     compared = raw_comparison(rule, node) if isinstance(node, ast.Call) else None
     if compared is None or not compared.fixable or compared.types[0] not in _PROVEN_COMPARED_TYPES \
             or rejects_fx_values(rule, node, compared.op, compared.operands, compared.values) \
-            or not any(provably_dynamic(rule, v) for v in compared.values):
+            or not any(rule.model.provably_dynamic(v) for v in compared.values):
         return None
     return compared.expression
 
@@ -731,7 +730,7 @@ class RawArithCompare(Rule):
             # The original fails at trace time: the fix changes behaviour.
             return self.make_fix([self.replace(node, _wrap_result(self, node, expression))],
                                  f"Use the `{operator}` comparison", Applicability.UNSAFE)
-        folds = not any(provably_dynamic(self, v) for v in values)
+        folds = not any(self.model.provably_dynamic(v) for v in values)
         replacement, consumer_agrees = typed_replacement(self, node, expression, "Boolean", folds)
         edits = [self.replace(node, replacement)]
         if not consumer_agrees and not folds:
@@ -1026,7 +1025,7 @@ class RawArithConstant(Rule):
 
     def _raw_operand(self, node: ast.expr) -> bool:
         parent = self.model.parent(node)
-        return isinstance(parent, ast.Call) and node in parent.args and is_raw_dialect_call(self, parent)
+        return isinstance(parent, ast.Call) and node in parent.args and self.model.raw_dialect_call(parent)
 
     def _named_for_raw_operands(self, node: ast.Call) -> bool:
         """`zero = arith.constant(...)`, bound once, every read an operand of a
@@ -1067,7 +1066,7 @@ class RawArithConstant(Rule):
         """Whether an operator on the run-time `left` of `left_type` builds the constant from the literal."""
         value = self.model.known_number(literal)
         expected = _LITERAL_OPERAND_TYPES.get(left_type)
-        return expected == (leaf, type(value)) and _fits(value, left_type) and provably_dynamic(self, left)
+        return expected == (leaf, type(value)) and _fits(value, left_type) and self.model.provably_dynamic(left)
 
     def _operand_type(self, node: ast.expr, depth: int = 0) -> str | None:
         """The fx type of an operator's left operand: the model's, or for `x <op> arith.constant(v,
@@ -1438,7 +1437,7 @@ class RawArithSelect(Rule):
             read_edits = agreeing_read_edits(self, node, type_)
             if read_edits is not None:
                 edits, consumer_agrees = [self.replace(node, expression), *read_edits], True
-        if not (compared or provably_dynamic(self, condition)):
+        if not (compared or self.model.provably_dynamic(condition)):
             why = f"`{self.text(condition)}` may be a compile-time value: `.select` would pick in Python"
         elif type_ not in _PROVEN_SELECT_TYPES:
             why = f"not proven on {type_} values"
@@ -1483,7 +1482,7 @@ def _read_alike_through_operators(rule: Rule, node: ast.expr, type_: str, depth:
             isinstance(parent, ast.BinOp) and isinstance(parent.op, SAME_OP_OPERATORS)):
         return False
     other = parent.left if parent.right is node else parent.right
-    if known_scalar_type(rule.model, other) != type_ or not provably_dynamic(rule, other):
+    if known_scalar_type(rule.model, other) != type_ or not rule.model.provably_dynamic(other):
         return False
     if parent.right is node:
         return True

@@ -12,7 +12,7 @@ from ._base import Invalid, Rule, register
 from ._codemods import Refusal, reads_of_value
 from ._edits import reference
 from ._raw_dialects import (
-    VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module, is_raw_dialect_call,
+    VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module,
 )
 
 
@@ -230,7 +230,7 @@ class RawVectorOp(Rule):
             return unwrapped and self._reaches_only_raw_ops(parent, True, depth + 1)
         if self.model.is_vector_wrap(parent):
             return unwrapped  # `fx.Vector(v)` takes any vector ir.Value alike (the fix of the op using it)
-        if isinstance(parent, ast.Call) and is_raw_dialect_call(self, parent):
+        if isinstance(parent, ast.Call) and self.model.raw_dialect_call(parent):
             return unwrapped and (node in parent.args or any(k.value is node for k in parent.keywords))
         reads = reads_of_value(self, node)
         return bool(reads) and all(self._reaches_only_raw_ops(read, unwrapped, depth + 1) for read in reads)

@@ -8,7 +8,8 @@ The model is one class assembled from one module per concern: `walk` builds
 it, `scopes` holds its scopes and bindings, `resolution` answers what a name
 refers to, `queries` the rest, `flow` the one binding a read of a rebound name sees,
 `types` the value type of an expression, `guards` the `if` tests those types decide, `numbers` the values of Python numbers,
-`vectors` the element and lanes of a vector value.
+`vectors` the element and lanes of a vector value, `run_time` which values are the kernel's
+run's (visibly raw, or provably not compile-time Python values).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .guards import _Guards
 from .numbers import _KnownNumbers
 from .queries import _Queries
 from .resolution import _Resolution
+from .run_time import _RunTimeValues
 from .scopes import Binding, Scope, _Scopes
 from .types import ValueType, _ValueTypes
 from .vectors import _VectorTypes
@@ -30,7 +32,7 @@ from .walk import _Walk
 
 
 class SemanticModel(_Walk, _Scopes, _Resolution, _Queries, _ReachingBindings, _ValueTypes, _Guards,
-                    _KnownNumbers, _VectorTypes):
+                    _KnownNumbers, _VectorTypes, _RunTimeValues):
     """Scopes and bindings of one module, with name resolution on demand."""
 
     def __init__(
