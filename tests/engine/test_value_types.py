@@ -240,6 +240,42 @@ def test_in_traced_code_only_fx_scalars_agree():
     assert type_of(method.replace("x.owner.attributes", "x.select(n, n)")) == "unknown"
 
 
+REBUILDING_IF = """
+@flyc.kernel
+def k(x: fx.Float32, n: fx.Int32, c: fx.Constexpr[int]):
+    in_range = fx.thread_idx.x < n
+    m = fx.Float32(0.0)
+    if {test}:
+        m = ArithValue(x)
+    {between}
+    probe = m
+"""
+
+
+def test_a_read_after_an_scf_if_sees_the_fx_scalar_the_name_entered_it_as():
+    # The rewriter rebuilds what a branch assigned from the entry value's class, whatever the branch gave.
+    assert explain(REBUILDING_IF.format(test="in_range", between="pass")) == (
+        "fx.Float32", "the `if` at 9:5 rebuilds `m` as the fx.Float32 it was on entry (assignment at 8:5)")
+    assert type_of(REBUILDING_IF.format(test="x > 0.0", between="y = m")) == "fx.Float32"
+    # A later binding is the one the read sees.
+    assert type_of(REBUILDING_IF.format(test="in_range", between="m = ArithValue(x)")) == "ArithValue (signed=None)"
+
+
+@pytest.mark.parametrize("test, between", [
+    ("c > 2", "pass"),  # a compile-time test: Python runs one branch, which may leave the ArithValue
+    ("fx.const_expr(in_range)", "pass"),
+    ("in_range", "if in_range:\n        m = ArithValue(x)"),  # ... or a later `if` of an ArithValue
+    ("(t := in_range)", "pass"),  # a binding in a test: not the branches' own
+])
+def test_a_read_after_an_if_that_does_not_provably_rebuild_the_name_stays_unknown(test, between):
+    assert type_of(REBUILDING_IF.format(test=test, between=between)) == "unknown"
+
+
+def test_an_if_rebuilds_only_an_fx_scalar_as_its_class():
+    body = REBUILDING_IF.format(test="in_range", between="pass").replace("m = fx.Float32(0.0)", "m = ArithValue(x)")
+    assert type_of(body.replace("        m = ArithValue(x)", "        m = fx.Float32(x)")) == "unknown"
+
+
 @pytest.mark.parametrize("body", [
     "x = fx.Int32(a)\nwith ctx() as x:\n    pass\nprobe = x\n",
     "x = fx.Int32(a)\ntry:\n    pass\nexcept E as x:\n    pass\nprobe = x\n",

@@ -129,6 +129,37 @@ class _ReachingBindings:
             regions[name] = found
         return regions[name]
 
+    def rebuilding_if(self, read: ast.Name) -> tuple[ast.If, Binding] | None:
+        """The `if` of traced code with a run-time test whose rebuild of a name bound more than once
+        `read` provably sees, with the binding the name has on entering it: the last statement
+        before the read's, in the read's own statement list, that binds the name is that `if`, and
+        one binding provably reaches the `if`. The rewriter's `scf_if_dispatch` builds an `scf.if`
+        of a test that holds an ir.Value and rebuilds each name a branch assigns from its value on
+        entry (`_pack_states(if_op.results, exemplar)`, the exemplar `_promote(entry)`: an fx
+        scalar keeps its class), whatever the branches assigned (0.3.0 to 0.5.0)."""
+        binding = self.binding_of(read)
+        if binding is None or binding.scope.kind != "function" or self._scope_of_node.get(read) is not binding.scope:
+            return None
+        statement = read
+        while not isinstance(statement, ast.stmt):
+            statement = self.parent(statement)
+        block = self._block_of(statement)
+        if block is None or not self.in_traced_code(statement):
+            return None
+        bindings = binding.scope.bindings[binding.name]
+        for earlier in reversed(block[:_index_in(block, statement)]):
+            first = (earlier.lineno, earlier.col_offset)
+            last = (earlier.end_lineno, earlier.end_col_offset)
+            if not any(first <= each.position <= last for each in bindings):
+                continue
+            if not isinstance(earlier, ast.If) or not self.provably_dynamic(earlier.test):
+                return None  # a compile-time test runs one branch in Python, which rebuilds nothing
+            if any(isinstance(node, ast.NamedExpr) for node in ast.walk(earlier)):
+                return None  # a binding in a test is not carried: the rewriter collects the branches' own
+            entering = self._reaching(binding.scope, binding.name, earlier, first)
+            return (earlier, entering) if entering is not None else None
+        return None
+
     def carried_through_a_region(self, bindings: list[Binding]) -> bool:
         """Whether the rewriter may carry the name of `bindings` (bound in one function of traced
         code) through a region it rewrites: a binding inside an `if`, a `while` or a `range` loop

@@ -431,6 +431,9 @@ class _ValueTypes:
             if found is not None and found[0].known:
                 return found
             agreed = self._rebound_type(binding, depth)
+            rebuilt = self._rebuilt_scalar(node, depth) if not agreed[0].known else None
+            if rebuilt is not None:
+                return rebuilt
             # The binding the read sees says best why it is unknown.
             return agreed if agreed[0].known or found is None else found
         found = self._binding_type(binding, depth)
@@ -439,6 +442,18 @@ class _ValueTypes:
                                   f"or stores into, `{node.id}`: the rewriter carries it and rebuilds the {found[0]} "
                                   f"as an fx value")
         return found
+
+    def _rebuilt_scalar(self, read: ast.Name, depth: int) -> tuple[ValueType, str] | None:
+        """The fx scalar type a read sees after an `scf.if` rebuilt the name from its value on
+        entry (`rebuilding_if`), when that value is an fx scalar; else None."""
+        rebuilt = self.rebuilding_if(read)
+        if rebuilt is None:
+            return None
+        region, entering = rebuilt
+        entry, why = self._binding_type(entering, depth)
+        if entry.kind != SCALAR:
+            return None
+        return entry, f"the `if` at {_at(region)} rebuilds `{read.id}` as the {entry} it was on entry ({why})"
 
     def _carried_before(self, binding, read: ast.Name) -> bool:
         """Whether an `if`, `while` or `range` loop of traced code that starts after `binding` and not after
