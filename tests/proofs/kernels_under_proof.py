@@ -431,7 +431,9 @@ def select_kernel(Out: fx.Tensor, n: fx.Int32, wide: fx.Int64, scale: fx.Float32
     gain = scale
     if in_range:
         gain = arith.select(in_range, scale, 0.25)
-    rv[0] = fx.Float32(scaled) * fx.Float32(arith.select(in_range, 0.0, scale)) + gain * scale
+    # After the `if` the rewriter rebuilt `gain` as the Float32 it entered as: a typed operand.
+    capped = arith.select(gain < scale, gain, scale)
+    rv[0] = fx.Float32(scaled) * fx.Float32(arith.select(in_range, 0.0, scale)) + gain * scale + capped
     fx.copy(copy, rv, fx.slice(tO, (None, dst)))
 
 
@@ -550,6 +552,7 @@ import torch
 
 import flydsl.compiler as flyc
 import flydsl.expr as fx
+from flydsl.expr import arith
 
 BLOCK = 64
 
@@ -576,10 +579,25 @@ def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     for lanes in [16, 8, 4]:
         running = running.maximumf(running.shuffle_xor(fx.Int32(lanes), fx.Int32(32)))
 
+    # A helper of the kernel reducing across lanes in an unrolled loop, passed a Float32 that a
+    # run-time `if` rebuilds as the class it entered as, whatever its branch assigned (a select's
+    # ArithValue here).
+    def lane_max(value):
+        reduced = value
+        for lanes in [8, 4, 2]:
+            reduced = reduced.maximumf(reduced.shuffle_xor(fx.Int32(lanes), fx.Int32(16)))
+        return reduced
+
+    in_range = fx.Int32(tid) < n
+    peak = fx.Float32(0.0)
+    if in_range:
+        peak = arith.select(in_range, a * fx.Float32(tid), b)
+    peak = lane_max(peak)
+
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = hi + lo * clipped - scaled + running + _relu(a - fx.Float32(tid))
+    rv[0] = hi + lo * clipped - scaled + running + _relu(a - fx.Float32(tid)) + peak
     fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
 
 
