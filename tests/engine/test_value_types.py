@@ -276,6 +276,46 @@ def test_an_if_rebuilds_only_an_fx_scalar_as_its_class():
     assert type_of(body.replace("        m = ArithValue(x)", "        m = fx.Float32(x)")) == "unknown"
 
 
+@pytest.mark.parametrize("body, expected", [
+    # A helper only ever called with list displays: its elements are what every call passes.
+    ("def _h(xs, i):\n    probe = xs[i]\n_h([fx.Float32(a)], 0)\n_h([fx.Float32(b), fx.Float32(c)], 1)\n",
+     "fx.Float32"),
+    # A list the function builds with `append` and item stores, indexed, iterated and measured.
+    ("def f(a: fx.Int32):\n    xs = []\n    for k in range(len(xs)):\n        xs.append(a + 1)\n"
+     "    xs[0] = fx.Int32(7)\n    probe = xs[1]\n", "fx.Int32"),
+    ("def f(a: fx.Int32):\n    xs = [a, a * 2]\n    for x in xs:\n        probe = x\n", "fx.Int32"),
+    ("def f(a: fx.Int32):\n    xs = [a * k for k in range(4)]\n    probe = xs[3]\n", "fx.Int32"),
+    ("def f(a: fx.Int32):\n    probe = [a, a][0]\n", "fx.Int32"),
+    # Elements of two types, or one the model does not know.
+    ("def f(a: fx.Int32):\n    xs = [a]\n    xs.append(fx.Int64(a))\n    probe = xs[0]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    xs[0] = helper(a)\n    probe = xs[0]\n", "unknown"),
+    # A list that may escape: passed to a call, aliased, extended, rebound, sliced or returned.
+    ("def f(a: fx.Int32):\n    xs = [a]\n    helper(xs)\n    probe = xs[0]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    ys = xs\n    probe = xs[0]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    xs.extend(ys)\n    probe = xs[0]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    xs += ys\n    probe = xs[0]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    probe = xs[0:1]\n", "unknown"),
+    ("def f(a: fx.Int32):\n    xs = [a]\n    probe = xs[0]\n    return xs\n", "unknown"),
+    # A list passed by name, or a helper whose callers are not all seen.
+    ("def _h(xs):\n    probe = xs[0]\nys = [fx.Int32(a)]\n_h(ys)\n", "unknown"),
+    ("def h(xs):\n    probe = xs[0]\nh([fx.Int32(a)])\n", "unknown"),
+])
+def test_an_element_of_a_list_has_the_type_every_element_the_model_sees_gives(body, expected):
+    assert type_of(body) == expected
+
+
+def test_in_traced_code_a_list_a_region_adds_to_keeps_only_fx_scalar_elements():
+    # The rewriter carries a list a dynamic `if` appends to, and rebuilds its leaves as fx values.
+    kernel = "@flyc.kernel\ndef k(n: fx.Int32):\n    xs = [{value}]\n    if n > 0:\n        xs.append({value})\n" \
+             "    probe = xs[0]\n"
+    assert type_of(kernel.format(value="n + 1")) == "fx.Int32"
+    found, why = explain(kernel.format(value="ArithValue(n)"))
+    assert found == "unknown" and "rebuilds its ArithValue (signed=None) elements as fx values" in why
+    # Appended outside any region, an ArithValue stays one.
+    assert type_of(kernel.format(value="ArithValue(n)").replace("    if n > 0:\n        xs", "    xs")) \
+        == "ArithValue (signed=None)"
+
+
 @pytest.mark.parametrize("body", [
     "x = fx.Int32(a)\nwith ctx() as x:\n    pass\nprobe = x\n",
     "x = fx.Int32(a)\ntry:\n    pass\nexcept E as x:\n    pass\nprobe = x\n",

@@ -750,6 +750,9 @@ class _ValueTypes:
         call = getattr(loop, "iter", None)
         if isinstance(call, (ast.List, ast.Tuple)) and loop.target is target:
             return self._display_loop_type(call, where, depth)
+        elements = self.list_elements(call, depth) if isinstance(call, (ast.Name, ast.ListComp)) else None
+        if elements is not None and loop.target is target:  # Python's own loop: the rewriter rewrites `range` ones
+            return self._element_type(call, elements, depth)
         if not isinstance(call, ast.Call):
             return UNKNOWN_TYPE, f"unknown: {variable} is bound by a loop over something other than range()"
         kind = self.range_callee(call.func)
@@ -1285,10 +1288,101 @@ class _ValueTypes:
         value = node.value
         if isinstance(value, ast.Attribute) and value.attr == "results" and self._is_raw_op(value.value):
             return self._raw_op_type(self.resolve(value.value.func), "`.results[k]` of a raw dialect op")
+        if not isinstance(node.slice, ast.Slice):
+            elements = self.list_elements(value, depth)
+            if elements is not None:
+                return self._element_type(value, elements, depth)
         container, why = self._typed(value, depth)
         if container.kind == VECTOR:
             return self._vector_element_type(node, container, depth)
         return UNKNOWN_TYPE, f"unknown: subscript of {container}" if container.known else f"unknown: subscript ({why})"
+
+    def list_elements(self, node: ast.expr, depth: int = 0) -> list[ast.expr] | None:
+        """Every expression whose value the list `node` may hold, when the model sees them all: a
+        list or tuple display, a list comprehension (its element), or a name bound once, in a
+        function, to one of those (a parameter: to what every call passes) and only ever indexed,
+        iterated, measured with `len`, appended to or stored into by index (what `append` and
+        `xs[i] = v` add counts too). None when the list may escape: passed to a call, bound to
+        another name, returned, or changed any other way."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return None if any(isinstance(element, ast.Starred) for element in node.elts) else list(node.elts)
+        if isinstance(node, ast.ListComp):
+            return [node.elt] if len(node.generators) == 1 else None
+        binding = self.binding_of(node) if isinstance(node, ast.Name) else None
+        if binding is None or binding.scope.kind != "function" or not self.is_single_binding(binding) \
+                or self._bound_from_another_scope(binding):
+            return None
+        found = self._added_elements(binding)
+        if found is None:
+            return None
+        if binding.kind == "param":
+            sources = self.passed_arguments(binding)
+        elif binding.kind == "assign":
+            sources = [self.single_assigned_value(node)]
+        else:
+            return None
+        for source in sources or [None]:
+            elements = self.list_elements(source, depth + 1) if source is not None else None
+            if elements is None:
+                return None
+            found.extend(elements)
+        return found
+
+    def _added_elements(self, binding) -> list[ast.expr] | None:
+        """What `xs.append(v)` and `xs[i] = v` add to the list bound by `binding`, when every read of
+        the name indexes, iterates, measures or adds to it (None: the list may escape)."""
+        added: list[ast.expr] = []
+        for load in self._loads.get(binding.name, ()):
+            if self.binding_of(load) is not binding:
+                continue
+            parent = self.parent(load)
+            kind = type(parent)
+            if kind is ast.Subscript and parent.value is load and not isinstance(parent.slice, ast.Slice):
+                statement = self.parent(parent)
+                if isinstance(parent.ctx, ast.Load):
+                    continue
+                if isinstance(statement, ast.Assign) and statement.targets == [parent]:
+                    added.append(statement.value)
+                    continue
+                return None
+            if kind is ast.Attribute and parent.value is load and parent.attr == "append":
+                call = self.parent(parent)
+                if isinstance(call, ast.Call) and call.func is parent and len(call.args) == 1 and not call.keywords \
+                        and not isinstance(call.args[0], ast.Starred):
+                    added.append(call.args[0])
+                    continue
+                return None
+            if kind in (ast.For, ast.comprehension) and parent.iter is load:
+                continue
+            if kind is ast.Call and parent.args == [load] and not parent.keywords \
+                    and self._builtin_call(parent, "len") is not None:
+                continue
+            return None
+        return added
+
+    def _element_type(self, container: ast.expr, elements: list[ast.expr], depth: int) -> tuple[ValueType, str]:
+        """The one type every element of a list gives (`list_elements`). In traced code a region the
+        rewriter rewrites that adds to the list carries it, rebuilding its leaves as fx values
+        (`_promote`): there only fx scalars keep their class."""
+        if not elements:
+            return UNKNOWN_TYPE, "unknown: a list of no element the model sees"
+        typed = [(element, *self._typed(element, depth)) for element in elements]
+        for element, found, why in typed:
+            if not found.known:
+                return UNKNOWN_TYPE, f"unknown: an element of the list at {_at(element)} ({why})"
+        first = typed[0]
+        other = next((each for each in typed if each[1] != first[1]), None)
+        if other is not None:
+            return UNKNOWN_TYPE, (f"unknown: the list holds {first[1]} ({_at(first[0])}) "
+                                  f"and {other[1]} ({_at(other[0])})")
+        if first[1].kind != SCALAR and isinstance(container, ast.Name) and self.in_traced_code(container):
+            function = self.enclosing_function(container)
+            if any(self.enclosing_function(region) is function for region in self._carrying_regions(container.id)):
+                return UNKNOWN_TYPE, (f"unknown: a region of traced code adds to `{container.id}`, and the rewriter "
+                                      f"rebuilds its {first[1]} elements as fx values")
+        return first[1], f"every element of the list gives {first[1]} ({len(elements)} seen)"
 
     def _vector_element_type(self, node: ast.Subscript, vector: ValueType, depth: int) -> tuple[ValueType, str]:
         """`v[i]` with a Python int `i`: one static `vector.ExtractOp` wrapped in the element class."""
