@@ -64,7 +64,8 @@ class _RunTimeValues:
         kernel or jit parameter of an fx scalar type (a `Constexpr` one is a Python
         value), a helper's parameter every call passes one for (`passed_arguments`),
         a thread/block id, a raw value, the result of a method that wraps an op
-        (`_op_method_result`), a wrap or arithmetic of one, or a name bound once to
+        (`_op_method_result`), a wrap, negation or arithmetic of one, an element of a list
+        of them (`list_elements`), or a name bound once to
         one of those (or bound more than once, whose binding the read provably sees
         is: `reaching_assigned_value`)."""
         if depth > 10:  # a name's value is one step: an index computed over a few named steps
@@ -86,6 +87,12 @@ class _RunTimeValues:
             return self.provably_dynamic(node.left, depth + 1) or self.provably_dynamic(node.right, depth + 1)
         if isinstance(node, ast.Compare):
             return any(self.provably_dynamic(side, depth + 1) for side in [node.left, *node.comparators])
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return self.provably_dynamic(node.operand, depth + 1)
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            elements = self.list_elements(node.value)  # an element of a list of run-time values is one
+            if elements:
+                return all(self.provably_dynamic(element, depth + 1) for element in elements)
         if isinstance(node, ast.Attribute) and (self.resolve(node) or "").startswith(_HARDWARE_IDS):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
