@@ -44,6 +44,13 @@ def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, 
     # known value, may be an Int32 or an Int64, and either keeps an Int64 one (FLY112 both).
     span = fx.Int32(lane * BLOCK)
     reach = fx.Int64(fx.Int64(tid) + len(_TILE))
+    # An element of a list of Int32s, read by a helper of the kernel: the wrap of its sum is noise too.
+    bases = [lane, peer]
+
+    def lane_sum(i):
+        return fx.Int32(bases[i] + fx.Int32(i))
+
+    span = span + lane_sum(0) + lane_sum(1)
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     per_thread = fx.make_layout(1, 1)
@@ -562,6 +569,15 @@ def _relu(x: fx.Float32):
     return x.maximumf(fx.Float32(0.0))
 
 
+def _clamp_each(values, floor):
+    # Only ever called with list displays of run-time Float32s: each element is one, and so is
+    # `floor`, the negation of a kernel parameter.
+    clamped = []
+    for i in range(len(values)):
+        clamped.append(-((-values[i]).maximumf(floor)))
+    return clamped
+
+
 @flyc.kernel
 def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     tid = fx.thread_idx.x
@@ -597,7 +613,8 @@ def methods_kernel(Out: fx.Tensor, a: fx.Float32, b: fx.Float32, n: fx.Int32):
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = hi + lo * clipped - scaled + running + _relu(a - fx.Float32(tid)) + peak
+    low = _clamp_each([a * fx.Float32(tid), b], -a)
+    rv[0] = hi + lo * clipped - scaled + running + _relu(a - fx.Float32(tid)) + peak + low[0] * low[1]
     fx.copy(copy, rv, fx.slice(tO, (None, fx.Int32(tid) % BLOCK)))
 
 
