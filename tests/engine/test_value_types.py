@@ -311,6 +311,9 @@ def test_in_traced_code_a_list_a_region_adds_to_keeps_only_fx_scalar_elements():
     assert type_of(kernel.format(value="n + 1")) == "fx.Int32"
     found, why = explain(kernel.format(value="ArithValue(n)"))
     assert found == "unknown" and "rebuilds its ArithValue (signed=None) elements as fx values" in why
+    # ... also where a helper of the kernel reads it: the region is where the list is bound.
+    nested = kernel.format(value="ArithValue(n)").replace("    probe = xs[0]\n", "    def h():\n        probe = xs[0]\n")
+    assert type_of(nested) == "unknown"
     # Appended outside any region, an ArithValue stays one.
     assert type_of(kernel.format(value="ArithValue(n)").replace("    if n > 0:\n        xs", "    xs")) \
         == "ArithValue (signed=None)"

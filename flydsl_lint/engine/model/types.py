@@ -1333,6 +1333,13 @@ class _ValueTypes:
     def _added_elements(self, binding) -> list[ast.expr] | None:
         """What `xs.append(v)` and `xs[i] = v` add to the list bound by `binding`, when every read of
         the name indexes, iterates, measures or adds to it (None: the list may escape)."""
+        memo = self._answers["list_additions"]
+        if binding not in memo:
+            memo[binding] = self._scan_additions(binding)
+        found = memo[binding]
+        return None if found is None else list(found)
+
+    def _scan_additions(self, binding) -> tuple[ast.expr, ...] | None:
         added: list[ast.expr] = []
         for load in self._loads.get(binding.name, ()):
             if self.binding_of(load) is not binding:
@@ -1360,7 +1367,7 @@ class _ValueTypes:
                     and self._builtin_call(parent, "len") is not None:
                 continue
             return None
-        return added
+        return tuple(added)
 
     def _element_type(self, container: ast.expr, elements: list[ast.expr], depth: int) -> tuple[ValueType, str]:
         """The one type every element of a list gives (`list_elements`). In traced code a region the
@@ -1377,8 +1384,9 @@ class _ValueTypes:
         if other is not None:
             return UNKNOWN_TYPE, (f"unknown: the list holds {first[1]} ({_at(first[0])}) "
                                   f"and {other[1]} ({_at(other[0])})")
-        if first[1].kind != SCALAR and isinstance(container, ast.Name) and self.in_traced_code(container):
-            function = self.enclosing_function(container)
+        binding = self.binding_of(container) if isinstance(container, ast.Name) else None
+        if first[1].kind != SCALAR and binding is not None and self.in_traced_code(binding.node):
+            function = binding.scope.node  # where the list is bound: a region there that adds to it carries it
             if any(self.enclosing_function(region) is function for region in self._carrying_regions(container.id)):
                 return UNKNOWN_TYPE, (f"unknown: a region of traced code adds to `{container.id}`, and the rewriter "
                                       f"rebuilds its {first[1]} elements as fx values")
