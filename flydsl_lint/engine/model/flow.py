@@ -29,15 +29,24 @@ class _ReachingBindings:
         the name either: the rewriter carries a name a dynamic region stores into, subscripts or
         calls a method of, and rebinds it after the region (`_collect_assigned_vars` in
         compiler/ast_rewriter.py). None when not provably one."""
+        found = self._read_in_its_scope(read)
+        if found is None:
+            return None
+        binding, statement = found
+        if isinstance(statement, ast.While):
+            return None  # its test is read again after the body
+        return self._reaching(binding.scope, binding.name, statement, (read.lineno, read.col_offset))
+
+    def _read_in_its_scope(self, read: ast.Name) -> tuple[Binding, ast.stmt] | None:
+        """The binding of a read in the function scope that binds the name, and the statement
+        the read is part of; None for a read of another scope's name."""
         binding = self.binding_of(read)
         if binding is None or binding.scope.kind != "function" or self._scope_of_node.get(read) is not binding.scope:
             return None
         statement = read
         while not isinstance(statement, ast.stmt):
             statement = self.parent(statement)
-        if isinstance(statement, ast.While):
-            return None  # its test is read again after the body
-        return self._reaching(binding.scope, binding.name, statement, (read.lineno, read.col_offset))
+        return binding, statement
 
     def reaching_assigned_value(self, read: ast.Name) -> ast.expr | None:
         """The value of the plain `x = v` whose binding `read` provably sees: the name's one
@@ -137,12 +146,10 @@ class _ReachingBindings:
         of a test that holds an ir.Value and rebuilds each name a branch assigns from its value on
         entry (`_pack_states(if_op.results, exemplar)`, the exemplar `_promote(entry)`: an fx
         scalar keeps its class), whatever the branches assigned (0.3.0 to 0.5.0)."""
-        binding = self.binding_of(read)
-        if binding is None or binding.scope.kind != "function" or self._scope_of_node.get(read) is not binding.scope:
+        found = self._read_in_its_scope(read)
+        if found is None:
             return None
-        statement = read
-        while not isinstance(statement, ast.stmt):
-            statement = self.parent(statement)
+        binding, statement = found
         block = self._block_of(statement)
         if block is None or not self.in_traced_code(statement):
             return None

@@ -153,6 +153,14 @@ _OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(.
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
+def _disagreement(typed: list[tuple[ast.expr, ValueType, str]]) -> tuple[tuple | None, tuple, tuple | None]:
+    """Of (expression, type, why) triples, not empty: the first of unknown type, the first, and the
+    first of another type than the first's (None each where there is none)."""
+    unknown = next((each for each in typed if not each[1].known), None)
+    first = typed[0]
+    return unknown, first, next((each for each in typed if each[1] != first[1]), None)
+
+
 def _covers(span: str, release: Version, newest: Version) -> bool:
     """Whether `release` is in a table span (`A-`, `A-B`, `A`, joined with `,`)."""
     for part in span.split(","):
@@ -618,12 +626,9 @@ class _ValueTypes:
             unseen = self.unseen_callers(function)  # None: a call unpacks, or the def takes *args
             reason = f"unknown: parameter `{name}` has no annotation"
             return UNKNOWN_TYPE, f"{reason}, and {unseen}" if unseen else reason
-        typed = [(argument, self._typed(argument, depth)[0]) for argument in passed]
-        for argument, found in typed:
-            if not found.known:  # the place to look next (`--show-types` of that line says why)
-                return UNKNOWN_TYPE, f"unknown: `{function.name}` is passed `{name}` of unknown type at {_at(argument)}"
-        first = typed[0]
-        other = next((each for each in typed if each[1] != first[1]), None)
+        unknown, first, other = _disagreement([(argument, *self._typed(argument, depth)) for argument in passed])
+        if unknown is not None:  # the place to look next (`--show-types` of that line says why)
+            return UNKNOWN_TYPE, f"unknown: `{function.name}` is passed `{name}` of unknown type at {_at(unknown[0])}"
         if other is not None:
             return UNKNOWN_TYPE, (f"unknown: the calls of `{function.name}` pass `{name}` {first[1]} at {_at(first[0])} "
                                   f"and {other[1]} at {_at(other[0])}")
@@ -1375,12 +1380,9 @@ class _ValueTypes:
         (`_promote`): there only fx scalars keep their class."""
         if not elements:
             return UNKNOWN_TYPE, "unknown: a list of no element the model sees"
-        typed = [(element, *self._typed(element, depth)) for element in elements]
-        for element, found, why in typed:
-            if not found.known:
-                return UNKNOWN_TYPE, f"unknown: an element of the list at {_at(element)} ({why})"
-        first = typed[0]
-        other = next((each for each in typed if each[1] != first[1]), None)
+        unknown, first, other = _disagreement([(element, *self._typed(element, depth)) for element in elements])
+        if unknown is not None:
+            return UNKNOWN_TYPE, f"unknown: an element of the list at {_at(unknown[0])} ({unknown[2]})"
         if other is not None:
             return UNKNOWN_TYPE, (f"unknown: the list holds {first[1]} ({_at(first[0])}) "
                                   f"and {other[1]} ({_at(other[0])})")
