@@ -819,6 +819,12 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     ints = ints * arith.extsi(T.i32, arith.constant(-300, type=i16))
     for sh in [1, 3]:
         ints = arith.xori(ints, arith.constant((sh << 4) - 1, type=T.i32))
+    # A loop over a list of Python ints the kernel builds by halving, as warp reductions do.
+    shifts = []
+    for k in range_constexpr(3):
+        shifts.append(GROUP >> k)
+    for sh in shifts:
+        ints = ints ^ arith.constant(sh, type=T.i32)
     # Ints past their type's range: both paths keep the same low bits.
     ints = arith.xori(ints, arith.andi(arith.constant(0xFF800000, type=T.i32), arith.constant(SPAN, type=T.i32)))
     ints = ints + arith.extsi(T.i32, arith.constant(200, type=T.i8))
