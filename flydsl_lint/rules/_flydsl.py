@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.model import SemanticModel
-from ..engine.model.types import CLASSIC_SCALARS, SCALAR, SCALAR_MODULES
+from ..engine.model.types import CLASSIC_SCALARS, SCALAR, SCALAR_CONSTRUCTORS
 from ..engine.project import release_paths
 from ..engine.target import releases
 
@@ -25,19 +25,9 @@ def qualified(modules: tuple[str, ...], name: str) -> frozenset[str]:
     return release_paths(*(f"{module}.{name}" for module in modules))
 
 
-# Each constructor's qualified name -> its type: `flydsl.expr.Int32` -> `Int32`.
-_TYPED_SCALAR_NAMES = {f"{module}.{leaf}": leaf for module in SCALAR_MODULES for leaf in TYPED_SCALARS}
-
-
 def typed_scalar(model: SemanticModel, call: ast.AST) -> str | None:
     """`Int32` for a call of fx.Int32 (any alias), else None."""
-    return _TYPED_SCALAR_NAMES.get(model.resolve(call.func)) if isinstance(call, ast.Call) else None
-
-
-def single_positional(call: ast.Call) -> ast.expr | None:
-    if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
-        return call.args[0]
-    return None
+    return SCALAR_CONSTRUCTORS.get(model.resolve(call.func)) if isinstance(call, ast.Call) else None
 
 
 def known_scalar_type(model: SemanticModel, node: ast.expr) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN
+from ..engine.model.types import ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, single_positional
 from ..engine.project import release_paths
 from ..engine.versions import Version
 from ._base import Invalid, Rule, leaves, register
@@ -14,8 +14,7 @@ from ._edits import as_method_receiver, fx_wrap, reference, replace_callee, repl
 from ._flydsl import (
     EXPR_ARITH, FX_INTEGERS, INDEX_TYPES, RAW_ARITH, RAW_DIALECTS, SAME_OP_OPERATORS, SAME_OP_SCALARS,
     SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
-    before_type_table, known_scalar_type, operand_type_reason, qualified, scalar_ir_type, single_positional,
-    typed_scalar,
+    before_type_table, known_scalar_type, operand_type_reason, qualified, scalar_ir_type, typed_scalar,
 )
 
 _TARGET_0_3_1 = {"target_version": Version.parse("0.3.1")}

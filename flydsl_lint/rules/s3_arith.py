@@ -6,13 +6,13 @@ import ast
 from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR
+from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, single_positional
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
 from ._flydsl import (
     EXPR, EXPR_ARITH, FX_INTEGERS, RAW_ARITH, SAME_OP_OPERATORS, SAME_OP_SCALARS, SIGNLESS_INT_OPERATORS, TYPED_SCALARS,
-    before_type_table, known_scalar_type, operand_type_reason, scalar_ir_type, single_positional, typed_scalar,
+    before_type_table, known_scalar_type, operand_type_reason, scalar_ir_type, typed_scalar,
 )
 from ._raw_dialects import (
     ARITH_OP_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from functools import cached_property
 
 from ..engine.diagnostics import Edit, Position
+from ..engine.model.types import single_positional
 from ..engine.project import release_paths
 from ._base import Invalid, Rule, leaves, register
 from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pass, delete_statement, enclosing_block,
@@ -16,7 +17,7 @@ from ._codemods import (Codemod, Refusal, bound_once, codemod_fix, delete_or_pas
                         within)
 from ._edits import reference
 from ._flydsl import (
-    EXPR, TYPE_MODULES, TYPED_SCALARS, known_scalar_type, single_positional, term_children, typed_scalar,
+    EXPR, TYPE_MODULES, TYPED_SCALARS, known_scalar_type, term_children, typed_scalar,
 )
 from ._raw_dialects import SCF_CALL_MODULES, SCF_CALL_NAMES, scf_op
 

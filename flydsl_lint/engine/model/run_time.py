@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from .types import SCALAR, SCALAR_MODULES, VECTOR, CLASSIC_SCALARS
+from .types import SCALAR, SCALAR_CONSTRUCTORS, VECTOR, single_positional
 
 _EXPR = "flydsl.expr"
 # Suffixes of names that give a raw ir.Value: `op.result`, `op.results[0]`, `block.arguments[0]`.
@@ -19,8 +19,6 @@ _HARDWARE_ID_MODULES = (_EXPR, f"{_EXPR}.gpu")
 _HARDWARE_IDS = tuple(f"{module}.{name}." for module in _HARDWARE_ID_MODULES
                       for name in ("thread_idx", "block_idx", "block_dim", "grid_dim"))
 _HARDWARE_ID_CALLS = frozenset(f"{module}.{name}" for module in _HARDWARE_ID_MODULES for name in ("thread_id", "block_id"))
-# Each fx scalar constructor's qualified name (`flydsl.expr.Int32`).
-_SCALAR_CONSTRUCTORS = frozenset(f"{module}.{leaf}" for module in SCALAR_MODULES for leaf in CLASSIC_SCALARS)
 
 
 class _RunTimeValues:
@@ -99,10 +97,9 @@ class _RunTimeValues:
             callee = self.resolve(node.func)
             if callee in _HARDWARE_ID_CALLS:
                 return True
-            if callee in _SCALAR_CONSTRUCTORS:
-                wrapped = node.args[0] if len(node.args) == 1 and not node.keywords else None
-                return wrapped is not None and not isinstance(wrapped, ast.Starred) \
-                    and self.provably_dynamic(wrapped, depth + 1)
+            if callee in SCALAR_CONSTRUCTORS:
+                wrapped = single_positional(node)
+                return wrapped is not None and self.provably_dynamic(wrapped, depth + 1)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and self._op_method_result(node):
             return True
         return self.visibly_raw(node)

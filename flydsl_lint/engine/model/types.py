@@ -84,6 +84,8 @@ CLASSIC_SCALARS = frozenset({
     "Int8", "Int16", "Int32", "Int64", "Uint8", "Uint16", "Uint32", "Uint64", "Float16", "BFloat16",
     "Float32", "Float64", "Boolean", "Index",
 })
+# Each constructor's qualified name -> its class: `flydsl.expr.Int32` -> `Int32`.
+SCALAR_CONSTRUCTORS = {f"{module}.{leaf}": leaf for module in SCALAR_MODULES for leaf in CLASSIC_SCALARS}
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 # Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
 VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
@@ -151,6 +153,13 @@ _PROMOTED_RESULTS = (_PROMOTED_OPERANDS, _PROMOTED_INTEGERS)
 _TYPED_OPERAND_FLOATS = frozenset({"Float16", "BFloat16", "Float32", "Float64"})  # `_validated_operand_dtype`
 _OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(...).result`, of the type of a and b
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
+
+
+def single_positional(call: ast.Call) -> ast.expr | None:
+    """The one argument of a call given exactly one, by position and not starred."""
+    if len(call.args) == 1 and not call.keywords and not isinstance(call.args[0], ast.Starred):
+        return call.args[0]
+    return None
 
 
 def _disagreement(typed: list[tuple[ast.expr, ValueType, str]]) -> tuple[tuple | None, tuple, tuple | None]:
