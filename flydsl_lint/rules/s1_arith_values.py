@@ -572,7 +572,7 @@ def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
     operand's signedness picks `>>`, `//`, `%` and ordering; the right one's is read by int `/`)."""
     model = rule.model
     parent = model.parent(use)
-    if rule.model.raw_dialect_call(parent) and (use in parent.args or any(k.value is use for k in parent.keywords)):
+    if model.raw_dialect_call(parent) and (use in parent.args or any(k.value is use for k in parent.keywords)):
         return True
     if typed_scalar(model, parent) in _INTEGER_CLASSES and single_positional(parent) is use:
         return True

@@ -180,7 +180,12 @@ class _ReachingBindings:
                     break
                 if isinstance(ancestor, (ast.If, ast.While)) or _rewritten_loop(ancestor):
                     return True
-        return any(self.enclosing_function(region) is function for region in self._carrying_regions(bindings[0].name))
+        return self.carried_in(function, bindings[0].name)
+
+    def carried_in(self, function: ast.AST, name: str) -> bool:
+        """Whether an `if`, `while` or `range` loop of `function` calls a method of `name` or stores
+        into it (`_carrying_regions`), so that the rewriter carries it there."""
+        return any(self.enclosing_function(region) is function for region in self._carrying_regions(name))
 
     def _method_callees_and_stores(self, name: str) -> list[ast.expr]:
         """The method callees (`x.f` of `x.f()`) and store targets (`x[i] = `, `x.a = `) based on

@@ -1332,13 +1332,13 @@ class _ValueTypes:
         if found is None:
             return None
         if binding.kind == "param":
-            sources = self.passed_arguments(binding)
-        elif binding.kind == "assign":
-            sources = [self.single_assigned_value(node)]
-        else:
+            sources = self.passed_arguments(binding) or []
+        else:  # an assignment other than `xs = <value>` has no single assigned value
+            sources = [self.single_assigned_value(node)] if binding.kind == "assign" else []
+        if not sources or None in sources:
             return None
-        for source in sources or [None]:
-            elements = self.list_elements(source, depth + 1) if source is not None else None
+        for source in sources:
+            elements = self.list_elements(source, depth + 1)
             if elements is None:
                 return None
             found.extend(elements)
@@ -1396,11 +1396,11 @@ class _ValueTypes:
             return UNKNOWN_TYPE, (f"unknown: the list holds {first[1]} ({_at(first[0])}) "
                                   f"and {other[1]} ({_at(other[0])})")
         binding = self.binding_of(container) if isinstance(container, ast.Name) else None
-        if first[1].kind != SCALAR and binding is not None and self.in_traced_code(binding.node):
-            function = binding.scope.node  # where the list is bound: a region there that adds to it carries it
-            if any(self.enclosing_function(region) is function for region in self._carrying_regions(container.id)):
-                return UNKNOWN_TYPE, (f"unknown: a region of traced code adds to `{container.id}`, and the rewriter "
-                                      f"rebuilds its {first[1]} elements as fx values")
+        # Where the list is bound: a region there that adds to it carries it.
+        if first[1].kind != SCALAR and binding is not None and self.in_traced_code(binding.node) \
+                and self.carried_in(binding.scope.node, container.id):
+            return UNKNOWN_TYPE, (f"unknown: a region of traced code adds to `{container.id}`, and the rewriter "
+                                  f"rebuilds its {first[1]} elements as fx values")
         return first[1], f"every element of the list gives {first[1]} ({len(elements)} seen)"
 
     def _vector_element_type(self, node: ast.Subscript, vector: ValueType, depth: int) -> tuple[ValueType, str]:
