@@ -21,7 +21,8 @@ records
   `init=`, and what `scf_range` yields (index bounds, raw iter args) with it;
 - how `ArithValue` treats values (`flydsl/expr/utils/arith.py`): whether it is
   the MLIR value caster of every integer, index, float and vector type (then
-  every raw value of such a type already is an `ArithValue` with `signed=None`),
+  every raw value of a scalar type already is an `ArithValue` with `signed=None`;
+  of a vector type, see `Vector` below),
   whether `ArithValue(v)` sets `signed` from its argument (resetting a value's
   signedness), whether a scalar's `.ir_value()` carries the class's signedness
   (`with_signedness`), whether `_to_raw` / `unwrap` return an `ir.Value`
@@ -38,6 +39,9 @@ records
   it is one (`arith.shrui`); the `flydsl.expr.arith` helpers returning
   `arith.SelectOp(...).result` (`select`), whose result has the type of the
   values selected: a caster-made `ArithValue` when they are scalars or vectors;
+- whether `fx.Vector` replaces ArithValue as the value caster of vector types
+  (`replace=True`), taking its lanes and element class from the type: then a raw
+  op's vector result is an `fx.Vector`, whose operators and methods are its own;
 - the vector types `T` spells (`flydsl/expr/typing.py` `Types`): `T.f16x4` is
   `Float16x4` (`self.vec(4, Float16.ir_type)`), `T.i64` the element `Int64`,
   `T.vec(n, elem)` a `count-element` vector type; and the `fx.Vector` methods
@@ -744,10 +748,13 @@ def _element_class(node: ast.expr) -> str | None:
 
 
 def _spelled_type(function: ast.FunctionDef) -> str | None:
-    """What a `Types` method returns: `Float16` (an element type), `Float16x4` or `count-element` (`vec`)."""
+    """What a `Types` method returns: `Float16` (an element type), `Float16x4`, `count-element`
+    (`vec`) or `index-type`."""
     value = _returned(function)
     if ast.unparse(value) == "ir.VectorType.get([int(n)], elem)" if value is not None else False:
         return "count-element"
+    if value is not None and ast.unparse(value) == "ir.IndexType.get()":
+        return "index-type"  # a scalar type of no fx class's elements
     element = _element_class(value)
     if element is not None:
         return element
@@ -789,6 +796,22 @@ def _shows(code: str, part: str | tuple[str, ...]) -> bool:
     return part in code if isinstance(part, str) else any(spelling in code for spelling in part)
 
 
+def _is_vector_caster(vector: ast.AST | None) -> bool:
+    """Whether `class Vector(ArithValue)` replaces ArithValue as the value caster of every vector
+    type (`@ir.register_value_caster(ir.VectorType.static_typeid, replace=True)`; ArithValue
+    registers itself first, without `replace`, when the module defining its base loads) and takes
+    its lanes and element class from the value's type: then a raw op's vector result is an
+    `fx.Vector`, not a plain ArithValue."""
+    if not isinstance(vector, ast.ClassDef) or [ast.unparse(base) for base in vector.bases] != ["ArithValue"]:
+        return False
+    init = _method(vector, "__init__")
+    takes_type = init is not None and all(part in ast.unparse(init) for part in (
+        "shape = tuple(vty.shape)", "dtype = Numeric.from_ir_type(vty.element_type)"))
+    return takes_type and any(
+        ast.unparse(decorator) == "ir.register_value_caster(ir.VectorType.static_typeid, replace=True)"
+        for decorator in vector.decorator_list)
+
+
 def vector_facts(typing: ast.Module | None) -> dict[str, str]:
     """`flydsl.expr.typing.T.f16x4` -> `Float16x4`, `flydsl.expr.typing.Vector.bitcast` -> `same-bits`, ..."""
     defs = _top_defs(typing)
@@ -801,6 +824,8 @@ def vector_facts(typing: ast.Module | None) -> dict[str, str]:
         shape = _VECTOR_METHOD_SHAPES.get(getattr(method, "name", ""))
         if shape is not None and all(_shows(ast.unparse(method), part) for part in shape[1]):
             found[f"flydsl.expr.typing.Vector.{method.name}"] = shape[0]
+    if _is_vector_caster(defs.get("Vector")):
+        found["flydsl.expr.typing.Vector"] = "value-caster"
     methods = {method.name: ast.unparse(method) for method in getattr(defs.get("Vector"), "body", ())
                if isinstance(method, ast.FunctionDef)}
     if all(part in methods.get("_apply_op", "") for part in _VECTOR_LATTICE):

@@ -226,3 +226,26 @@ def test_the_derive_script_records_nothing_the_source_does_not_show():
                .replace("return cls(res, (len(elements),), dtype)", "return res")
                .replace("dtype = Numeric.from_ir_type(vty.element_type)", "dtype = Float32"))
     assert derive_types_script().vector_facts(ast.parse(changed)) == {}
+
+
+_VECTOR_CASTER = '''\
+@ir.register_value_caster(ir.VectorType.static_typeid, replace=True)
+class Vector(ArithValue):
+    def __init__(self, value, shape=None, dtype=None):
+        vty = ir.VectorType(value.type)
+        if shape is None:
+            shape = tuple(vty.shape)
+        if dtype is None:
+            dtype = Numeric.from_ir_type(vty.element_type)
+'''
+
+
+def test_the_derive_script_tells_whether_vector_is_the_value_caster_of_vector_types():
+    derive = derive_types_script()
+    assert derive.vector_facts(ast.parse(_VECTOR_CASTER))["flydsl.expr.typing.Vector"] == "value-caster"
+    # Registered without `replace` (ArithValue's registration stands), under another base, or
+    # not taking its lanes or element class from the type: no fact.
+    for changed in (_VECTOR_CASTER.replace(", replace=True", ""), _VECTOR_CASTER.replace("(ArithValue)", "(ir.Value)"),
+                    _VECTOR_CASTER.replace("shape = tuple(vty.shape)", "shape = (1,)"),
+                    _VECTOR_CASTER.replace("Numeric.from_ir_type(vty.element_type)", "Float32")):
+        assert "flydsl.expr.typing.Vector" not in derive.vector_facts(ast.parse(changed))
