@@ -5,7 +5,9 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, single_positional
+from ..engine.model.types import (
+    ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, plain_arith_value, scalar_arith_value, single_positional,
+)
 from ..engine.project import release_paths
 from ..engine.versions import Version
 from ._base import Invalid, Rule, leaves, register
@@ -47,12 +49,18 @@ class ArithValueWrap(Rule):
     invalid = [
         Invalid("from flydsl.expr.arith import ArithValue\nacc = ArithValue(val) + peer\n",
                 fixed="acc = val + peer\n", unsafe=True),
-        # Safe: a raw arith op's result already is an ArithValue of signed=None (the value caster), in any use.
+        # Safe: a raw arith op's scalar result already is an ArithValue of signed=None (the value caster), in any use.
+        Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
+                "def f(a: fx.Int32, b):\n    return ArithValue(arith.AddIOp(a.ir_value(), b).result) // 4\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                      "def f(a: fx.Int32, b):\n    return arith.AddIOp(a.ir_value(), b).result // 4\n",
+                at=(5, 12), message="`ArithValue(...)` is deprecated: use the typed value directly, or wrap a raw "
+                                    "ir.Value once at its source (`fx.Float32(v)`)"),
+        # ... of a vector type it is an fx.Vector (the caster of vector types), whose `//` and `>>` read its
+        # element class's signedness: of operands of unknown type, unsafe.
         Invalid("from flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
-                "s = ArithValue(arith.AddIOp(a, b).result) // 4\n",
-                fixed="from flydsl._mlir.dialects import arith\ns = arith.AddIOp(a, b).result // 4\n",
-                at=(3, 5), message="`ArithValue(...)` is deprecated: use the typed value directly, or wrap a raw "
-                                   "ir.Value once at its source (`fx.Float32(v)`)"),
+                "s = ArithValue(arith.AddIOp(a, b).result) >> 4\n",
+                fixed="from flydsl._mlir.dialects import arith\ns = arith.AddIOp(a, b).result >> 4\n", unsafe=True),
         # `.ir_value()` of an fx.Uint32 carries signed=False, which ArithValue resets: unsafe.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "def f(u: fx.Uint32):\n    v = u.ir_value()\n    return ArithValue(v) // 4\n",
@@ -95,9 +103,11 @@ class ArithValueWrap(Rule):
                 fixed="import flydsl.expr as fx\ndef f(t: fx.Int32):\n    return t * fx.Int32(4)\n", unsafe=True),
         # Safe: the right operand of an ArithValue's operator, which makes `ArithValue(x.ir_value())` of an fx one.
         Invalid("import flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\nfrom flydsl._mlir.dialects import arith\n"
-                "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return ArithValue(s) // ArithValue(u)\n",
+                "def f(a: fx.Int32, b, u: fx.Uint32):\n    s = arith.AddIOp(a.ir_value(), b).result\n"
+                "    return ArithValue(s) // ArithValue(u)\n",
                 fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
-                      "def f(a, b, u: fx.Uint32):\n    s = arith.AddIOp(a, b).result\n    return s // u\n", count=2),
+                      "def f(a: fx.Int32, b, u: fx.Uint32):\n    s = arith.AddIOp(a.ir_value(), b).result\n"
+                      "    return s // u\n", count=2),
         # One read is not such an operand: unsafe.
         Invalid("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr.arith import ArithValue\n"
                 "@flyc.kernel\ndef k(n: fx.Int32, t: fx.Int32):\n    n_v = ArithValue(n)\n    return t * n_v, n_v >> 1\n",
@@ -174,6 +184,9 @@ class ArithValueWrap(Rule):
         """None when dropping the wrapper provably gives the same op and the same
         Python type; else what the model does not know."""
         found = self.model.value_type(argument)
+        if found.kind == ARITH_VALUE and not plain_arith_value(found):
+            # Of a vector type the value is an fx.Vector, its operators its own; `ArithValue(v)` is not one.
+            return f"`{self.text(argument)}` may be an fx.Vector (of a vector type), which `ArithValue(...)` makes a plain ArithValue"
         if found.kind == ARITH_VALUE:
             # ArithValue(v) of an ArithValue of signed=None is an equal ArithValue, whatever uses it;
             # of one that may carry a signedness it resets it to None (`//`, `%`, `<` and casts may change).
@@ -219,7 +232,7 @@ class ArithValueWrap(Rule):
         if not (isinstance(operation, ast.BinOp) and operation.right is use):
             return False
         left = self.model.value_type(operation.left)
-        if left.kind == ARITH_VALUE:
+        if scalar_arith_value(left):
             return not isinstance(operation.op, ast.MatMult)  # ArithValue defines every other operator
         return (left == found and found.scalar in SAME_OP_SCALARS and isinstance(operation.op, SAME_OP_OPERATORS)
                 and self.model.provably_dynamic(argument))
@@ -522,7 +535,7 @@ class ArithIndexCast(Rule):
         (FlyDSL's own helper only: the raw op rejects an fx value) a run-time fx integer that is an
         index for an integer target, any integer for an index target, or already of the target class."""
         found = self.model.value_type(value)
-        if found.kind == ARITH_VALUE:
+        if scalar_arith_value(found):
             return True
         source = found.scalar if found.kind == SCALAR else None
         if source not in _INTEGER_CLASSES or (self.model.resolve(node.func) or "").startswith(RAW_ARITH + "."):
@@ -579,14 +592,14 @@ def _use_ignores_signedness(rule: Rule, use: ast.expr) -> bool:
     if isinstance(parent, ast.BinOp):
         if parent.left is use:
             return isinstance(parent.op, SIGNLESS_INT_OPERATORS)
-        other = model.value_type(parent.left).kind
-        return (other == ARITH_VALUE and not isinstance(parent.op, ast.Div)) \
-            or (other == PY_INT and isinstance(parent.op, SIGNLESS_INT_OPERATORS))
+        other = model.value_type(parent.left)
+        return (scalar_arith_value(other) and not isinstance(parent.op, ast.Div)) \
+            or (other.kind == PY_INT and isinstance(parent.op, SIGNLESS_INT_OPERATORS))
     if isinstance(parent, ast.Compare) and len(parent.comparators) == 1:
         if parent.left is use:
             return isinstance(parent.ops[0], _SIGNLESS_COMPARISONS)
-        other = model.value_type(parent.left).kind
-        return other == ARITH_VALUE or (other == PY_INT and isinstance(parent.ops[0], _SIGNLESS_COMPARISONS))
+        other = model.value_type(parent.left)
+        return scalar_arith_value(other) or (other.kind == PY_INT and isinstance(parent.ops[0], _SIGNLESS_COMPARISONS))
     return False
 
 

@@ -6,7 +6,9 @@ import ast
 from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, single_positional
+from ..engine.model.types import (
+    ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, plain_arith_value, scalar_arith_value, single_positional,
+)
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
 from ._edits import _OPEN_CONTEXTS, is_parenthesized, needs_parentheses, reference, replace_callee, run_time_constant_fix
@@ -545,7 +547,7 @@ class RawArithOperator(Rule):
         Before the type table's first release, the shape alone: the checker then withholds the fix."""
         if all(v is not o for o, v in zip(operands, values)):
             return False
-        return before_type_table(self.model) or all(self.model.value_type(o).kind == ARITH_VALUE for o in operands)
+        return before_type_table(self.model) or all(scalar_arith_value(self.model.value_type(o)) for o in operands)
 
     def _arith_value_operator_fix(self, node: ast.Call, operator: str, operands: list[ast.expr], op_class: bool):
         """`arith.addi(a, b)` (or `arith.AddIOp(a, b).result`) of two ArithValues -> `a + b`:
@@ -1098,7 +1100,8 @@ class RawArithConstant(Rule):
         (an int for an integer type, a float for a float one: a float for an integer type is refused).
         A vector av broadcasts the scalar constant where the number is splatted: the same constant
         once folded (tests/proofs ARITH_VALUE_CONSTANTS). Int true division and reversed shifts,
-        divisions and comparisons read the constant's own signedness: no fix."""
+        divisions and comparisons read the constant's own signedness: no fix. An fx.Vector (the value
+        caster's of a vector type) has operators of its own: no fix beside one."""
         model = self.model
         before_table = before_type_table(model)
         if not before_table and model.type_table.operators.get("literal-operand") != "own-type-constant":
@@ -1122,7 +1125,7 @@ class RawArithConstant(Rule):
             ok = isinstance(parent.op, _FLOAT_REVERSED_OPERATORS if floating else SIGNLESS_INT_OPERATORS)
         else:
             return None
-        return argument if ok and (before_table or model.value_type(other).kind == ARITH_VALUE) else None
+        return argument if ok and (before_table or plain_arith_value(model.value_type(other))) else None
 
 
 # Integer ops ArithValue's operator emits for two ArithValues whatever their signedness.
@@ -1400,7 +1403,7 @@ class RawArithSelect(Rule):
         """Whether the condition is an ArithValue whose `.select` runs FlyDSL's `arith.select` body
         (the release's `arith-value-select` fact; before the table's first release, the shape alone:
         the checker then withholds the fix)."""
-        return before_type_table(self.model) or (self.model.value_type(condition).kind == ARITH_VALUE
+        return before_type_table(self.model) or (scalar_arith_value(self.model.value_type(condition))
                                                  and self.model.type_table.has("arith-value-select", "select-function"))
 
     def _arith_value_select_fix(self, node: ast.Call, operands: list[ast.expr]):

@@ -28,7 +28,8 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
 @pytest.mark.parametrize("expr, expected", [
     ("3", "Python int"), ("3.5", "Python float"), ("True", "Python bool"), ("'s'", "unknown"),
     ("fx.Int32(x)", "fx.Int32"), ("fx.Index(x)", "fx.Index"), ("fx.Float16(x)", "fx.Float16"),
-    ("ArithValue(x)", "ArithValue (signed=None)"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
+    ("ArithValue(x)", "ArithValue (signed=None, of a scalar or vector type)"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
+    ("ArithValue(fx.Int32(x).ir_value())", "ArithValue (signed=None)"),  # of a scalar type, shown
     ("fx.Int32(x).ir_value()", "ArithValue (signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
     ("x.ir_value()", "unknown"), ("x.to(fx.Int64)", "unknown"), ("x", "unknown"), ("helper(x)", "unknown"),
     ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
@@ -224,7 +225,7 @@ def test_in_traced_code_only_fx_scalars_agree():
            "    for i in range(n):\n        acc = acc + fx.Float32(1.0)\n    probe = acc\n"
     assert type_of(loop) == "fx.Float32"
     # The same bindings in a plain helper agree.
-    assert type_of("def h(n):\n    x = ArithValue(n)\n    if n:\n        x = ArithValue(n)\n    probe = x\n") \
+    assert type_of("def h(n: fx.Int32):\n    x = ArithValue(n)\n    if n:\n        x = ArithValue(n)\n    probe = x\n") \
         == "ArithValue (signed=None)"
     # ... and in traced code where no region the rewriter rewrites carries the name: a loop over
     # a list or a `range_constexpr` is Python's own.
@@ -451,10 +452,17 @@ def test_parameters_passed_through_themselves_or_of_module_functions_stay_unknow
 
 def test_raw_dialect_results():
     header = HEADER + "from flydsl._mlir.dialects import arith as _arith\n"
-    # Their scalar/vector result is made an ArithValue of signed=None by the value caster.
-    assert type_of("probe = _arith.addi(a, b)\n", header=header) == "ArithValue (signed=None)"
-    assert type_of("probe = _arith.AddIOp(a, b).result\n", header=header) == "ArithValue (signed=None)"
-    assert type_of("probe = _arith.AddIOp(a, b).results[0]\n", header=header) == "ArithValue (signed=None)"
+    # Their scalar result is made an ArithValue of signed=None by the value caster; a vector one an
+    # fx.Vector (the caster of vector types). An operand shows which: of operands of no known type, either.
+    scalar = "s = fx.Int32(x).ir_value()\n"
+    assert type_of(scalar + "probe = _arith.addi(s, b)\n", header=header) == "ArithValue (signed=None)"
+    assert type_of(scalar + "probe = _arith.AddIOp(b, s).result\n", header=header) == "ArithValue (signed=None)"
+    assert type_of(scalar + "probe = _arith.AddIOp(s, s).results[0]\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = _arith.addi(a, b)\n", header=header) == "ArithValue or fx.Vector"
+    assert type_of("probe = _arith.AddIOp(a, b).result\n", header=header) == "ArithValue or fx.Vector"
+    pair = "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\nv = vector.from_elements(T.i32x2, [a, b])\n"
+    assert type_of(pair + "probe = v\n", header=header) == "fx.Vector of fx.Int32"
+    assert type_of(pair + "probe = _arith.addi(v, v)\n", header=header) == "unknown"
     assert type_of("probe = _arith.AddIOp(a, b)\n", header=header) == "unknown"  # the op, not a value
 
 
@@ -535,15 +543,18 @@ def test_comprehension_targets_are_python_ints_over_a_range():
 @pytest.mark.parametrize("expr, expected, why", [
     # ArithValue(v) resets the signedness: signed=None whatever v carried.
     ("ArithValue(fx.Uint32(x).ir_value())", "ArithValue (signed=None)", "`ArithValue(v)` sets signed=None (API table 0.5.0)"),
-    ("ArithValue(x, True)", "ArithValue (signedness unknown)", "`ArithValue(v, signed)`"),
-    ("ArithValue(x, signed=s)", "ArithValue (signedness unknown)", "`ArithValue(v, signed)`"),
-    ("ArithValue(x, signed=None)", "ArithValue (signed=None)", "`ArithValue(v)` sets signed=None (API table 0.5.0)"),
-    ("ArithValue(x).with_signedness(False)", "ArithValue (signedness unknown)", "`.with_signedness(...)`"),
+    ("ArithValue(x, True)", "ArithValue (signedness unknown, of a scalar or vector type)", "`ArithValue(v, signed)`"),
+    ("ArithValue(x, signed=s)", "ArithValue (signedness unknown, of a scalar or vector type)", "`ArithValue(v, signed)`"),
+    ("ArithValue(x, signed=None)", "ArithValue (signed=None, of a scalar or vector type)",
+     "`ArithValue(v)` sets signed=None (API table 0.5.0)"),
+    ("ArithValue(x).with_signedness(False)", "ArithValue (signedness unknown, of a scalar or vector type)",
+     "`.with_signedness(...)`"),
     # A dynamic integer's .ir_value() is with_signedness(cls.signed); a float has none.
     ("fx.Uint32(x).ir_value()", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0)"),
     ("fx.Float32(x).ir_value()", "ArithValue (signed=None)", "`.ir_value()` of fx.Float32: a float has no signedness"),
     # unwrap/_to_raw return an ir.Value unchanged, signedness and all; a scalar's .ir_value().
-    ("unwrap(ArithValue(x))", "ArithValue (signed=None)", "`unwrap` returns an ir.Value unchanged (`ArithValue(v)` sets signed=None (API table 0.5.0))"),
+    ("unwrap(ArithValue(x))", "ArithValue (signed=None, of a scalar or vector type)",
+     "`unwrap` returns an ir.Value unchanged (`ArithValue(v)` sets signed=None (API table 0.5.0))"),
     ("unwrap(fx.Int32(x))", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Int32 carries signed=True (API table 0.5.0)"),
     ("unwrap(x)", "ir.Value", "unwrap(...)"),
 ])
@@ -587,8 +598,14 @@ def test_raw_results_the_caster_leaves_alone():
                  "vector.store(v, m, [])", "rocdl.sched_barrier(0)"):
         found, why = explain(f"probe = {expr}\n", header=header)
         assert found == "unknown" and "may return an op or a result list" in why, expr
-    assert type_of("probe = vector.extract(v, [], [0])\n", header=header) == "ArithValue (signed=None)"
-    assert type_of("probe = arith.constant(t, 3)\n", header=header) == "ArithValue (signed=None)"
+    # `extract` of a source of no known rank may give a vector; one lane of a proven 1-D vector is a scalar.
+    assert type_of("probe = vector.extract(v, [], [0])\n", header=header) == "ArithValue or fx.Vector"
+    assert type_of("from flydsl.expr.typing import T\nv = vector.from_elements(T.i32x2, [a, b])\n"
+                   "probe = vector.extract(v, static_position=[0], dynamic_position=[])\n", header=header) \
+        == "ArithValue (signed=None)"
+    assert type_of("probe = arith.constant(t, 3)\n", header=header) == "ArithValue or fx.Vector"  # `t` may be a vector type
+    assert type_of("from flydsl.expr.typing import T\nprobe = arith.constant(T.i32, 3)\n", header=header) \
+        == "ArithValue (signed=None)"
     loop = "loop = scf.ForOp(lb, ub, step, [acc])\nprobe = loop.induction_variable\n"
     assert explain(loop, header=header) == ("ArithValue (signed=None)",
                                             "an scf.ForOp induction variable (index or integer: API table 0.5.0)")
@@ -600,12 +617,16 @@ def test_arith_helpers_and_methods_giving_caster_made_values():
     header = HEADER + "from flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
     # flydsl.expr.arith's helpers whose every return is a table op (`constant` -> `arith.constant`,
     # `index` -> `constant(...)`), and the raw builders it star-imports.
-    for expr in ("arith.constant(3, type=T.i32)", "arith.index(4)", "arith.shli(a, b)", "arith.bitcast(T.i32, v)"):
-        assert type_of(f"probe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    for expr in ("arith.constant(3, type=T.i32)", "arith.constant(3)", "arith.index(4)", "arith.shli(s, b)",
+                 "arith.bitcast(T.i32, v)"):
+        assert type_of(f"s = fx.Int32(x).ir_value()\nprobe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    assert type_of("probe = arith.shli(a, b)\n", header=header) == "ArithValue or fx.Vector"  # of operands of no known shape
+    assert type_of("probe = arith.constant(3, type=t)\n", header=header) == "ArithValue or fx.Vector"
     # Its own cmpi/cmpf return the raw builder's value; select (of any type) and index_cast (which
     # may return its operand): unknown.
-    for expr in ("arith.cmpi(p, a, b)", "arith.cmpf(p, a, b)"):
-        assert type_of(f"probe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    for expr in ("arith.cmpi(p, s, b)", "arith.cmpf(p, a, s)"):
+        assert type_of(f"s = fx.Float32(x).ir_value()\nprobe = {expr}\n", header=header) == "ArithValue (signed=None)", expr
+    assert type_of("probe = arith.cmpi(p, a, b)\n", header=header) == "ArithValue or fx.Vector"
     for expr in ("arith.select(c, a, b)", "arith.index_cast(T.index, v)"):
         assert type_of(f"probe = {expr}\n", header=header) == "unknown", expr
     # ArithValue methods build arith ops; index_cast may return its receiver, signless only if that is.
@@ -642,12 +663,14 @@ def test_methods_of_fx_scalars_come_from_the_release():
 
 @pytest.mark.parametrize("expr, expected", [
     # dsl_math_wrap_result: an ir.Value first operand -> the builder's value, which the caster makes an ArithValue;
-    ("fmath.exp2(ArithValue(a))", "ArithValue (signed=None)"), ("arith.maximumf(ArithValue(a), b)", "ArithValue (signed=None)"),
-    ("fx.math.rsqrt(unwrap(a))", "ArithValue (signed=None)"),
+    # of a scalar type shown, an ArithValue; else it may be an fx.Vector.
+    ("fmath.exp2(ArithValue(fx.Float32(a).ir_value()))", "ArithValue (signed=None)"),
+    ("arith.maximumf(fx.Float32(a).ir_value(), b)", "ArithValue (signed=None)"),
+    ("fmath.exp2(ArithValue(a))", "ArithValue or fx.Vector"), ("arith.maximumf(ArithValue(a), b)", "ArithValue or fx.Vector"), ("fx.math.rsqrt(unwrap(a))", "ArithValue or fx.Vector"),
     # ... an fx scalar one -> Numeric.from_ir_type of the result's MLIR type: not settled by the source,
     ("fmath.exp2(fx.Float32(a))", "unknown"), ("arith.maximumf(fx.Float32(a), b)", "unknown"),
     # ... unless the builder preserves the numeric type (shrui): the operand's class.
-    ("arith.shrui(fx.Uint32(a), 2)", "fx.Uint32"), ("arith.shrui(ArithValue(a), 2)", "ArithValue (signed=None)"),
+    ("arith.shrui(fx.Uint32(a), 2)", "fx.Uint32"), ("arith.shrui(ArithValue(a), 2)", "ArithValue or fx.Vector"),
     ("fmath.exp2(x)", "unknown"), ("arith.shrui(value=fx.Uint32(a), amount=2)", "unknown"),
 ])
 def test_wrapped_math_builders(expr, expected):
@@ -659,7 +682,8 @@ def test_wrapped_math_builders_come_from_the_release():
     header = HEADER + "from flydsl.expr import arith\n"
     # flydsl.expr.arith.maxnumf wraps its result by hand before 0.3.2, with dsl_math_wrap_result from it.
     assert type_of("probe = arith.maxnumf(ArithValue(a), b)\n", release="0.3.1", header=header) == "unknown"
-    assert type_of("probe = arith.maxnumf(ArithValue(a), b)\n", release="0.3.2", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = arith.maxnumf(ArithValue(fx.Float32(a).ir_value()), b)\n", release="0.3.2", header=header) \
+        == "ArithValue (signed=None)"
 
 
 def test_the_release_decides_api_facts():
@@ -1127,7 +1151,7 @@ def test_a_name_bound_once_that_a_region_carries_is_rebuilt_from_then_on():
     assert probe(region="for i in fx.range_constexpr(4)")[0] == probe(region="for s in [8, 4]")[0] \
         == "ArithValue (signed=None)"  # Python's own loops: the rewriter carries nothing through them
     assert type_of("def f(n, t):\n    x = ArithValue(n)\n    if n:\n        x.owner()\n    probe = x\n") \
-        == "ArithValue (signed=None)"
+        == "ArithValue (signed=None, of a scalar or vector type)"
 
 
 def test_the_assigned_value_a_read_provably_sees():
@@ -1200,19 +1224,21 @@ def test_a_helper_calling_itself_with_other_arguments_is_not_typed_for_the_outer
 
 
 @pytest.mark.parametrize("expr, expected", [
-    ("ArithValue(a) + 1", "ArithValue (signed=None)"),
-    ("ArithValue(a) * ArithValue(b)", "ArithValue (signed=None)"),
-    ("ArithValue(a) + fx.Int32(b)", "ArithValue (signed=None)"),  # `_coerce_other` takes `b.ir_value()`
-    ("ArithValue(a).bitcast(i32) >> 23", "ArithValue (signed=None)"),
-    ("ArithValue(a) < 3.0", "ArithValue (signed=None)"),
-    ("254 - ArithValue(a)", "ArithValue (signed=None)"),  # int.__sub__ gives NotImplemented: `__rsub__`
+    ("ArithValue(s) + 1", "ArithValue (signed=None)"),
+    ("ArithValue(s) * ArithValue(s)", "ArithValue (signed=None)"),
+    ("ArithValue(a) + fx.Int32(b)", "ArithValue (signed=None)"),  # `_coerce_other` takes `b.ir_value()`: a scalar
+    ("ArithValue(a).bitcast(T.i32) >> 23", "ArithValue (signed=None)"),  # a scalar type given
+    ("ArithValue(s) < 3.0", "ArithValue (signed=None)"),
+    ("254 - ArithValue(s)", "ArithValue (signed=None)"),  # int.__sub__ gives NotImplemented: `__rsub__`
+    # Of a vector type ArithValue's op gives an fx.Vector: of no shape shown, either.
+    ("ArithValue(a) + 1", "ArithValue or fx.Vector"), ("ArithValue(a) * ArithValue(b)", "ArithValue or fx.Vector"), ("254 - ArithValue(a)", "ArithValue or fx.Vector"),
     ("2 < ArithValue(a)", "unknown"),  # the reflected comparison is not followed
     ("fx.Int32(b) + ArithValue(a)", "unknown"),  # the fx scalar's own operator
     ("ArithValue(a) + a", "unknown"),
     ("ArithValue(a) is None", "unknown"),
 ])
 def test_arith_value_operators(expr, expected):
-    assert type_of(f"probe = {expr}\n") == expected
+    assert type_of(f"from flydsl.expr.typing import T\ns = fx.Float32(x).ir_value()\nprobe = {expr}\n") == expected
 
 
 def test_arith_value_operators_need_the_release_fact():
@@ -1407,3 +1433,23 @@ def test_a_helper_typed_for_one_call_knows_the_python_ints_it_is_passed():
     # The bounds go through the helper's arithmetic: (1 << 30) * 2 no longer fits in 32 bits.
     assert type_of(helper + body.format("twice(n, 1 << 29)")) == "fx.Int32"
     assert type_of(helper + body.format("twice(n, 1 << 30)")) == "fx.Int64"
+
+
+@pytest.mark.parametrize("spelling", [
+    "T.i32", "T.index", "ir.IntegerType.get_signless(32)", "ir.F32Type.get()", "i32", "index", "twice",
+])
+def test_a_spelled_scalar_type_shows_a_caster_made_value_is_no_vector(spelling):
+    # The value caster makes a raw value of a scalar type an ArithValue, of a vector type an fx.Vector:
+    # a constant of a type spelled as a scalar one (through names bound once, unpacked too) is the former.
+    header = HEADER + ("from flydsl._mlir import ir\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
+                       "i32, index = T.i32, T.index\ntwice = i32\n")
+    assert type_of(f"probe = arith.constant(3, type={spelling})\n", header=header) == "ArithValue (signed=None)"
+    assert type_of("probe = arith.constant(3, type=T.f32x4)\n", header=header) == "unknown"  # the caster's fx.Vector
+    assert type_of("probe = arith.constant(3, type=spelled_elsewhere)\n", header=header) == "ArithValue or fx.Vector"
+
+
+def test_the_derive_script_reads_the_index_type_t_spells():
+    derive = derive_types_script()
+    types = ast.parse("class Types:\n    @property\n    def index(self) -> ir.Type:\n        return ir.IndexType.get()\n"
+                      "    @property\n    def other(self) -> ir.Type:\n        return ir.IndexType.get(ctx)\n")
+    assert derive.vector_facts(types) == {"flydsl.expr.typing.T.index": "index-type"}

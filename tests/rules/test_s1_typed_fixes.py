@@ -72,22 +72,27 @@ def test_unwrap_of_a_python_scalar_or_an_unknown_value_is_not_dropped(tmp_path):
 
 
 def test_arith_value_of_a_caster_made_value_is_dropped_in_any_use(tmp_path):
+    # Of a scalar type: an operand shows it (`a.ir_value()` of an fx.Int32), or the op (an induction variable).
     body = ("from flydsl._mlir.dialects import arith as _arith, scf\n"
-            "def f(a, b, lb, ub, step):\n"
-            "    s = ArithValue(_arith.AddIOp(a, b).result) // 4\n"
-            "    m = ArithValue(_arith.muli(a, b)).select(a, b)\n"
+            "def f(a: fx.Int32, b, lb, ub, step):\n"
+            "    s = ArithValue(_arith.AddIOp(a.ir_value(), b).result) // 4\n"
+            "    m = ArithValue(_arith.muli(b, a.ir_value())).select(a, b)\n"
             "    loop = scf.ForOp(lb, ub, step, [])\n"
             "    i = ArithValue(loop.induction_variable) % 8\n"
-            "    w = ArithValue(ArithValue(a)) < 3\n")
+            "    w = ArithValue(ArithValue(b)) < 3\n"
+            "    v = ArithValue(_arith.AddIOp(b, b).result) >> 1\n")
     fixes = _fixes(tmp_path, body, "FLY101")
     assert [(row, applicability) for row, applicability, _ in fixes] == [
         (3, Applicability.SAFE), (4, Applicability.SAFE), (6, Applicability.SAFE),
-        (7, Applicability.SAFE), (7, Applicability.UNSAFE)]
+        (7, Applicability.SAFE), (7, Applicability.UNSAFE), (8, Applicability.UNSAFE)]
     fixed = fix_text(HEADER + body, tmp_path, select=("FLY101",))
-    assert "    s = _arith.AddIOp(a, b).result // 4\n" in fixed
-    assert "    m = _arith.muli(a, b).select(a, b)\n" in fixed
+    assert "    s = _arith.AddIOp(a.ir_value(), b).result // 4\n" in fixed
+    assert "    m = _arith.muli(b, a.ir_value()).select(a, b)\n" in fixed
     assert "    i = loop.induction_variable % 8\n" in fixed
-    assert "    w = ArithValue(a) < 3\n" in fixed
+    assert "    w = ArithValue(b) < 3\n" in fixed
+    # Of operands of no known type the sum may be of a vector type: the caster's fx.Vector, whose `>>`
+    # reads its element class's signedness (shrsi) where `ArithValue(v) >> 1` emits shrui.
+    assert "may be an fx.Vector" in fixes[-1][2]
 
 
 def test_arith_value_of_a_value_that_may_carry_signedness_is_unsafe(tmp_path):

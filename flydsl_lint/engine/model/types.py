@@ -110,6 +110,11 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
     signed: bool | None = None
     is_float: bool = False
     signless: bool = False  # an ArithValue whose `.signed` is provably None (caster-made or `ArithValue(v)`)
+    # An ArithValue of a scalar MLIR type, proven: of a vector type the value caster makes an
+    # fx.Vector instead (its operators, methods and signedness its own), and ArithValue's
+    # operators on one give fx.Vectors. Rules that rely on ArithValue's own behaviour ask for it.
+    scalar_shaped: bool = False
+    plain: bool = False  # an ArithValue itself, no fx.Vector: `ArithValue(v)`, `.with_signedness(s)`
 
     @property
     def is_index(self) -> bool:
@@ -128,6 +133,10 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
             return f"tensor of fx.{self.scalar}"
         if self.kind == RAW:
             return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
+        if self.kind == ARITH_VALUE and not self.scalar_shaped:
+            if not self.plain:
+                return "ArithValue or fx.Vector"
+            return f"ArithValue ({'signed=None' if self.signless else 'signedness unknown'}, of a scalar or vector type)"
         if self.kind == ARITH_VALUE:
             of_type = f"{self.ir_type}, " if self.ir_type else ""
             return f"ArithValue ({of_type}signed=None)" if self.signless else f"ArithValue ({of_type}signedness unknown)"
@@ -143,8 +152,9 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
 
 
 UNKNOWN_TYPE = ValueType(UNKNOWN)
-SIGNLESS_ARITH_VALUE = ValueType(ARITH_VALUE, signless=True)
-MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue that may carry a signedness
+SIGNLESS_ARITH_VALUE = ValueType(ARITH_VALUE, signless=True, plain=True)  # `ArithValue(v)`, of any type
+MAYBE_SIGNED_ARITH_VALUE = ValueType(ARITH_VALUE)  # an ArithValue (or an fx.Vector) that may carry a signedness
+SCALAR_ARITH_VALUE = SIGNLESS_ARITH_VALUE._replace(scalar_shaped=True)  # the caster's value of a scalar type
 # What a builder under `dsl_math_wrap_result` returns (data/flydsl_types.txt `results`).
 _NUMERIC_CLASS_OR_ARITH_VALUE = "numeric-class-or-arith-value"  # preserve_numeric_type=True
 _WRAPPED_RESULTS = ("arith-value-unless-numeric", _NUMERIC_CLASS_OR_ARITH_VALUE)
@@ -152,6 +162,38 @@ _PROMOTED_OPERANDS, _PROMOTED_INTEGERS = "promoted-operands", "promoted-integer-
 _PROMOTED_RESULTS = (_PROMOTED_OPERANDS, _PROMOTED_INTEGERS)
 _TYPED_OPERAND_FLOATS = frozenset({"Float16", "BFloat16", "Float32", "Float64"})  # `_validated_operand_dtype`
 _OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(...).result`, of the type of a and b
+# `vector` ops whose one result is a scalar, or either (by their operands); the others give vectors.
+_SCALAR_VECTOR_OPS = frozenset({"extractelement", "reduction"})
+_EITHER_SHAPE_VECTOR_OPS = frozenset({"extract", "multireduction", "contract", "vectorscale"})
+# `vector` builders (and op classes, as `BitCastOp`) whose first argument is their result type.
+_TYPED_VECTOR_OPS = frozenset({"fromelements", "bitcast", "broadcast", "splat", "load"})
+_SCALAR_TYPE_GETTERS = frozenset({"flydsl._mlir.ir.IntegerType.get_signless", "flydsl._mlir.ir.IndexType.get",
+                                  "flydsl._mlir.ir.F16Type.get", "flydsl._mlir.ir.BF16Type.get",
+                                  "flydsl._mlir.ir.F32Type.get", "flydsl._mlir.ir.F64Type.get"})
+_SPELLING_DEPTH = 4  # names followed to a type spelling
+
+
+def scalar_arith_value(found: ValueType) -> bool:
+    """An ArithValue proven of a scalar MLIR type: ArithValue's own operators and methods apply
+    (of a vector type the value caster makes an fx.Vector, whose own differ)."""
+    return found.kind == ARITH_VALUE and found.scalar_shaped
+
+
+def plain_arith_value(found: ValueType) -> bool:
+    """An ArithValue that is no fx.Vector: of a scalar type, or made by `ArithValue(v)`."""
+    return found.kind == ARITH_VALUE and (found.scalar_shaped or found.plain)
+
+
+def _is_scalar_shaped(found: ValueType) -> bool:
+    """An fx scalar, or an ArithValue / raw value proven of a scalar MLIR type."""
+    return found.kind == SCALAR or (found.kind in (ARITH_VALUE, RAW) and (found.scalar_shaped or found.ir_type is not None))
+
+
+def _op_class_builder(leaf: str) -> str:
+    """`ExtractElementOp` -> `ExtractElement`: an op class named as its builder, for `_caster_made_type`."""
+    return leaf[:-2] if leaf.endswith("Op") else leaf
+
+
 _CASTER_IR_TYPES = ("index", "f16", "f32", "f64", "bf16")  # and `i<N>`: raw loop values the caster makes ArithValues
 
 
@@ -263,7 +305,7 @@ class TypeTable:
         if spelled == RAW or spelled.startswith(RAW + ":"):
             ir_type = spelled.partition(":")[2] or None
             if self.caster and ir_type and (ir_type in _CASTER_IR_TYPES or ir_type[:1] == "i" and ir_type[1:].isdigit()):
-                return ValueType(ARITH_VALUE, ir_type=ir_type, signless=True)
+                return ValueType(ARITH_VALUE, ir_type=ir_type, signless=True, scalar_shaped=True, plain=True)
             return ValueType(RAW, ir_type=ir_type)
         return self.scalar(spelled)
 
@@ -818,17 +860,17 @@ class _ValueTypes:
             if module in _TENSOR_FUNCTIONS.get(leaf, ()):
                 return self._register_tensor_call_type(node, leaf, depth)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
-                return self._arith_value_call_type(node)
+                return self._arith_value_call_type(node, depth)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
                 return self._unwrapped_type(node.args[0], leaf, depth)
             if module == "math" and leaf in _STDLIB_MATH:
                 return self._stdlib_math_type(node, leaf, depth)
             if leaf == "index_cast" and module in _ARITH_MODULES and len(node.args) == 2 and not node.keywords:
-                return self._index_cast_type(node.args[1], depth)
+                return self._index_cast_type(node.args[0], node.args[1], depth)
             if leaf == "as_ir_value" and module in _ARITH_MODULES:
                 return ValueType(RAW), f"{leaf}(...)"
             if leaf[:1].islower() and self.type_table.caster and self.type_table.results.get(name) == ARITH_VALUE:
-                return SIGNLESS_ARITH_VALUE, f"`{leaf}(...)` gives the value caster's ArithValue ({self.type_table.source})"
+                return self._caster_made_type(node, module, leaf, f"`{leaf}(...)`", depth)
             if self.type_table.caster and self.type_table.results.get(name) == _OF_OPERANDS:
                 return self._selected_type(node, leaf, depth)
             if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
@@ -893,9 +935,10 @@ class _ValueTypes:
         if receiver.kind == VECTOR or self.is_vector_wrap(func.value):
             return self._vector_method_type(node, receiver)
         if func.attr == "with_signedness" and receiver.kind == ARITH_VALUE:
-            return MAYBE_SIGNED_ARITH_VALUE, "`.with_signedness(...)`"
+            # `type(self)(self, s)`; fx.Vector's own gives `ArithValue(self, s)`.
+            return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=receiver.scalar_shaped, plain=True), "`.with_signedness(...)`"
         if receiver.kind == ARITH_VALUE:
-            return self._arith_value_method_type(func.attr, receiver)
+            return self._arith_value_method_type(node, func.attr, receiver)
         if func.attr == "to" and len(node.args) == 1 and receiver.kind == SCALAR:
             target = self._constructed_type(self.resolve(node.args[0]))
             if target.kind == SCALAR:
@@ -1007,7 +1050,8 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `{leaf}` without a first positional operand"
         first, why = self._typed(node.args[0], depth)
         if first.kind in (ARITH_VALUE, RAW):
-            return SIGNLESS_ARITH_VALUE, f"`{leaf}` of an ir.Value gives the value caster's ArithValue ({self.type_table.source})"
+            return SCALAR_ARITH_VALUE if _is_scalar_shaped(first) else MAYBE_SIGNED_ARITH_VALUE, \
+                f"`{leaf}` of an ir.Value gives the value caster's ArithValue ({self.type_table.source})"
         if first.kind == SCALAR and result == _NUMERIC_CLASS_OR_ARITH_VALUE:
             return first, f"`{leaf}` keeps the class of its first operand, {first} ({self.type_table.source})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` of {first} (its result's type is not settled)"
@@ -1048,25 +1092,31 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `{leaf}` not called with a condition and two values"
         kinds = {self._typed(value, depth)[0].kind for value in node.args[1:]}
         if kinds & {SCALAR, ARITH_VALUE}:
-            return SIGNLESS_ARITH_VALUE, f"`{leaf}` of scalar values gives the value caster's ArithValue ({self.type_table.source})"
+            return self._caster_made_type(node, _RAW_DIALECTS + "arith", leaf, f"`{leaf}(...)`", depth)
         return UNKNOWN_TYPE, f"unknown: `{leaf}` of values of no known scalar type"
 
-    def _arith_value_call_type(self, node: ast.Call) -> tuple[ValueType, str]:
+    def _arith_value_call_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
         """`ArithValue(v)` is signed=None whatever `v` carried; `ArithValue(v, signed)` may not be."""
         signed = node.args[1:] + [keyword.value for keyword in node.keywords if keyword.arg == "signed"]
         without_sign = not signed or (len(signed) == 1 and isinstance(signed[0], ast.Constant) and signed[0].value is None)
+        shaped = bool(node.args) and _is_scalar_shaped(self._typed(node.args[0], depth)[0])
         if without_sign and len(node.args) == 1 and self.type_table.has("arith-value-signed", "argument"):
-            return SIGNLESS_ARITH_VALUE, f"`ArithValue(v)` sets signed=None ({self.type_table.source})"
-        return MAYBE_SIGNED_ARITH_VALUE, "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
+            return SIGNLESS_ARITH_VALUE._replace(scalar_shaped=shaped), f"`ArithValue(v)` sets signed=None ({self.type_table.source})"
+        return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=shaped, plain=True), "`ArithValue(v, signed)`" if signed else "ArithValue(...)"
 
-    def _arith_value_method_type(self, method: str, receiver: ValueType) -> tuple[ValueType, str]:
-        """`v.trunci(T.i16)`: the value caster's ArithValue of the arith op the method builds;
-        `v.index_cast(T.index)` may also return `v` itself, signless only if `v` is."""
+    def _arith_value_method_type(self, node: ast.Call, method: str, receiver: ValueType) -> tuple[ValueType, str]:
+        """`v.trunci(T.i16)`: the value caster's ArithValue of the arith op the method builds, of
+        the receiver's shape or of the scalar type it is given; `v.index_cast(T.index)` may also
+        return `v` itself, signless only if `v` is. Of a receiver that may be an fx.Vector, unknown."""
         result = self.type_table.results.get(f"flydsl.expr.arith.ArithValue.{method}") if self.type_table.caster else None
+        if not plain_arith_value(receiver):
+            return UNKNOWN_TYPE, f"unknown: method `{method}` of an ArithValue that may be an fx.Vector (its methods are its own)"
+        scalar = receiver.scalar_shaped or any(self._spells_scalar_type(argument) for argument in node.args)
+        made = SCALAR_ARITH_VALUE if scalar else MAYBE_SIGNED_ARITH_VALUE  # of a vector type, an fx.Vector
         if result == ARITH_VALUE or (result == "self-or-arith-value" and receiver.signless):
-            return SIGNLESS_ARITH_VALUE, f"`ArithValue.{method}` gives the value caster's ArithValue ({self.type_table.source})"
+            return made, f"`ArithValue.{method}` gives the value caster's ArithValue ({self.type_table.source})"
         if result == "self-or-arith-value":
-            return MAYBE_SIGNED_ARITH_VALUE, f"`ArithValue.{method}` may return its receiver, {receiver}"
+            return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=scalar, plain=scalar), f"`ArithValue.{method}` may return its receiver, {receiver}"
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver}"
 
     def _unwrapped_type(self, argument: ast.expr, leaf: str, depth: int) -> tuple[ValueType, str]:
@@ -1087,7 +1137,7 @@ class _ValueTypes:
             return UNKNOWN_TYPE, f"unknown: `math.{leaf}` of operands not all Python numbers"
         return ValueType(_STDLIB_MATH[leaf]), f"Python's `math.{leaf}` of Python numbers"
 
-    def _index_cast_type(self, argument: ast.expr, depth: int) -> tuple[ValueType, str]:
+    def _index_cast_type(self, target: ast.expr, argument: ast.expr, depth: int) -> tuple[ValueType, str]:
         """FlyDSL's `index_cast(T, v)`: `_to_raw(v)` itself when already of type T, else the cast op's
         caster-made ArithValue (signed=None). So an ArithValue for an ArithValue (signless if `v` is)
         or an fx scalar (whose `.ir_value()` carries its class's signedness); for a raw ir.Value, an
@@ -1095,10 +1145,13 @@ class _ValueTypes:
         if not self.type_table.has("index-cast", "to-raw-or-caster"):
             return UNKNOWN_TYPE, f"unknown: no `index_cast` fact for {self.type_table.release}"
         found, why = self._typed(argument, depth)
+        scalar = found.scalar_shaped or self._spells_scalar_type(target)
         if found.kind == ARITH_VALUE:
-            result = SIGNLESS_ARITH_VALUE if found.signless else MAYBE_SIGNED_ARITH_VALUE
+            # The operand itself, or the cast's caster-made value: of a vector type an fx.Vector.
+            result = (SIGNLESS_ARITH_VALUE if found.signless else MAYBE_SIGNED_ARITH_VALUE)._replace(scalar_shaped=True, plain=True) \
+                if scalar else MAYBE_SIGNED_ARITH_VALUE
         elif found.kind == SCALAR:
-            result = MAYBE_SIGNED_ARITH_VALUE
+            result = MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=True, plain=True)
         elif found.kind == RAW:
             result = ValueType(RAW)
         else:
@@ -1111,14 +1164,94 @@ class _ValueTypes:
         if not self.type_table.has("ir-value", "with-signedness"):
             return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
         if scalar.is_float:
-            return SIGNLESS_ARITH_VALUE, f"`.ir_value()` of {scalar}: a float has no signedness"
-        return MAYBE_SIGNED_ARITH_VALUE, f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
+            return SCALAR_ARITH_VALUE, f"`.ir_value()` of {scalar}: a float has no signedness"
+        return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=True, plain=True), \
+            f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
 
-    def _raw_op_type(self, name: str, what: str) -> tuple[ValueType, str]:
-        """A raw op's value: a signless ArithValue when the release's caster makes its one
-        scalar/vector result one (the table's `results`), else a raw ir.Value."""
+    def _caster_made_type(self, op: ast.Call, module: str, leaf: str, what: str, depth: int) -> tuple[ValueType, str]:
+        """What the value caster makes of a raw op's one result: a plain ArithValue (signed=None)
+        of a scalar type; of a vector type an fx.Vector (`Vector` replaces ArithValue as the caster
+        of vector types: table fact `vectors flydsl.expr.typing.Vector value-caster`), whose
+        operators, methods and signedness are its own. The op shows the shape: a `vector` op gives
+        a vector, but `extractelement` and `reduction` a scalar, and `extract` one of a proven 1-D
+        source at one static position; an `arith`/`math` op (elementwise) the shape of a value
+        operand or of the type it is given, a `select` that of its values. Of no shown shape, an
+        ArithValue that may be an fx.Vector (not `scalar_shaped`, not signless)."""
+        source = self.type_table.source
+        op_name = leaf.replace("_", "").lower()
+        if module.rpartition(".")[2] == "vector":
+            if op_name in _SCALAR_VECTOR_OPS or (op_name == "extract" and self._scalar_extract(op)):
+                return SCALAR_ARITH_VALUE, f"{what} gives the value caster's ArithValue of a scalar ({source})"
+            if op_name in _EITHER_SHAPE_VECTOR_OPS:
+                return MAYBE_SIGNED_ARITH_VALUE, f"{what} gives the value caster's ArithValue, or an fx.Vector ({source})"
+            spelled = self.spelled_vector_type(op.args[0]) if op.args and op_name in _TYPED_VECTOR_OPS else None
+            if spelled is not None and spelled[0] in self.type_table.round_trip_classes \
+                    and self.type_table.vectors.get("flydsl.expr.typing.Vector") == "value-caster":
+                return self.type_table.vector(spelled[0]), f"{what} gives the value caster's fx.Vector ({source})"
+            return UNKNOWN_TYPE, f"unknown: {what} gives the value caster's fx.Vector, of no element class spelled with `T`"
+        if op_name == "index" or (op_name == "constant" and len(op.args) == 1 and all(
+                keyword.arg == "index" for keyword in op.keywords)):
+            # FlyDSL's `constant(v)` with no type: a scalar of v's Python type (`index(v)`: an index)
+            return SCALAR_ARITH_VALUE, f"{what} gives the value caster's ArithValue of a scalar ({source})"
+        if op_name == "constantvector":
+            return UNKNOWN_TYPE, f"unknown: {what} gives the value caster's fx.Vector"
+        values = op.args[1:] if op_name == "select" else [*op.args, *(keyword.value for keyword in op.keywords)]
+        shape = self._shown_shape(values, depth)
+        if shape == SCALAR:
+            return SCALAR_ARITH_VALUE, f"{what} gives the value caster's ArithValue ({source})"
+        if shape == VECTOR:
+            return UNKNOWN_TYPE, f"unknown: {what} of a vector gives the value caster's fx.Vector"
+        return MAYBE_SIGNED_ARITH_VALUE, f"{what} gives the value caster's ArithValue, or an fx.Vector of a vector type ({source})"
+
+    def _shown_shape(self, operands: list[ast.expr], depth: int) -> str | None:
+        """VECTOR when an operand is a vector or spells a vector type, SCALAR when one is a scalar
+        (an fx scalar, an ArithValue or raw value of a scalar type) or spells a scalar type; else None.
+        A Python number shows nothing: FlyDSL's builders make it a constant of the other operand's type."""
+        shape = None
+        for operand in operands:
+            if isinstance(operand, ast.Starred):
+                return None
+            if self.spelled_vector_type(operand) is not None:
+                return VECTOR
+            found = self._typed(operand, depth)[0]
+            if found.kind == VECTOR:
+                return VECTOR
+            if _is_scalar_shaped(found) or self._spells_scalar_type(operand):
+                shape = SCALAR
+        return shape
+
+    def _spells_scalar_type(self, node: ast.expr, depth: int = 0) -> bool:
+        """`T.i32`, `T.f32`, `T.index` (the table's `T` scalars), `ir.IntegerType.get_signless(32)`,
+        `ir.F32Type.get()` (and the index, f16, bf16, f64 kin), or a name bound once to one."""
+        if isinstance(node, ast.Name) and depth < _SPELLING_DEPTH:
+            binding = self.binding_of(node)
+            if binding is None or binding.kind != "assign" or not self.is_single_binding(binding) \
+                    or binding.name in self.names_declared_global_or_nonlocal():
+                return False
+            statement = self.parent(binding.node)
+            while isinstance(statement, (ast.Tuple, ast.List)):  # `i32, i64 = T.i32, T.i64`
+                statement = self.parent(statement)
+            value = _assigned_value(statement, binding.node)
+            return value is not None and self._spells_scalar_type(value, depth + 1)
+        if isinstance(node, ast.Call):
+            return self.resolve(node.func) in _SCALAR_TYPE_GETTERS
+        spelled = self._t_fact(node, self.type_table) if isinstance(node, ast.Attribute) else None
+        return spelled is not None and (spelled in self.type_table.scalars or spelled == "index-type")
+
+    def _scalar_extract(self, op: ast.Call) -> bool:
+        """`vector.extract(v, static_position=[i], dynamic_position=[])` of a proven 1-D `v`: one lane."""
+        keywords = {keyword.arg: keyword.value for keyword in op.keywords}
+        static, dynamic = keywords.get("static_position"), keywords.get("dynamic_position")
+        return len(op.args) == 1 and isinstance(static, ast.List) and len(static.elts) == 1 \
+            and isinstance(dynamic, ast.List) and not dynamic.elts and self.vector_type(op.args[0]) is not None
+
+    def _raw_op_type(self, op: ast.Call, what: str, depth: int) -> tuple[ValueType, str]:
+        """A raw op's value: what the release's caster makes of its one scalar/vector result
+        (the table's `results`; `_caster_made_type`), else a raw ir.Value."""
+        name = self.resolve(op.func)
         if self.type_table.caster and name in self.type_table.results:
-            return SIGNLESS_ARITH_VALUE, f"{what}: the value caster's ArithValue ({self.type_table.source})"
+            module, _, leaf = name.rpartition(".")
+            return self._caster_made_type(op, module, _op_class_builder(leaf), what, depth)
         return ValueType(RAW), what
 
     def _project_helpers(self, module: str) -> _ValueTypes | None:
@@ -1284,9 +1417,9 @@ class _ValueTypes:
                     if spelled is not None:
                         return self.type_table.parse(spelled), self.type_table.source
         if node.attr == "result" and self._is_raw_op(node.value):
-            return self._raw_op_type(self.resolve(node.value.func), "`.result` of a raw dialect op")
+            return self._raw_op_type(node.value, "`.result` of a raw dialect op", depth)
         if node.attr == "induction_variable" and self._is_scf_for(node.value) and self.type_table.caster:
-            return SIGNLESS_ARITH_VALUE, f"an scf.ForOp induction variable (index or integer: {self.type_table.source})"
+            return SCALAR_ARITH_VALUE, f"an scf.ForOp induction variable (index or integer: {self.type_table.source})"
         return UNKNOWN_TYPE, f"unknown: attribute `{node.attr}`"
 
     def _is_scf_for(self, node: ast.expr) -> bool:
@@ -1301,7 +1434,7 @@ class _ValueTypes:
     def _subscript_type(self, node: ast.Subscript, depth: int) -> tuple[ValueType, str]:
         value = node.value
         if isinstance(value, ast.Attribute) and value.attr == "results" and self._is_raw_op(value.value):
-            return self._raw_op_type(self.resolve(value.value.func), "`.results[k]` of a raw dialect op")
+            return self._raw_op_type(value.value, "`.results[k]` of a raw dialect op", depth)
         if not isinstance(node.slice, ast.Slice):
             elements = self.list_elements(value, depth)
             if elements is not None:
@@ -1626,7 +1759,13 @@ def _arith_value_operator_type(table: TypeTable, op: ast.AST, left: ValueType,
     else:
         return None
     if table.operators.get(f"flydsl.expr.arith.ArithValue.{dunder}") == ARITH_VALUE:
-        return SIGNLESS_ARITH_VALUE, f"`ArithValue.{dunder}` gives the value caster's ArithValue ({table.source})"
+        arith_values = [side for side in (left, right) if side.kind == ARITH_VALUE]
+        # ArithValue's ops take operands of one type: a scalar beside plain ArithValues makes them scalars.
+        # Else, of a vector type, the value is an fx.Vector, or ArithValue's op gives one.
+        if not (all(side.scalar_shaped for side in arith_values) or (
+                all(map(plain_arith_value, arith_values)) and any(map(_is_scalar_shaped, (left, right))))):
+            return MAYBE_SIGNED_ARITH_VALUE, f"`{dunder}` of an ArithValue that may be an fx.Vector"
+        return SCALAR_ARITH_VALUE, f"`ArithValue.{dunder}` gives the value caster's ArithValue ({table.source})"
     return UNKNOWN_TYPE, f"unknown: `ArithValue.{dunder}` is not known to give an ArithValue in {table.release}"
 
 
