@@ -60,10 +60,13 @@ class RawVectorOp(Rule):
     The fix rewrites `vector.from_elements`, `vector.bitcast` and a static
     `vector.extract` whose vector types are proven: a result type spelled
     with `T` (`T.f16x4`, `T.vec(4, T.i64)`), a source made by such a builder.
-    From FlyDSL 0.3.0 to 0.5.0 the `fx.Vector` methods emit the same op. Their
-    value is an `fx.Vector` (an fx scalar for `[i]`), not the raw op's signless
-    ArithValue, so the fix is safe only where that value is only ever an
-    operand of raw dialect ops (the scalar through `as_ir_value(...)`)."""
+    From FlyDSL 0.3.0 to 0.5.0 the `fx.Vector` methods emit the same op, and the
+    raw op's vector value already is an `fx.Vector`: the value caster of vector
+    types, of the element class `Numeric.from_ir_type` gives. Where that class is
+    the dtype the fix writes, `from_elements` and `bitcast` give the same value,
+    wherever it goes. `[i]` gives an fx scalar where the raw `extract` gives the
+    caster's ArithValue: that fix is safe only where the value is only ever an
+    operand of raw dialect ops (through `as_ir_value(...)`)."""
 
     code = "FLY321"
     # Project re-exports of these ops lead to a vendored copy of the legacy
@@ -103,14 +106,18 @@ class RawVectorOp(Rule):
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
                 "w = arith.addi(fx.Vector(fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)).bitcast(fx.Int32), c)\n",
                 count=2),
-        # The scalar of `[i]` is no ir.Value: into a raw op it must pass `as_ir_value`; a value used
-        # by an operator would be an fx.Vector there. Unsafe.
-        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\n"
-                "lo = vector.extract(as_ir_value(pair), static_position=[0], dynamic_position=[])\n"
-                "s = arith.addi(lo, lo)\nt = pair + pair\n",
+        # A vector read by an operator: the raw op's value already is that fx.Vector (the caster's). Safe.
+        Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\nt = pair + pair\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
-                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
-                "lo = fx.Vector(pair)[0]\ns = arith.addi(lo, lo)\nt = pair + pair\n", count=2, unsafe=True),
+                "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\nt = pair + pair\n"),
+        # The scalar of `[i]` is an fx value where the raw `extract` gives an ArithValue: into a raw op it
+        # must pass `as_ir_value`. Unsafe.
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\npair = fx.Vector.from_elements([a, b], fx.Int64)\n"
+                "lo = vector.extract(as_ir_value(pair), static_position=[0], dynamic_position=[])\n"
+                "s = arith.addi(lo, lo)\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
+                "pair = fx.Vector.from_elements([a, b], fx.Int64)\nlo = fx.Vector(pair)[0]\ns = arith.addi(lo, lo)\n",
+                unsafe=True),
     ]
     use_instead = "lo = vec[0]\nw = vec.bitcast(fx.Int32)\nz = fx.Vector.filled((4,), 0.0, fx.Float32)"
 
@@ -149,8 +156,18 @@ class RawVectorOp(Rule):
             return None
         imports = {edit.content: edit for edit in vector_spelled[1] + dtype_spelled[1]}  # both may add `import ... as fx`
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
-        only_raw = self._reaches_only_raw_ops(node, unwrapped=op != "extract")
+        same_value = op != "extract" and self._caster_gives_the_same_vector(dtype)
+        only_raw = same_value or self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
+
+    def _caster_gives_the_same_vector(self, dtype: str | None) -> bool:
+        """Whether the raw op's value is the very fx.Vector the method gives: the release's value
+        caster of vector types is `fx.Vector`, taking its lanes and element class from the type
+        (`Numeric.from_ir_type`), which gives back `dtype`; `Vector.from_elements(.., dtype)` and
+        `.bitcast(dtype)` build `Vector(res, (n,), dtype)` of the same op. Same class, same state:
+        alike wherever the value goes (0.3.0 to 0.5.0)."""
+        table = self._table()
+        return dtype in table.round_trip_classes and table.vectors.get("flydsl.expr.typing.Vector") == "value-caster"
 
     def _table(self) -> TypeTable:
         """The target's facts; below the first release the table covers, that release's: the

@@ -680,6 +680,53 @@ def build():
     lanes(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
 '''
 
+# FLY321 where the vector goes anywhere: the raw op's vector value already is an fx.Vector (the
+# value caster of vector types, of the element class `Numeric.from_ir_type` gives), so
+# `fx.Vector.from_elements(...)` / `fx.Vector(v).bitcast(...)` give the same value to every use:
+# fx.Vector operators (`>>` of Int32 lanes is shrsi), indexing, `reduce`, a helper's return.
+VECTORS_ANYWHERE = '''\
+import torch
+
+import flydsl.compiler as flyc
+import flydsl.expr as fx
+from flydsl._mlir.dialects import vector
+from flydsl.expr import as_ir_value
+from flydsl.expr.typing import T
+
+BLOCK = 64
+
+
+def _pair(a, b):
+    return vector.from_elements(T.i32x2, [as_ir_value(a), as_ir_value(b)])
+
+
+@flyc.kernel
+def anywhere_kernel(Out: fx.Tensor, bias: fx.Int32, scale: fx.Float32):
+    lane = fx.Int32(fx.thread_idx.x) - bias
+    pair = vector.from_elements(T.i32x2, [as_ir_value(lane), as_ir_value(bias)])
+    mixed = (pair >> 1) + _pair(bias, lane) * pair
+    halves = vector.bitcast(T.vec(4, T.i16), as_ir_value(pair))
+    low = halves[0] + halves[3]
+    scales = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale)])
+    total = scales.reduce("max")
+    dst = (fx.Int32(mixed[0]) + fx.Int32(low)) % BLOCK
+
+    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
+    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
+    rv = fx.make_rmem_tensor(1, fx.Float32)
+    rv[0] = total
+    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
+
+
+@flyc.jit
+def anywhere(Out: fx.Tensor, bias: fx.Int32, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
+    anywhere_kernel(Out, bias, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
+
+
+def build():
+    anywhere(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
+'''
+
 # FLY343: `arith.constant(v, type=T)` next to a run-time ArithValue (signed=None), as an e8m0
 # scale encoder and an offset computation spell them: on the right of every operator whose
 # result does not read the constant's signedness (`+ - * & | ^ << >> // %`, a comparison, float
