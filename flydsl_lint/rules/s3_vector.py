@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 
 from ..engine.diagnostics import Applicability
-from ..engine.model.types import ARITH_VALUE, RAW, SCALAR, TypeTable, type_table
+from ..engine.model.types import ARITH_VALUE, RAW, SCALAR, VECTOR, TypeTable, type_table
 from ..engine.project import release_paths
 from ..engine.target import releases
 from ._base import Invalid, Rule, register
 from ._codemods import Refusal, reads_of_value
-from ._edits import reference
+from ._edits import as_method_receiver, reference
 from ._raw_dialects import (
     VECTOR_MODULES, at_raw_boundary, call_in, call_operands, in_boundary_module,
 )
@@ -98,13 +98,13 @@ class RawVectorOp(Rule):
                 "s = arith.addi(as_ir_value(lo), as_ir_value(lo))\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
                 "pair = fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)\n"
-                "lo = fx.Vector(pair)[1]\ns = arith.addi(as_ir_value(lo), as_ir_value(lo))\n", count=2),
+                "lo = pair[1]\ns = arith.addi(as_ir_value(lo), as_ir_value(lo))\n", count=2),
         # A bitcast to the same bits of a proven source, into a raw op.
         Invalid(_RAW_HEADER + "import flydsl.expr as fx\n"
                 "w = arith.addi(vector.bitcast(T.vec(4, T.i32), as_ir_value(vector.from_elements(T.vec(2, T.i64), "
                 "[as_ir_value(a), as_ir_value(b)]))), c)\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
-                "w = arith.addi(fx.Vector(fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64)).bitcast(fx.Int32), c)\n",
+                "w = arith.addi(fx.Vector.from_elements([as_ir_value(a), as_ir_value(b)], fx.Int64).bitcast(fx.Int32), c)\n",
                 count=2),
         # A vector read by an operator: the raw op's value already is that fx.Vector (the caster's). Safe.
         Invalid(_RAW_HEADER + "pair = vector.from_elements(T.i64x2, [as_ir_value(a), as_ir_value(b)])\nt = pair + pair\n",
@@ -116,7 +116,7 @@ class RawVectorOp(Rule):
                 "lo = vector.extract(as_ir_value(pair), static_position=[0], dynamic_position=[])\n"
                 "s = arith.addi(lo, lo)\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr.typing import T\nimport flydsl.expr as fx\n"
-                "pair = fx.Vector.from_elements([a, b], fx.Int64)\nlo = fx.Vector(pair)[0]\ns = arith.addi(lo, lo)\n",
+                "pair = fx.Vector.from_elements([a, b], fx.Int64)\nlo = pair[0]\ns = arith.addi(lo, lo)\n",
                 unsafe=True),
     ]
     use_instead = "lo = vec[0]\nw = vec.bitcast(fx.Int32)\nz = fx.Vector.filled((4,), 0.0, fx.Float32)"
@@ -154,7 +154,8 @@ class RawVectorOp(Rule):
         dtype_spelled = reference(self, f"flydsl.expr.{dtype}", "fx", "flydsl.expr") if dtype else ("", [])
         if vector_spelled is None or dtype_spelled is None:
             return None
-        imports = {edit.content: edit for edit in vector_spelled[1] + dtype_spelled[1]}  # both may add `import ... as fx`
+        # Both may add `import ... as fx`; a receiver already an fx.Vector needs no `fx.Vector(...)`.
+        imports = {edit.content: edit for edit in (vector_spelled[1] if "{Vector}" in template else []) + dtype_spelled[1]}
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
         same_value = op != "extract" and self._caster_gives_the_same_vector(dtype)
         only_raw = same_value or self._reaches_only_raw_ops(node, unwrapped=op != "extract")
@@ -207,8 +208,7 @@ class RawVectorOp(Rule):
         bits = self.model.vector_bits(target, table)
         if bits is None or self.model.vector_bits(source, table) != bits:
             return None
-        return f"{{Vector}}({self.text(self.model.without_as_ir_value(node.args[1]))}).bitcast({{dtype}})", target[0], \
-            "Use `vec.bitcast(dtype)`"
+        return f"{self._as_vector(node.args[1])}.bitcast({{dtype}})", target[0], "Use `vec.bitcast(dtype)`"
 
     def _extract(self, node: ast.Call) -> tuple[str, str | None, str] | None:
         """`vector.extract(v, static_position=[i], dynamic_position=[])` -> `fx.Vector(v)[i]` on a proven 1-D vector."""
@@ -226,7 +226,15 @@ class RawVectorOp(Rule):
         if not (isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value < source[1]):
             return None
         # `fx.Vector(v)` infers the dtype (a class the release has, as `spelled_vector_type` checked).
-        return f"{{Vector}}({self.text(self.model.without_as_ir_value(node.args[0]))})[{index.value}]", None, "Use indexing `vec[i]`"
+        return f"{self._as_vector(node.args[0])}[{index.value}]", None, "Use indexing `vec[i]`"
+
+    def _as_vector(self, source: ast.expr) -> str:
+        """`source` (through `as_ir_value(...)`) as an fx.Vector: itself when it already is one (the
+        value caster makes a raw op's vector one), else `fx.Vector(source)` (`{Vector}`, filled in later)."""
+        value = self.model.without_as_ir_value(source)
+        if self.model.value_type(value).kind == VECTOR:
+            return as_method_receiver(self, value)
+        return f"{{Vector}}({self.text(value)})"
 
     def _element_of(self, element: ast.expr, dtype: str) -> bool:
         """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op

@@ -631,9 +631,12 @@ def build():
 from tests.proofs.kernels_arith_value import ARITH_VALUE, ARITH_VALUE_INDEX  # noqa: E402, F401
 
 # FLY321: raw `vector.from_elements` / `bitcast` / `extract` of proven vector
-# types (spelled with `T`, or made by such a builder) whose values only reach
-# raw dialect ops -> `fx.Vector.from_elements(...)`, `fx.Vector(v).bitcast(...)`,
-# `fx.Vector(v)[i]`. The lanes feed the store's index, so none is dead code.
+# types (spelled with `T`, or made by such a builder) -> `fx.Vector.from_elements(...)`,
+# `fx.Vector(v).bitcast(...)` (`v.bitcast(...)` of an fx.Vector), `v[i]` whose scalar only
+# reaches raw dialect ops. The raw op's vector value already is an fx.Vector (the value caster
+# of vector types, of the element class `Numeric.from_ir_type` gives), so a vector may go
+# anywhere: fx.Vector operators (`>>` of Int32 lanes is shrsi), indexing, `reduce`, a helper's
+# return. The lanes feed the store's index and value, so none is dead code.
 VECTOR_OPS = '''\
 import torch
 
@@ -646,9 +649,19 @@ from flydsl.expr.typing import T
 BLOCK = 64
 
 
+def _pair(a, b):
+    return vector.from_elements(T.i32x2, [as_ir_value(a), as_ir_value(b)])
+
+
 @flyc.kernel
 def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
     tid = fx.thread_idx.x
+    lane = fx.Int32(tid) - fx.Int32(bias)
+    pair32 = vector.from_elements(T.i32x2, [as_ir_value(lane), as_ir_value(fx.Int32(bias))])
+    vmix = (pair32 >> 1) + _pair(lane, lane) * pair32
+    shorts = vector.bitcast(T.vec(4, T.i16), as_ir_value(pair32))
+    low = shorts[0] + shorts[3]
+    maxed = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale + 1.0)]).reduce("max")
     wide = fx.Int64(tid) + bias
     pair = vector.from_elements(T.i64x2, [as_ir_value(wide), as_ir_value(bias)])
     second = vector.extract(as_ir_value(pair), static_position=[1], dynamic_position=[])
@@ -662,12 +675,12 @@ def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
     bits = vector.bitcast(T.i16x4, as_ir_value(halves))
     top = vector.extract(as_ir_value(bits), static_position=[3], dynamic_position=[])
     mixed = arith.addi(as_ir_value(lo), as_ir_value(hi))
-    dst = (fx.Int32(mixed) + fx.Int32(arith.extsi(T.i32, as_ir_value(top)))) % BLOCK
+    dst = (fx.Int32(mixed) + fx.Int32(arith.extsi(T.i32, as_ir_value(top))) + fx.Int32(vmix[0]) + fx.Int32(low)) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
     rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = scale
+    rv[0] = maxed
     fx.copy(copy, rv, fx.slice(tO, (None, dst)))
 
 
@@ -678,53 +691,6 @@ def lanes(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32, stream: fx.Stream =
 
 def build():
     lanes(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
-'''
-
-# FLY321 where the vector goes anywhere: the raw op's vector value already is an fx.Vector (the
-# value caster of vector types, of the element class `Numeric.from_ir_type` gives), so
-# `fx.Vector.from_elements(...)` / `fx.Vector(v).bitcast(...)` give the same value to every use:
-# fx.Vector operators (`>>` of Int32 lanes is shrsi), indexing, `reduce`, a helper's return.
-VECTORS_ANYWHERE = '''\
-import torch
-
-import flydsl.compiler as flyc
-import flydsl.expr as fx
-from flydsl._mlir.dialects import vector
-from flydsl.expr import as_ir_value
-from flydsl.expr.typing import T
-
-BLOCK = 64
-
-
-def _pair(a, b):
-    return vector.from_elements(T.i32x2, [as_ir_value(a), as_ir_value(b)])
-
-
-@flyc.kernel
-def anywhere_kernel(Out: fx.Tensor, bias: fx.Int32, scale: fx.Float32):
-    lane = fx.Int32(fx.thread_idx.x) - bias
-    pair = vector.from_elements(T.i32x2, [as_ir_value(lane), as_ir_value(bias)])
-    mixed = (pair >> 1) + _pair(bias, lane) * pair
-    halves = vector.bitcast(T.vec(4, T.i16), as_ir_value(pair))
-    low = halves[0] + halves[3]
-    scales = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale)])
-    total = scales.reduce("max")
-    dst = (fx.Int32(mixed[0]) + fx.Int32(low)) % BLOCK
-
-    copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
-    tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))
-    rv = fx.make_rmem_tensor(1, fx.Float32)
-    rv[0] = total
-    fx.copy(copy, rv, fx.slice(tO, (None, dst)))
-
-
-@flyc.jit
-def anywhere(Out: fx.Tensor, bias: fx.Int32, scale: fx.Float32, stream: fx.Stream = fx.Stream(None)):
-    anywhere_kernel(Out, bias, scale).launch(grid=(1, 1, 1), block=(BLOCK, 1, 1), stream=stream)
-
-
-def build():
-    anywhere(torch.empty(BLOCK, device="cuda"), 5, 0.5, stream=torch.cuda.current_stream())
 '''
 
 # FLY343: `arith.constant(v, type=T)` next to a run-time ArithValue (signed=None), as an e8m0

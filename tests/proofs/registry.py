@@ -42,7 +42,6 @@ PLAN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "ARITH_VALUE_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
     "RUN_TIME_CONSTANTS": (CDNA_AND_RDNA, ("FLY343",)),
     "VECTOR_OPS": (CDNA_AND_RDNA, ("FLY321",)),
-    "VECTORS_ANYWHERE": (CDNA_AND_RDNA, ("FLY321",)),
     "LAYOUT_LEAVES": (CDNA_AND_RDNA, ("FLY113",)),
     "INDEX_CASTS": (CDNA_AND_RDNA, ("FLY103",)),
 }
