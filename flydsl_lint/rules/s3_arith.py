@@ -1360,6 +1360,14 @@ class RawArithSelect(Rule):
                 "v = neg.select(s, 0.0) >> 1\n",
                 at=(5, 5), message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition "
                 "(`neg` is ArithValue (signed=None), not an fx scalar: wrap it once where it is made)"),
+        # `ArithValue(m)` of a value of no known type is a plain ArithValue: its `.select` is `arith.select`.
+        Invalid("from flydsl.expr import arith\nfrom flydsl.expr.arith import ArithValue\n"
+                "v = arith.select(ArithValue(m), a, b)\n",
+                fixed="from flydsl.expr.arith import ArithValue\nv = ArithValue(m).select(a, b)\n"),
+        # ... a caster-made one of no known shape may be an fx.Vector mask (`vector<4xi1>`), whose `.select` is its own.
+        Invalid("from flydsl.expr import arith\nv = arith.select(arith.cmpi(arith.CmpIPredicate.ult, x, y), a, b)\n",
+                message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition (`arith.cmpi(arith.CmpIPredicate.ult, "
+                "x, y)` is ArithValue or fx.Vector, not an fx scalar: wrap it once where it is made)"),
         # The raw dialect's builder takes only ir.Values: `.select` would take the fx values it rejects.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
@@ -1402,8 +1410,9 @@ class RawArithSelect(Rule):
     def _arith_value_condition(self, condition: ast.expr) -> bool:
         """Whether the condition is an ArithValue whose `.select` runs FlyDSL's `arith.select` body
         (the release's `arith-value-select` fact; before the table's first release, the shape alone:
-        the checker then withholds the fix)."""
-        return before_type_table(self.model) or (scalar_arith_value(self.model.value_type(condition))
+        the checker then withholds the fix): no fx.Vector, whose `.select` is its own (a scalar
+        caster-made value, or `ArithValue(v)` of any type)."""
+        return before_type_table(self.model) or (plain_arith_value(self.model.value_type(condition))
                                                  and self.model.type_table.has("arith-value-select", "select-function"))
 
     def _arith_value_select_fix(self, node: ast.Call, operands: list[ast.expr]):
