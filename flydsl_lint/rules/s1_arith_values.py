@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, plain_arith_value, scalar_arith_value, single_positional,
+    ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
 )
 from ..engine.project import release_paths
 from ..engine.versions import Version
@@ -374,6 +374,11 @@ class ArithUnwrap(Rule):
                 "lane = arith.unwrap(rocdl.ReadlaneOp(t, v, 0).result)\n",
                 fixed="from flydsl._mlir.dialects import rocdl\nlane = rocdl.ReadlaneOp(t, v, 0).result\n",
                 at=(3, 8), message="`arith.unwrap(x)` is deprecated: use `x.ir_value()`, and only where a raw op needs it"),
+        # ... as it does an fx.Vector (an ir.Value; the value caster's of a raw vector op).
+        Invalid("from flydsl.expr import arith\nfrom flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+                "v = arith.unwrap(vector.broadcast(T.f32x4, s)) * 2\n",
+                fixed="from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n"
+                      "v = vector.broadcast(T.f32x4, s) * 2\n"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -384,10 +389,10 @@ class ArithUnwrap(Rule):
         self.report(node, fix=fix)
 
     def _drop_unwrap(self, node: ast.Call, argument: ast.expr):
-        """`unwrap(v)` of an ir.Value (an ArithValue too) is `v` itself (`_to_raw` returns it
-        unchanged): dropping the call is the same value anywhere."""
+        """`unwrap(v)` of an ir.Value (an ArithValue or an fx.Vector too) is `v` itself (`_to_raw`
+        returns it unchanged): dropping the call is the same value anywhere."""
         found = self.model.value_type(argument)
-        if found.kind not in (RAW, ARITH_VALUE) or not self.model.type_table.has("to-raw", "identity"):
+        if found.kind not in (RAW, ARITH_VALUE, VECTOR) or not self.model.type_table.has("to-raw", "identity"):
             return None
         return self.make_fix([replace_with_argument(self, node, argument)],
                              f"Drop the call: `{self.text(argument)}` already is an ir.Value")

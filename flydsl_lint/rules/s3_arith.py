@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, plain_arith_value, scalar_arith_value, single_positional,
+    ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
 )
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
@@ -1368,6 +1368,13 @@ class RawArithSelect(Rule):
         Invalid("from flydsl.expr import arith\nv = arith.select(arith.cmpi(arith.CmpIPredicate.ult, x, y), a, b)\n",
                 message="Raw `arith.select`: use `cond.select(a, b)` on the typed condition (`arith.cmpi(arith.CmpIPredicate.ult, "
                 "x, y)` is ArithValue or fx.Vector, not an fx scalar: wrap it once where it is made)"),
+        # fx.Vectors are ir.Values, which the raw builder takes: safe.
+        Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = arith.select(neg, fx.Vector.filled(4, s, fx.Float32), fx.Vector.filled(4, 0.0, fx.Float32))\n",
+                fixed="import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
+                "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
+                "v = neg.select(fx.Vector.filled(4, s, fx.Float32), fx.Vector.filled(4, 0.0, fx.Float32))\n", at=(5, 5)),
         # The raw dialect's builder takes only ir.Values: `.select` would take the fx values it rejects.
         Invalid("import flydsl.expr as fx\nfrom flydsl._mlir.dialects import arith\n"
                 "s = fx.Float32(x)\nneg = arith.cmpf(arith.CmpFPredicate.OLT, s.ir_value(), y)\n"
@@ -1425,7 +1432,7 @@ class RawArithSelect(Rule):
         edits = [self.replace(node, expression)]
         if not _unwraps_operands(self, node, "select"):
             not_raw = next((v for v in (true_value, false_value)
-                            if self.model.value_type(v).kind not in (ARITH_VALUE, RAW)), None)
+                            if self.model.value_type(v).kind not in (ARITH_VALUE, RAW, VECTOR)), None)
             if not_raw is not None:
                 return self.make_fix(edits, "Use `cond.select(a, b)` (the raw op takes only ir.Values: "
                                      f"{operand_type_reason(self, not_raw)})", Applicability.UNSAFE)
