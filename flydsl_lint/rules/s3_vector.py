@@ -157,18 +157,11 @@ class RawVectorOp(Rule):
         # Both may add `import ... as fx`; a receiver already an fx.Vector needs no `fx.Vector(...)`.
         imports = {edit.content: edit for edit in (vector_spelled[1] if "{Vector}" in template else []) + dtype_spelled[1]}
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
-        same_value = op != "extract" and self._caster_gives_the_same_vector(dtype)
+        # The raw op's value is the caster's fx.Vector of `dtype`, the one `Vector.from_elements(.., dtype)`
+        # and `.bitcast(dtype)` build (`Vector(res, (n,), dtype)` of the same op): alike wherever it goes.
+        same_value = op != "extract" and self._table().casts_vectors_of(dtype)
         only_raw = same_value or self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
-
-    def _caster_gives_the_same_vector(self, dtype: str | None) -> bool:
-        """Whether the raw op's value is the very fx.Vector the method gives: the release's value
-        caster of vector types is `fx.Vector`, taking its lanes and element class from the type
-        (`Numeric.from_ir_type`), which gives back `dtype`; `Vector.from_elements(.., dtype)` and
-        `.bitcast(dtype)` build `Vector(res, (n,), dtype)` of the same op. Same class, same state:
-        alike wherever the value goes (0.3.0 to 0.5.0)."""
-        table = self._table()
-        return dtype in table.round_trip_classes and table.vectors.get("flydsl.expr.typing.Vector") == "value-caster"
 
     def _table(self) -> TypeTable:
         """The target's facts; below the first release the table covers, that release's: the

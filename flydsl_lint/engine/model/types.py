@@ -292,6 +292,12 @@ class TypeTable:
         fact = self.vectors.get("flydsl.expr.numeric.Numeric.from_ir_type")
         return tuple(fact.split(",")) if isinstance(fact, str) else ()
 
+    def casts_vectors_of(self, element: str) -> bool:
+        """Whether the release's value caster makes a raw vector of `element`s an fx.Vector of that
+        very class: `fx.Vector` is the caster of vector types (`vectors flydsl.expr.typing.Vector
+        value-caster`) and `Numeric.from_ir_type` gives `element` back."""
+        return element in self.round_trip_classes and self.vectors.get("flydsl.expr.typing.Vector") == "value-caster"
+
     def tensor_fact(self, leaf: str) -> str | None:
         """What the release's `fx.<leaf>` of a register tensor gives (`register-tensor-of-dtype`, ...)."""
         fact = self.vectors.get(f"flydsl.expr.{leaf}")
@@ -1185,8 +1191,7 @@ class _ValueTypes:
             if op_name in _EITHER_SHAPE_VECTOR_OPS:
                 return MAYBE_SIGNED_ARITH_VALUE, f"{what} gives the value caster's ArithValue, or an fx.Vector ({source})"
             spelled = self.spelled_vector_type(op.args[0]) if op.args and op_name in _TYPED_VECTOR_OPS else None
-            if spelled is not None and spelled[0] in self.type_table.round_trip_classes \
-                    and self.type_table.vectors.get("flydsl.expr.typing.Vector") == "value-caster":
+            if spelled is not None and self.type_table.casts_vectors_of(spelled[0]):
                 return self.type_table.vector(spelled[0]), f"{what} gives the value caster's fx.Vector ({source})"
             return UNKNOWN_TYPE, f"unknown: {what} gives the value caster's fx.Vector, of no element class spelled with `T`"
         if op_name == "index" or (op_name == "constant" and len(op.args) == 1 and all(
@@ -1225,13 +1230,10 @@ class _ValueTypes:
         `ir.F32Type.get()` (and the index, f16, bf16, f64 kin), or a name bound once to one."""
         if isinstance(node, ast.Name) and depth < _SPELLING_DEPTH:
             binding = self.binding_of(node)
-            if binding is None or binding.kind != "assign" or not self.is_single_binding(binding) \
-                    or binding.name in self.names_declared_global_or_nonlocal():
-                return False
-            statement = self.parent(binding.node)
-            while isinstance(statement, (ast.Tuple, ast.List)):  # `i32, i64 = T.i32, T.i64`
-                statement = self.parent(statement)
-            value = _assigned_value(statement, binding.node)
+            single = binding is not None and self.is_single_binding(binding) \
+                and binding.name not in self.names_declared_global_or_nonlocal()
+            statement = self._assignment_statement(binding) if single else None  # `i32, i64 = T.i32, T.i64` too
+            value = _assigned_value(statement, binding.node) if statement is not None else None
             return value is not None and self._spells_scalar_type(value, depth + 1)
         if isinstance(node, ast.Call):
             return self.resolve(node.func) in _SCALAR_TYPE_GETTERS
