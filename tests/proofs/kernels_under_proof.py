@@ -698,9 +698,10 @@ def build():
 # result does not read the constant's signedness (`+ - * & | ^ << >> // %`, a comparison, float
 # `/`), a number the model proves a Python int (`BLOCK // 4`, `HEADROOM`), an int for a float
 # constant (`2` for `T.f32`), and on the left of `+ - * & | ^ <<` (int) and `+ - * /` (float),
-# which the ArithValue's reflected operator builds. `ivec + c` broadcasts the scalar constant
-# where `ivec + 1` splats it. Left unfixed: `lane / c` (int true division reads the constant's
-# signedness), `c >> lane` and the constants the raw `arith.maxsi` takes.
+# which the ArithValue's reflected operator builds. Left unfixed: `lane / c` (int true division
+# reads the constant's signedness), `c >> lane`, the constants the raw `arith.maxsi` takes, and
+# `ivec + c`: `ivec` is the value caster's fx.Vector, whose operators are its own (compiled alike
+# with `ivec + 1` in earlier stops, for `+` alone; the model no longer takes it for an ArithValue).
 ARITH_VALUE_CONSTANTS = '''\
 import torch
 
