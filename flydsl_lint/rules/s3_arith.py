@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    ARITH_VALUE, PY_FLOAT, PY_INT, RAW, SCALAR, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
+    ARITH_VALUE, PY_BOOL, PY_FLOAT, PY_INT, RAW, SCALAR, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
 )
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
@@ -922,6 +922,20 @@ class RawArithConstant(Rule):
                       "a = [fx.Int32(0xFF800000).ir_value(), fx.Int8(128).ir_value()]\n"
                       "b = [arith.constant(1.0, type=T.i32), arith.constant(n, type=T.i64), arith.constant(n, type=T.f32)]\n",
                 count=5),
+        # An i1 of a Python bool (a `bool` parameter, a literal, 0 or 1): `fx.Boolean` builds the same constant.
+        # An int of unknown value may be 2, whose truth `fx.Boolean` takes where the attribute keeps its low bit.
+        Invalid("from flydsl._mlir import ir\nfrom flydsl.expr import arith\n"
+                "def dpp_flags(bound_ctrl: bool = False, mode=0):\n    i1 = ir.IntegerType.get_signless(1)\n"
+                "    return [arith.unwrap(arith.constant(bound_ctrl, type=i1)), arith.constant(True, type=i1),\n"
+                "            arith.constant(1, type=i1), arith.constant(mode, type=i1)]\n",
+                fixed="from flydsl._mlir import ir\nfrom flydsl.expr import arith\nimport flydsl.expr as fx\n"
+                      "def dpp_flags(bound_ctrl: bool = False, mode=0):\n    i1 = ir.IntegerType.get_signless(1)\n"
+                      "    return [arith.unwrap(fx.Boolean(bound_ctrl).ir_value()), fx.Boolean(True).ir_value(),\n"
+                      "            fx.Boolean(1).ir_value(), arith.constant(mode, type=i1)]\n", count=4),
+        Invalid("from flydsl._mlir import ir\nfrom flydsl.expr import arith\n"
+                "def flag(mode):\n    return arith.constant(mode, type=ir.IntegerType.get_signless(1))\n",
+                message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Boolean`) "
+                "(`mode` is not a Python bool the model knows)"),
         Invalid("from flydsl.expr import arith\ndef c(val, index=False):\n    return arith.constant(val, index=index)\n"),
         Invalid("from flydsl._mlir.dialects import llvm\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n"
                 "zero = arith.constant(0, type=T.i32)\nllvm.StoreOp(zero, p)\nacc = zero + 1\n", at=(4, 8),
@@ -973,11 +987,11 @@ class RawArithConstant(Rule):
         spelled = next((k.value for k in node.keywords if k.arg in ("type", "index")), None)
         if leaf is None:
             return f" (the constant's type `{self.text(spelled)}` is no fx type the model knows)" if spelled else ""
-        if leaf == "i1":
-            return " (no fx spelling of an i1 constant is proven)"
         value = node.args[0] if len(node.args) == 1 else None
         if value is None:
             return ""
+        if leaf == "i1":  # `fx.Boolean(v)` takes v's truth, the attribute its low bit
+            return f" (`{self.text(value)}` is not a Python bool the model knows)"
         if self.model.known_number(value) is None and self.model.value_type(value).kind not in (PY_INT, PY_FLOAT):
             cause = self.model.unknown_cause(value)
             return f" (`{self.text(value)}` is not a Python number the model knows{': ' + cause if cause else ''})"
@@ -1001,8 +1015,9 @@ class RawArithConstant(Rule):
         any value (the class reduces it to its width as a C cast does, `_wrap_int` from 0.3.1, numpy's
         `astype` in 0.3.0, and `arith.constant` truncates the same bits into the attribute: the same
         constant, or both fail for an int past 64 bits in 0.3.0), for a float leaf a Python number (both
-        paths take `float(v)`). Not as an operator's operand: there the plain literal is the fix, once
-        the other operand's type is known."""
+        paths take `float(v)`). For i1, `fx.Boolean(v)` takes `v`'s truth where the attribute keeps its
+        low bit: the same constant for a Python bool (or the ints 0 and 1), not for 2. Not as an
+        operator's operand: there the plain literal is the fix, once the other operand's type is known."""
         module = (self.model.resolve(node.func) or "").rpartition(".")[0]
         keywords = [(k.arg, k.value) for k in node.keywords]
         if module not in EXPR_ARITH or len(node.args) != 1 or len(keywords) != 1:
@@ -1010,7 +1025,7 @@ class RawArithConstant(Rule):
         name, spelled = keywords[0]
         if not (name == "type" or (name == "index" and isinstance(spelled, ast.Constant) and spelled.value is True)):
             return None
-        if isinstance(self.model.parent(node), (ast.BinOp, ast.Compare, ast.AugAssign)) or leaf == "i1":
+        if isinstance(self.model.parent(node), (ast.BinOp, ast.Compare, ast.AugAssign)):
             return None
         value = node.args[0]
         if before_type_table(self.model):
@@ -1018,7 +1033,9 @@ class RawArithConstant(Rule):
         number, kind = self.model.known_number(value), self.model.value_type(value).kind
         # A parameter an `isinstance(v, int)` guard proves a Python int (or bool: the same constant).
         guarded = self.model.guarded_class(value) if isinstance(value, ast.Name) else None
-        if leaf in _FLOAT_LEAVES:
+        if leaf == "i1":
+            known = (type(number) in (bool, int) and number in (0, 1)) or kind == PY_BOOL or guarded == "bool"
+        elif leaf in _FLOAT_LEAVES:
             known = number is not None or kind in (PY_INT, PY_FLOAT) or guarded is not None
         else:
             known = type(number) is int or kind == PY_INT or self.model.int_bounds(value) is not None \

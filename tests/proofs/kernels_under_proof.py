@@ -771,7 +771,7 @@ def build():
 # floats that f32 cannot hold exactly, an f16, a wide i64, a negative i8; ints known by their bounds
 # (an unrolled loop's index, a comprehension's, a loop's over a list, arithmetic of them, a module
 # constant bound twice); i16, bf16 and f64 named through a parallel assignment; builtin
-# float(...) values, -inf among them.
+# float(...) values, -inf among them; i1 constants of a `bool` parameter and of 1, which `.select` reads.
 RUN_TIME_CONSTANTS = '''\
 import torch
 
@@ -800,6 +800,11 @@ def _to_raw_operand(v):
     if isinstance(v, float):
         return arith.unwrap(arith.constant(v, type=ir.F32Type.get()))
     return arith.unwrap(v)
+
+
+def _pick(a, b, first: bool = False):
+    # An i1 of a Python bool parameter chooses between two values.
+    return arith.constant(first, type=ir.IntegerType.get_signless(1)).select(a, b)
 
 
 @flyc.kernel
@@ -843,6 +848,8 @@ def bias_clamp_kernel(Out: fx.Tensor, bias: fx.Float32):
     ints = arith.xori(ints, arith.andi(arith.constant(0xFF800000, type=T.i32), arith.constant(SPAN, type=T.i32)))
     ints = ints + arith.extsi(T.i32, arith.constant(200, type=T.i8))
     ints = arith.addi(arith.addi(ints, _to_raw_operand(STRIDE - 1)), _to_raw_operand(True))
+    ints = _pick(ints, ints + 5, True) + _pick(ints, ints - 3)
+    ints = ints + arith.constant(1, type=ir.IntegerType.get_signless(1)).select(ints, ints * 2)
 
     fvec = vector.from_elements(T.vec(4, T.f32), [c_tenth, c_third, arith.constant(2.5, type=T.f32), c_eps])
     fsum = vector.reduction(T.f32, vector.CombiningKind.ADD, fvec)
