@@ -4,6 +4,7 @@
     python scripts/measure_safe_share.py share TREE [--target-version 0.5.0]
     python scripts/measure_safe_share.py edits TREE -n 60 --seed 25 [--codes FLY101,FLY341]
     python scripts/measure_safe_share.py fixed TREE [--target-version 0.5.0]
+    python scripts/measure_safe_share.py reasons TREE [--target-version 0.5.0] [--codes FLY344]
 
 `share` counts the §1 (FLY1xx) and §3 (FLY3xx: arith, scf, vector, memory,
 math, llvm pointers, s_waitcnt) diagnostics outside the tuned kernels (the
@@ -14,6 +15,9 @@ safe fixes (the line before, the edit after) to read against the guide.
 `fixed` runs the safe `--fix` (which repeats until no fix applies) on a copy
 of the tree and counts the same diagnostics before and after: the share the
 fix removes, which may exceed `share` where one fix makes another's types known.
+`reasons` groups the diagnostics without a safe fix by code, applicability and
+the reason their message gives (its last parenthesis, names and positions
+blanked), largest group first: what stands between the tree and a higher share.
 The tree is linted with the given target; the tuned kernels are the tool's
 defaults. Nothing is written into the tree.
 """
@@ -24,6 +28,7 @@ import argparse
 import fnmatch
 import json
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -81,6 +86,36 @@ def edits(args) -> int:
     return 0
 
 
+def reason(diagnostic: dict) -> str:
+    """The last parenthesis of the fix's message (unsafe) or the diagnostic's (no fix), with quoted
+    names and source positions blanked so that one cause at many places is one group."""
+    text = (diagnostic.get("fix") or {}).get("message") or diagnostic["message"]
+    depth, start = 0, None
+    for position in range(len(text) - 1, -1, -1):  # the balanced parenthesis that ends the text
+        depth += {")": 1, "(": -1}.get(text[position], 0)
+        if depth == 0:
+            start = position if text[position] == "(" else None
+            break
+    if not text.endswith(")") or start is None:
+        return "(no reason given)"
+    return re.sub(r"\b\d+:\d+\b", "L:C", re.sub(r"`[^`]*`", "`…`", text[start:]))
+
+
+def reasons(args) -> int:
+    codes = set(args.codes.split(",")) if args.codes else None
+    rows = [d for d in outside_tuned(args) if applicability(d) != "safe" and (codes is None or d["code"] in codes)]
+    groups: defaultdict[tuple[str, str, str], list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[(row["code"], applicability(row), reason(row))].append(row)
+    print(f"{len(rows)} diagnostics without a safe fix outside tuned kernels, {len(groups)} reasons "
+          f"(target {args.target_version}, arch {args.target_arch})")
+    for (code, fix, why), members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        first = members[0]
+        where = f"{Path(first['filename']).resolve().relative_to(args.tree.resolve())}:{first['location']['row']}"
+        print(f"{len(members):4d}  {code} {fix:6s}  {why[:160]}  e.g. {where}")
+    return 0
+
+
 def fixed(args) -> int:
     before = len(outside_tuned(args))
     with tempfile.TemporaryDirectory() as scratch:
@@ -97,16 +132,16 @@ def fixed(args) -> int:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["share", "edits", "fixed"])
+    parser.add_argument("what", choices=["share", "edits", "fixed", "reasons"])
     parser.add_argument("tree", type=Path)
     parser.add_argument("--target-version", default="0.5.0")
     parser.add_argument("--target-arch", default="gfx942,gfx950")
     parser.add_argument("--linter", default=str(Path(sys.executable).with_name("flydsl-lint")))
-    parser.add_argument("--codes", help="comma-separated codes to sample (edits)")
+    parser.add_argument("--codes", help="comma-separated codes to sample (edits) or group (reasons)")
     parser.add_argument("-n", type=int, default=60)
     parser.add_argument("--seed", type=int, default=25)
     args = parser.parse_args()
-    return {"share": share, "edits": edits, "fixed": fixed}[args.what](args)
+    return {"share": share, "edits": edits, "fixed": fixed, "reasons": reasons}[args.what](args)
 
 
 if __name__ == "__main__":

@@ -62,15 +62,19 @@ def fix_text(text: str, tmp_path: Path, unsafe: bool = False, name: str = "kerne
     return fix_source(SourceFile(str(tmp_path / name), text), Checker(settings), unsafe=unsafe).new_text
 
 
-def derive_types_script():
-    """scripts/derive_flydsl_types.py as a module (a script, not part of the package)."""
+def script_module(stem: str):
+    """scripts/<stem>.py as a module (a script, not part of the package)."""
     import importlib.util
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "derive_flydsl_types.py"
-    spec = importlib.util.spec_from_file_location("derive_flydsl_types", path)
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{stem}.py"
+    spec = importlib.util.spec_from_file_location(stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def derive_types_script():
+    return script_module("derive_flydsl_types")
 
 
 def write_package(root: Path, modules: dict[str, str], name: str = "kernels") -> Path:
