@@ -42,6 +42,11 @@ _FIX_METHODS = {"from_elements": ("from_elements", "coerces-elements"), "bitcast
 _DEPTH = 6  # names followed from a value to the raw ops reading it
 
 
+def _escaped(text: str) -> str:
+    """Source text inside a `str.format` template: its own braces (a dict display) stay braces."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 _RAW_HEADER = "from flydsl._mlir.dialects import arith, vector\nfrom flydsl.expr import as_ir_value\nfrom flydsl.expr.typing import T\n"
 
 
@@ -80,6 +85,10 @@ class RawVectorOp(Rule):
         "r = rocdl.raw_op(a).result\nw = vector.bitcast(T.vec(4, T.i32), r)\n",
     ]
     invalid = [
+        # Braces of the source (a dict display) stay as written in the fix.
+        Invalid(_RAW_HEADER + "v = vector.from_elements(T.vec(2, T.f32), [as_ir_value(a), as_ir_value({'k': b}['k'])])\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
+                      "v = fx.Vector.from_elements([as_ir_value(a), as_ir_value({'k': b}['k'])], fx.Float32)\n"),
         Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n",
                 at=(2, 6), message="Raw `vector.extract` returns an untyped value: use indexing `vec[i]` (the vector type of `v` "
                 "is not known)"),
@@ -185,7 +194,7 @@ class RawVectorOp(Rule):
         dtype, count = vector_type
         if len(elements.elts) != count or not all(self._element_of(e, dtype) for e in elements.elts):
             raise Refusal("an element is neither a raw value nor an fx value of the vector's element type")
-        return f"{{Vector}}.from_elements({self.text(elements)}, {{dtype}})", dtype, \
+        return f"{{Vector}}.from_elements({self._source(elements)}, {{dtype}})", dtype, \
             "Use `fx.Vector.from_elements(elements, dtype)`"
 
     def _bitcast(self, node: ast.Call) -> tuple[str, str | None, str] | None:
@@ -226,8 +235,12 @@ class RawVectorOp(Rule):
         value caster makes a raw op's vector one), else `fx.Vector(source)` (`{Vector}`, filled in later)."""
         value = self.model.without_as_ir_value(source)
         if self.model.value_type(value).kind == VECTOR:
-            return as_method_receiver(self, value)
-        return f"{{Vector}}({self.text(value)})"
+            return _escaped(as_method_receiver(self, value))
+        return f"{{Vector}}({self._source(value)})"
+
+    def _source(self, node: ast.expr) -> str:
+        """`node`'s text as it goes into a template (`{Vector}`, `{dtype}` are filled in later)."""
+        return _escaped(self.text(node))
 
     def _element_of(self, element: ast.expr, dtype: str) -> bool:
         """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op
