@@ -64,7 +64,8 @@ class RawVectorOp(Rule):
 
     The fix rewrites `vector.from_elements`, `vector.bitcast` and a static
     `vector.extract` whose vector types are proven: a result type spelled
-    with `T` (`T.f16x4`, `T.vec(4, T.i64)`), a source made by such a builder.
+    with `T` (`T.f16x4`, `T.vec(4, T.i64)`, or `T.vec(n, cls.ir_type)` of a `cls`
+    that is one of some fx scalar classes, for raw elements), a source made by such a builder.
     From FlyDSL 0.3.0 to 0.5.0 the `fx.Vector` methods emit the same op, and the
     raw op's vector value already is an `fx.Vector`: the value caster of vector
     types, of the element class `Numeric.from_ir_type` gives. Where that class is
@@ -85,10 +86,36 @@ class RawVectorOp(Rule):
         "r = rocdl.raw_op(a).result\nw = vector.bitcast(T.vec(4, T.i32), r)\n",
     ]
     invalid = [
+        # A vector type of a class chosen among fx scalar classes, of raw elements: that class is the dtype.
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\n"
+                "def pack(vals, bf16, wide):\n    cls = fx.BFloat16 if bf16 else fx.Float16\n"
+                "    acc = {\"f16\": fx.Float16, \"f32\": fx.Float32}[wide]\n"
+                "    a = vector.from_elements(T.vec(len(vals), cls.ir_type), [as_ir_value(v.to(cls)) for v in vals])\n"
+                "    return a, vector.from_elements(T.vec(2, acc.ir_type), [as_ir_value(vals[0]), as_ir_value(vals[1])])\n",
+                fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
+                      "def pack(vals, bf16, wide):\n    cls = fx.BFloat16 if bf16 else fx.Float16\n"
+                      "    acc = {\"f16\": fx.Float16, \"f32\": fx.Float32}[wide]\n"
+                      "    a = fx.Vector.from_elements([as_ir_value(v.to(cls)) for v in vals], cls)\n"
+                      "    return a, fx.Vector.from_elements([as_ir_value(vals[0]), as_ir_value(vals[1])], acc)\n",
+                count=2),
         # Braces of the source (a dict display) stay as written in the fix.
         Invalid(_RAW_HEADER + "v = vector.from_elements(T.vec(2, T.f32), [as_ir_value(a), as_ir_value({'k': b}['k'])])\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
                       "v = fx.Vector.from_elements([as_ir_value(a), as_ir_value({'k': b}['k'])], fx.Float32)\n"),
+        # A class of no known choices, or an element that is not raw (an fx value may be converted): no fix.
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals, cls):\n"
+                "    return vector.from_elements(T.vec(2, cls.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
+                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
+                "dtype)` (the vector type `T.vec(2, cls.ir_type)` is not spelled with `T`)"),
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals):\n"
+                "    return vector.from_elements(T.vec(2, fx.Float16.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
+                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
+                "dtype)` (an element is not a raw value)"),
+        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals, signed):\n"
+                "    cls = fx.Int8 if signed else fx.Uint8\n"
+                "    return vector.from_elements(T.vec(2, cls.ir_type), [as_ir_value(vals[0]), as_ir_value(vals[1])])\n",
+                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
+                "dtype)` (`cls` may be a class whose elements `from_elements` converts)"),
         Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n",
                 at=(2, 6), message="Raw `vector.extract` returns an untyped value: use indexing `vec[i]` (the vector type of `v` "
                 "is not known)"),
@@ -158,7 +185,7 @@ class RawVectorOp(Rule):
         built = {"from_elements": self._from_elements, "bitcast": self._bitcast, "extract": self._extract}[op](node)
         if built is None:
             return None
-        template, dtype, description = built
+        template, dtype, description, classes = built
         vector_spelled = reference(self, "flydsl.expr.Vector", "fx", "flydsl.expr")
         dtype_spelled = reference(self, f"flydsl.expr.{dtype}", "fx", "flydsl.expr") if dtype else ("", [])
         if vector_spelled is None or dtype_spelled is None:
@@ -166,9 +193,9 @@ class RawVectorOp(Rule):
         # Both may add `import ... as fx`; a receiver already an fx.Vector needs no `fx.Vector(...)`.
         imports = {edit.content: edit for edit in (vector_spelled[1] if "{Vector}" in template else []) + dtype_spelled[1]}
         edits = [self.replace(node, template.format(Vector=vector_spelled[0], dtype=dtype_spelled[0])), *imports.values()]
-        # The raw op's value is the caster's fx.Vector of `dtype`, the one `Vector.from_elements(.., dtype)`
-        # and `.bitcast(dtype)` build (`Vector(res, (n,), dtype)` of the same op): alike wherever it goes.
-        same_value = op != "extract" and self._table().casts_vectors_of(dtype)
+        # The raw op's value is the caster's fx.Vector of its element class, the one `Vector.from_elements(..,
+        # dtype)` and `.bitcast(dtype)` build (`Vector(res, (n,), dtype)` of the same op): alike wherever it goes.
+        same_value = op != "extract" and all(self._table().casts_vectors_of(element) for element in classes)
         only_raw = same_value or self._reaches_only_raw_ops(node, unwrapped=op != "extract")
         return self.make_fix(edits, description, None if only_raw else Applicability.UNSAFE)
 
@@ -180,24 +207,43 @@ class RawVectorOp(Rule):
             return type_table(releases().oldest_supported)
         return table
 
-    def _from_elements(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+    def _from_elements(self, node: ast.Call) -> tuple[str, str | None, str, frozenset[str]] | None:
         """`vector.from_elements(T.vec(2, T.i64), [a, b])` -> `fx.Vector.from_elements([a, b], fx.Int64)`:
-        every element raw or of the dtype, so the coercion to the dtype is the identity."""
+        every element raw or of the dtype, so the coercion to the dtype is the identity. The type
+        `T.vec(n, cls.ir_type)` of a `cls` that is some fx scalar class gives `cls` itself as the
+        dtype, for elements that are all raw (the raw op already required them of that type) and
+        classes that `Numeric.from_ir_type` gives back (an unsigned one's elements would be converted)."""
         if len(node.args) != 2 or node.keywords:
             return None
         vector_type = self.model.spelled_vector_type(node.args[0], self._table())
         elements = node.args[1]
         if vector_type is None:
-            raise Refusal(f"the vector type `{self.text(node.args[0])}` is not spelled with `T`")
+            chosen = self.model.class_chosen_vector_type(node.args[0], self._table())
+            if chosen is None:
+                raise Refusal(f"the vector type `{self.text(node.args[0])}` is not spelled with `T`")
+            element_class, classes = chosen
+            if not all(c in self._table().round_trip_classes for c in classes):
+                raise Refusal(f"`{self.text(element_class)}` may be a class whose elements `from_elements` converts")
+            if not self._all_raw(elements):
+                raise Refusal("an element is not a raw value")
+            return f"{{Vector}}.from_elements({self._source(elements)}, {self._source(element_class)})", None, \
+                "Use `fx.Vector.from_elements(elements, dtype)`", classes
         if not isinstance(elements, (ast.List, ast.Tuple)):
             raise Refusal(f"the elements `{self.text(elements)}` are no list display")
         dtype, count = vector_type
         if len(elements.elts) != count or not all(self._element_of(e, dtype) for e in elements.elts):
             raise Refusal("an element is neither a raw value nor an fx value of the vector's element type")
         return f"{{Vector}}.from_elements({self._source(elements)}, {{dtype}})", dtype, \
-            "Use `fx.Vector.from_elements(elements, dtype)`"
+            "Use `fx.Vector.from_elements(elements, dtype)`", frozenset({dtype})
 
-    def _bitcast(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+    def _all_raw(self, elements: ast.expr) -> bool:
+        """A list display of raw values, or a list comprehension of one (`[as_ir_value(e) for e in xs]`)."""
+        if isinstance(elements, ast.ListComp):
+            return self.model.value_type(elements.elt).kind in (RAW, ARITH_VALUE)
+        return isinstance(elements, (ast.List, ast.Tuple)) and bool(elements.elts) and \
+            all(self.model.value_type(e).kind in (RAW, ARITH_VALUE) for e in elements.elts)
+
+    def _bitcast(self, node: ast.Call) -> tuple[str, str | None, str, frozenset[str]] | None:
         """`vector.bitcast(T.f16x4, v)` -> `fx.Vector(v).bitcast(fx.Float16)` when `v`'s vector type is proven."""
         if len(node.args) != 2 or node.keywords:
             return None
@@ -210,9 +256,10 @@ class RawVectorOp(Rule):
         bits = self.model.vector_bits(target, table)
         if bits is None or self.model.vector_bits(source, table) != bits:
             return None
-        return f"{self._as_vector(node.args[1])}.bitcast({{dtype}})", target[0], "Use `vec.bitcast(dtype)`"
+        return f"{self._as_vector(node.args[1])}.bitcast({{dtype}})", target[0], "Use `vec.bitcast(dtype)`", \
+            frozenset({target[0]})
 
-    def _extract(self, node: ast.Call) -> tuple[str, str | None, str] | None:
+    def _extract(self, node: ast.Call) -> tuple[str, str | None, str, frozenset[str]] | None:
         """`vector.extract(v, static_position=[i], dynamic_position=[])` -> `fx.Vector(v)[i]` on a proven 1-D vector."""
         keywords = {k.arg: k.value for k in node.keywords}
         if len(node.args) != 1 or set(keywords) != {"static_position", "dynamic_position"}:
@@ -228,7 +275,7 @@ class RawVectorOp(Rule):
         if not (isinstance(index, ast.Constant) and type(index.value) is int and 0 <= index.value < source[1]):
             return None
         # `fx.Vector(v)` infers the dtype (a class the release has, as `spelled_vector_type` checked).
-        return f"{self._as_vector(node.args[0])}[{index.value}]", None, "Use indexing `vec[i]`"
+        return f"{self._as_vector(node.args[0])}[{index.value}]", None, "Use indexing `vec[i]`", frozenset()
 
     def _as_vector(self, source: ast.expr) -> str:
         """`source` (through `as_ir_value(...)`) as an fx.Vector: itself when it already is one (the

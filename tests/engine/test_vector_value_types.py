@@ -249,3 +249,21 @@ def test_the_derive_script_tells_whether_vector_is_the_value_caster_of_vector_ty
                     _VECTOR_CASTER.replace("shape = tuple(vty.shape)", "shape = (1,)"),
                     _VECTOR_CASTER.replace("Numeric.from_ir_type(vty.element_type)", "Float32")):
         assert "flydsl.expr.typing.Vector" not in derive.vector_facts(ast.parse(changed))
+
+
+@pytest.mark.parametrize("body, expected", [
+    ("probe = fx.Float16\n", {"Float16"}),
+    ("cls = fx.BFloat16 if bf16 else fx.Float16\nprobe = cls\n", {"BFloat16", "Float16"}),
+    ("kinds = {'f16': fx.Float16, 'f32': fx.Float32}\nprobe = {'f16': fx.Float16, 'f32': fx.Float32}[key]\n",
+     {"Float16", "Float32"}),
+    ("a = fx.Int32\nb = a\nprobe = b if wide else fx.Int64\n", {"Int32", "Int64"}),
+    ("probe = fx.Float16 if bf16 else other\n", None),  # a value of no known class
+    ("probe = {'f16': fx.Float16, **more}[key]\n", None),  # a dict that may hold anything
+    ("cls = fx.Float16\ncls = fx.Float32\nprobe = cls\n", None),  # bound twice
+])
+def test_scalar_class_choices(body, expected):
+    tree = ast.parse(HEADER + body)
+    model = SemanticModel(tree, target_version=Version.parse("0.5.0"))
+    probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
+    found = model.scalar_class_choices(model.parent(probe).value)
+    assert (set(found) if found is not None else None) == expected

@@ -636,7 +636,9 @@ from tests.proofs.kernels_arith_value import ARITH_VALUE, ARITH_VALUE_INDEX  # n
 # reaches raw dialect ops. The raw op's vector value already is an fx.Vector (the value caster
 # of vector types, of the element class `Numeric.from_ir_type` gives), so a vector may go
 # anywhere: fx.Vector operators (`>>` of Int32 lanes is shrsi), indexing, `reduce`, a helper's
-# return. The lanes feed the store's index and value, so none is dead code.
+# return. `T.vec(n, cls.ir_type)` of a class chosen by a conditional or a dict (bf16 and f32
+# here), of raw elements, becomes `fx.Vector.from_elements(elements, cls)`. The lanes feed the
+# store's index and value, so none is dead code.
 VECTOR_OPS = '''\
 import torch
 
@@ -647,6 +649,11 @@ from flydsl.expr import as_ir_value
 from flydsl.expr.typing import T
 
 BLOCK = 64
+OUT_DTYPE = "bf16"
+ACC_DTYPE = "f32"
+# Element classes chosen among fx scalar classes, as a kernel's output and accumulator dtypes are.
+OUT_CLS = fx.BFloat16 if OUT_DTYPE == "bf16" else fx.Float16
+ACC_CLS = {"f16": fx.Float16, "f32": fx.Float32}[ACC_DTYPE]
 
 
 def _pair(a, b):
@@ -662,6 +669,10 @@ def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
     shorts = vector.bitcast(T.vec(4, T.i16), as_ir_value(pair32))
     low = shorts[0] + shorts[3]
     maxed = vector.from_elements(T.vec(2, T.f32), [as_ir_value(scale), as_ir_value(scale + 1.0)]).reduce("max")
+    outs = [scale.to(OUT_CLS), (scale * 3.0).to(OUT_CLS)]
+    packed = vector.from_elements(T.vec(len(outs), OUT_CLS.ir_type), [as_ir_value(e) for e in outs])
+    accs = vector.from_elements(T.vec(2, ACC_CLS.ir_type), [as_ir_value(scale), as_ir_value(maxed)])
+    maxed = maxed + accs.reduce("add")
     wide = fx.Int64(tid) + bias
     pair = vector.from_elements(T.i64x2, [as_ir_value(wide), as_ir_value(bias)])
     second = vector.extract(as_ir_value(pair), static_position=[1], dynamic_position=[])
@@ -676,6 +687,7 @@ def lanes_kernel(Out: fx.Tensor, bias: fx.Int64, scale: fx.Float32):
     top = vector.extract(as_ir_value(bits), static_position=[3], dynamic_position=[])
     mixed = arith.addi(as_ir_value(lo), as_ir_value(hi))
     dst = (fx.Int32(mixed) + fx.Int32(arith.extsi(T.i32, as_ir_value(top))) + fx.Int32(vmix[0]) + fx.Int32(low)) % BLOCK
+    dst = (dst + packed.bitcast(fx.Int32)[0]) % BLOCK
 
     copy = fx.make_copy_atom(fx.rocdl.BufferCopy(fx.Float32.width), fx.Float32)
     tO = fx.logical_divide(fx.rocdl.make_buffer_tensor(Out), fx.make_layout(1, 1))

@@ -50,6 +50,40 @@ class _VectorTypes:
             return None
         return spelled.group(1), int(spelled.group(2))
 
+    def class_chosen_vector_type(self, node: ast.expr, table: TypeTable | None = None) -> tuple[ast.expr, frozenset[str]] | None:
+        """For the type expression `T.vec(n, cls.ir_type)` of a name `cls` (or `mod.cls`): `cls`
+        and the fx scalar classes it may hold (`scalar_class_choices`); None for anything else."""
+        table = table or self.type_table
+        if not (isinstance(node, ast.Call) and self._t_fact(node.func, table) == "count-element"
+                and len(node.args) == 2 and not node.keywords):
+            return None
+        element = node.args[1]
+        if not (isinstance(element, ast.Attribute) and element.attr == "ir_type"
+                and isinstance(element.value, (ast.Name, ast.Attribute))):
+            return None
+        choices = self.scalar_class_choices(element.value, table)
+        return (element.value, choices) if choices else None
+
+    def scalar_class_choices(self, node: ast.expr, table: TypeTable | None = None, depth: int = 0) -> frozenset[str] | None:
+        """The fx scalar classes a class-valued expression may hold: `fx.Float16`; either branch
+        of `BFloat16 if bf16 else Float16`; any value of `{"f16": fx.Float16, ...}[key]` (a key
+        it lacks raises); through names bound once. None when a value may be anything else."""
+        table = table or self.type_table
+        leaf = self._scalar_class(node, table)
+        if leaf is not None or depth > _DEPTH:
+            return frozenset({leaf}) if leaf else None
+        if isinstance(node, ast.Name):
+            value = self.single_assigned_value(node)
+            return self.scalar_class_choices(value, table, depth + 1) if value is not None else None
+        if isinstance(node, ast.IfExp):
+            branches = [node.body, node.orelse]
+        elif isinstance(node, ast.Subscript) and isinstance(node.value, ast.Dict) and None not in node.value.keys:
+            branches = node.value.values
+        else:
+            return None
+        choices = [self.scalar_class_choices(branch, table, depth + 1) for branch in branches]
+        return frozenset().union(*choices) if choices and all(choices) else None
+
     def vector_type(self, node: ast.expr, table: TypeTable | None = None, depth: int = 0) -> tuple[str, int] | None:
         """The proven (element class, lanes) of a value, or None."""
         table = table or self.type_table
