@@ -177,12 +177,18 @@ def run_time_constant_fix(rule: "Rule", node: ast.AST, fx_class: str, number: as
 
 
 def _import_edit(rule: "Rule", statement: str) -> Edit:
+    """The import on its own line after the module's docstring and leading imports; with neither,
+    after a leading comment block that a blank line ends (a license header stays first)."""
     body = rule.model.tree.body
-    row = 1
+    row = None
     for index, stmt in enumerate(body):
         is_docstring = index == 0 and isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
         if is_docstring or isinstance(stmt, (ast.Import, ast.ImportFrom)):
             row = stmt.end_lineno + 1
         else:
             break
+    if row is None:
+        lines = rule.context.source.lines
+        header = next((number for number, line in enumerate(lines) if not line.startswith("#")), len(lines))
+        row = header + 1 if header and header < len(lines) and not lines[header].strip() else 1
     return Edit(Position(row, 0), Position(row, 0), statement + "\n")

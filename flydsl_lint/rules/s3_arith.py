@@ -932,6 +932,11 @@ class RawArithConstant(Rule):
                       "def dpp_flags(bound_ctrl: bool = False, mode=0):\n    i1 = ir.IntegerType.get_signless(1)\n"
                       "    return [arith.unwrap(fx.Boolean(bound_ctrl).ir_value()), fx.Boolean(True).ir_value(),\n"
                       "            fx.Boolean(1).ir_value(), arith.constant(mode, type=i1)]\n", count=4),
+        # The fx import goes after a license header (a comment block a blank line ends), not above it.
+        Invalid("# SPDX-License-Identifier: Apache-2.0\n\n\ndef c64(v: int):\n    from flydsl.expr import arith\n"
+                "    from flydsl.expr.typing import T\n    return arith.constant(v, type=T.i64)\n",
+                fixed="# SPDX-License-Identifier: Apache-2.0\nimport flydsl.expr as fx\n\n\ndef c64(v: int):\n"
+                      "    return fx.Int64(v).ir_value()\n"),
         Invalid("from flydsl._mlir import ir\nfrom flydsl.expr import arith\n"
                 "def flag(mode):\n    return arith.constant(mode, type=ir.IntegerType.get_signless(1))\n",
                 message="Raw `arith.constant` builds an untyped constant: use an fx constant (`fx.Boolean`) "
