@@ -102,20 +102,20 @@ class RawVectorOp(Rule):
         Invalid(_RAW_HEADER + "v = vector.from_elements(T.vec(2, T.f32), [as_ir_value(a), as_ir_value({'k': b}['k'])])\n",
                 fixed="from flydsl._mlir.dialects import arith\nfrom flydsl.expr import as_ir_value\nimport flydsl.expr as fx\n"
                       "v = fx.Vector.from_elements([as_ir_value(a), as_ir_value({'k': b}['k'])], fx.Float32)\n"),
-        # A class of no known choices, or an element that is not raw (an fx value may be converted): no fix.
-        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals, cls):\n"
-                "    return vector.from_elements(T.vec(2, cls.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
-                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
-                "dtype)` (the vector type `T.vec(2, cls.ir_type)` is not spelled with `T`)"),
-        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals):\n"
-                "    return vector.from_elements(T.vec(2, fx.Float16.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
-                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
-                "dtype)` (an element is not a raw value)"),
-        Invalid(_RAW_HEADER + "import flydsl.expr as fx\ndef pack(vals, signed):\n"
-                "    cls = fx.Int8 if signed else fx.Uint8\n"
-                "    return vector.from_elements(T.vec(2, cls.ir_type), [as_ir_value(vals[0]), as_ir_value(vals[1])])\n",
-                message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements(elements, "
-                "dtype)` (`cls` may be a class whose elements `from_elements` converts)"),
+        # A class of no known choices, an element that is not raw (an fx value may be converted), or a
+        # class whose raw elements `from_elements` would convert: no fix, and the message says why.
+        *(Invalid(_RAW_HEADER + f"import flydsl.expr as fx\ndef pack(vals, kind, signed):\n{body}",
+                  message="Raw `vector.from_elements` returns an untyped value: use `fx.Vector.from_elements("
+                          f"elements, dtype)` ({reason})")
+          for body, reason in [
+              ("    return vector.from_elements(T.vec(2, kind.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
+               "the vector type `T.vec(2, kind.ir_type)` is not spelled with `T`"),
+              ("    return vector.from_elements(T.vec(2, fx.Float16.ir_type), [as_ir_value(vals[0]), vals[1]])\n",
+               "an element is not a raw value"),
+              ("    cls = fx.Int8 if signed else fx.Uint8\n"
+               "    return vector.from_elements(T.vec(2, cls.ir_type), [as_ir_value(vals[0]), as_ir_value(vals[1])])\n",
+               "`cls` may be a class whose elements `from_elements` converts"),
+          ]),
         Invalid("from flydsl._mlir.dialects import vector\nlo = vector.extract(v, static_position=[0], dynamic_position=[])\n",
                 at=(2, 6), message="Raw `vector.extract` returns an untyped value: use indexing `vec[i]` (the vector type of `v` "
                 "is not known)"),
