@@ -96,9 +96,9 @@ def reason(diagnostic: dict) -> str:
         if depth == 0:
             start = position if text[position] == "(" else None
             break
-    if not text.endswith(")") or start is None:
-        return "(no reason given)"
-    return re.sub(r"\b\d+:\d+\b", "L:C", re.sub(r"`[^`]*`", "`…`", text[start:]))
+    found = re.sub(r"\b\d+:\d+\b", "L:C", re.sub(r"`[^`]*`", "`…`", text[start:])) if text.endswith(")") and start is not None else ""
+    # A parenthesis that only names the replacement (`use an fx constant (`fx.Int32`)`) is no reason.
+    return "(no reason given)" if found in ("", "(`…`)") else found
 
 
 def reasons(args) -> int:

@@ -17,6 +17,7 @@ def test_reason_is_the_last_balanced_parenthesis_with_names_and_positions_blanke
                          "subscript (unknown: attribute `y`))"}
     assert measure.reason(nested) == "(the fx type of `…` is not known: subscript (unknown: attribute `…`))"
     assert measure.reason({"message": "Raw `llvm.load`: use a layout view"}) == "(no reason given)"
+    assert measure.reason({"message": "Raw `arith.constant`: use an fx constant (`fx.Int32`)"}) == "(no reason given)"
 
 
 def test_reasons_groups_one_cause_at_many_places(tmp_path, monkeypatch, capsys):
