@@ -1453,3 +1453,13 @@ def test_the_derive_script_reads_the_index_type_t_spells():
     types = ast.parse("class Types:\n    @property\n    def index(self) -> ir.Type:\n        return ir.IndexType.get()\n"
                       "    @property\n    def other(self) -> ir.Type:\n        return ir.IndexType.get(ctx)\n")
     assert derive.vector_facts(types) == {"flydsl.expr.typing.T.index": "index-type"}
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("half(8)", "Python int"),
+    ("half(n)", "Python int"),  # nothing contradicts the annotation
+    ("half(fx.Int32(a))", "unknown"),  # Python does not enforce `v: int`: an fx value comes back
+    ("half(v=fx.Int64(a))", "unknown"),
+])
+def test_a_helper_s_annotations_hold_only_where_the_call_keeps_them(call, expected):
+    assert type_of(f"def half(v: int):\n    return v // 2\nprobe = {call}\n") == expected

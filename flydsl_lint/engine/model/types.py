@@ -900,11 +900,13 @@ class _ValueTypes:
                 if function is not None:
                     # The helper's own model types (and keeps) only the functions asked of it.
                     found = helpers._return_type(function, 0)[0]
-                    if found.known:
+                    if found.known and self._annotations_hold(helpers, function, node, depth):
                         return found, f"return of `{leaf}` in {module}"
                     specialized = self._call_site_return(helpers, function, node, depth)
                     if specialized is not None:
                         return specialized[0], f"{specialized[1]} in {module}"
+                    if found.known:  # the annotations did not hold
+                        return UNKNOWN_TYPE, _contradicted(leaf)
             if isinstance(func, ast.Attribute):  # `gpu.grid_dim.x.ir_value()`: a method of a typed API value
                 found = self._method_call_type(node, func, depth)
                 if found[0].known:
@@ -924,8 +926,13 @@ class _ValueTypes:
                     return self._call_site_return(self, binding.node, node, depth) or (
                         UNKNOWN_TYPE, f"unknown: `{func.id}` called inside its own call-site typing")
                 found = self._return_type(binding.node, depth)
-                plain = found[0].known or self._scope_of_node[binding.node].parent.kind == "class"
-                return found if plain else self._call_site_return(self, binding.node, node, depth) or found
+                if self._scope_of_node[binding.node].parent.kind == "class":
+                    return found
+                held = self._annotations_hold(self, binding.node, node, depth)
+                if found[0].known and held:
+                    return found
+                return self._call_site_return(self, binding.node, node, depth) or (
+                    found if held else (UNKNOWN_TYPE, _contradicted(func.id)))
         spelled = ast.unparse(func) if isinstance(func, (ast.Name, ast.Attribute)) else "the callee"
         return UNKNOWN_TYPE, f"unknown: no return type known for `{spelled}` (not resolved)"
 
@@ -1340,6 +1347,30 @@ class _ValueTypes:
         self._remember(memo, key, answer)
         return answer
 
+    def _annotations_hold(self, model: _ValueTypes, function: ast.AST, call: ast.Call, depth: int) -> bool:
+        """Whether `call` passes each annotated parameter of `function` (of `model`) the type the
+        annotation declares, or a value of no known type: the function's own return type takes the
+        annotations at their word, which Python does not enforce (`cdiv(numer: int, denom: int)`
+        called with an fx.Int32 returns an fx.Int32)."""
+        arguments = function.args
+        annotated = [a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.annotation is not None]
+        if not annotated:
+            return True
+        if any(isinstance(value, ast.Starred) for value in call.args) or any(k.arg is None for k in call.keywords):
+            return False  # which parameter an unpacked argument reaches is not known
+        passed = {**dict(zip((a.arg for a in (*arguments.posonlyargs, *arguments.args)), call.args)),
+                  **{k.arg: k.value for k in call.keywords}}
+        bindings = model._scope_of_node[function].bindings
+        for parameter in annotated:
+            value = passed.get(parameter.arg)
+            if value is None:
+                continue  # the default, or an argument `*args`/`**kwargs` takes
+            declared = model._parameter_annotation_type(next(b for b in bindings[parameter.arg] if b.kind == "param"))
+            found = self._typed(value, depth)[0]
+            if declared.known and found.known and found != declared:
+                return False
+        return True
+
     def _specializing(self, function: ast.AST) -> bool:
         """Whether `function`'s returns are being typed for a call's arguments (its parameters hold them)."""
         return any(active is function for active, _ in self._call_sites)
@@ -1639,6 +1670,10 @@ def _plain_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
             plain = isinstance(statement, ast.FunctionDef) and not statement.decorator_list
             defs[statement.name] = statement if plain and statement.name not in defs else None
     return {name: function for name, function in defs.items() if function is not None}
+
+
+def _contradicted(function: str) -> str:
+    return f"unknown: the call passes `{function}` a value its parameter's annotation does not declare"
 
 
 def _call_arguments(arguments: ast.arguments, call: ast.Call) -> dict[str, ast.expr | None] | None:
