@@ -1455,6 +1455,26 @@ def test_the_derive_script_reads_the_index_type_t_spells():
     assert derive.vector_facts(types) == {"flydsl.expr.typing.T.index": "index-type"}
 
 
+def test_a_helper_re_exported_by_another_project_module_is_typed_where_it_is_defined(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {
+        "impl": "import flydsl.expr as fx\ndef lane(v):\n    return fx.Int32(v) % 64\n"
+                "def cdiv(numer: int, denom: int) -> int:\n    return (numer + denom - 1) // denom\n",
+        "common": "from kernels.impl import lane, cdiv as ceildiv\n",
+    })
+    source = ("import flydsl.expr as fx\nfrom kernels.common import lane, ceildiv\n"
+              "probe = (lane(q), ceildiv(7, 2), ceildiv(n, 2), ceildiv(fx.Int32(q), 2))\n")
+    tree = ast.parse(source)
+    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    found = [model.explain_type(element) for element in tree.body[-1].value.elts]
+    assert found[0] == (model.type_table.scalar("Int32"), "return of `lane` in kernels.impl")
+    # The annotations are taken at their word where the call does not contradict them; an
+    # fx.Int32 passed as `numer: int` makes the return an fx value, not the annotated int.
+    assert [str(type_) for type_, _ in found[1:]] == ["Python int", "Python int", "unknown"]
+
+
 @pytest.mark.parametrize("call, expected", [
     ("half(8)", "Python int"),
     ("half(n)", "Python int"),  # nothing contradicts the annotation

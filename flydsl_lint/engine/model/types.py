@@ -39,6 +39,7 @@ from .walk import child_nodes
 _TABLE = Path(__file__).resolve().parent.parent.parent / "data" / "flydsl_types.txt"
 _MAX_DEPTH = 40  # inference steps through one expression chain before giving up as unknown
 _MAX_REBOUND_CHECKS = 20_000  # binding checks of rebound names in one module before they answer unknown
+_MAX_REEXPORTS = 4  # project re-exports followed from a helper's import to the module defining it
 _MAX_CALL_SITES = 3  # helper calls typed for their arguments one inside another before a call answers unknown
 # The memos whose answers depend on what a function's parameters hold: typing a helper's
 # returns for one call's arguments starts them afresh (`_CallSiteAnswers`).
@@ -895,6 +896,7 @@ class _ValueTypes:
                     if spelled is not None:
                         return self.type_table.parse(spelled), self.type_table.source
             if not name.startswith("flydsl.") and self.follows_project_returns:
+                module, leaf = self._defining_module(module, leaf)
                 helpers = self._project_helpers(module)
                 function = _plain_functions(helpers.tree).get(leaf) if helpers is not None else None
                 if function is not None:
@@ -1278,6 +1280,19 @@ class _ValueTypes:
             return model
 
         return project.derived(self._helper_models_kind, module, derive)
+
+    def _defining_module(self, module: str, leaf: str) -> tuple[str, str]:
+        """Where project module `module`'s `leaf` is defined: through its re-exports
+        (`from kernels.common.mem_ops import atomic_add` in kernels_common), at most
+        _MAX_REEXPORTS of them; `module` itself when it defines `leaf` or imports it from
+        elsewhere than the project."""
+        for _ in range(_MAX_REEXPORTS):
+            summary = self.project.summary(module)
+            target = summary.imported.get(leaf) if summary is not None and leaf not in summary.defined else None
+            if target is None or target.startswith("flydsl.") or self.project.find(target.rpartition(".")[0]) is None:
+                break
+            module, _, leaf = target.rpartition(".")
+        return module, leaf
 
     @property
     def _helper_models_kind(self) -> str:
