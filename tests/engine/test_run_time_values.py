@@ -62,3 +62,20 @@ def test_visibly_raw(expr, raw):
     model, node = probed(expr)
     assert model.visibly_raw(node) is raw
     assert model.raw_dialect_call(node) is (expr.startswith("raw_arith."))
+
+
+def test_a_project_helper_s_raw_op_result_is_a_run_time_value(tmp_path):
+    from flydsl_lint.engine.project import ProjectIndex
+    from tests.conftest import write_package
+
+    write_package(tmp_path, {
+        "mem": "from flydsl._mlir.dialects import llvm\ndef bump(p, v):\n    return llvm.AtomicRMWOp(1, p, v, 2).result\n"
+               "def width(v):\n    return len(v)\n",
+        "common": "from kernels.mem import bump, width\n",
+    })
+    source = ("import flydsl.expr as fx\nfrom kernels.common import bump, width\n"
+              "probe = (fx.Index(bump(p, v)), fx.Index(width(v)))\n")
+    tree = ast.parse(source)
+    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    # An ir.Value is an SSA value of the traced function, whatever helper made it; a Python int is not.
+    assert [model.provably_dynamic(element) for element in tree.body[-1].value.elts] == [True, False]
