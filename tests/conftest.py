@@ -77,6 +77,20 @@ def derive_types_script():
     return script_module("derive_flydsl_types")
 
 
+def project_model(root: Path, modules: dict[str, str], source: str, release: str = "0.5.0"):
+    """The semantic model of `source` as module `kernels.k` of a package `kernels` of `modules`
+    written under `root` (file stem -> source), and its tree."""
+    import ast
+
+    from flydsl_lint.engine.model import SemanticModel
+    from flydsl_lint.engine.project import ProjectIndex
+    from flydsl_lint.engine.versions import Version
+
+    write_package(root, modules)
+    tree = ast.parse(source)
+    return SemanticModel(tree, "kernels.k", False, ProjectIndex([root]), Version.parse(release)), tree
+
+
 def write_package(root: Path, modules: dict[str, str], name: str = "kernels") -> Path:
     """A package `name` under `root` holding `modules` (file stem -> source); its folder."""
     package = root / name

@@ -65,17 +65,12 @@ def test_visibly_raw(expr, raw):
 
 
 def test_a_project_helper_s_raw_op_result_is_a_run_time_value(tmp_path):
-    from flydsl_lint.engine.project import ProjectIndex
-    from tests.conftest import write_package
+    from tests.conftest import project_model
 
-    write_package(tmp_path, {
+    model, tree = project_model(tmp_path, {
         "mem": "from flydsl._mlir.dialects import llvm\ndef bump(p, v):\n    return llvm.AtomicRMWOp(1, p, v, 2).result\n"
                "def width(v):\n    return len(v)\n",
         "common": "from kernels.mem import bump, width\n",
-    })
-    source = ("import flydsl.expr as fx\nfrom kernels.common import bump, width\n"
-              "probe = (fx.Index(bump(p, v)), fx.Index(width(v)))\n")
-    tree = ast.parse(source)
-    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    }, "import flydsl.expr as fx\nfrom kernels.common import bump, width\nprobe = (fx.Index(bump(p, v)), fx.Index(width(v)))\n")
     # An ir.Value is an SSA value of the traced function, whatever helper made it; a Python int is not.
     assert [model.provably_dynamic(element) for element in tree.body[-1].value.elts] == [True, False]

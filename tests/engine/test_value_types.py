@@ -1456,18 +1456,14 @@ def test_the_derive_script_reads_the_index_type_t_spells():
 
 
 def test_a_helper_re_exported_by_another_project_module_is_typed_where_it_is_defined(tmp_path):
-    from flydsl_lint.engine.project import ProjectIndex
-    from tests.conftest import write_package
+    from tests.conftest import project_model
 
-    write_package(tmp_path, {
+    model, tree = project_model(tmp_path, {
         "impl": "import flydsl.expr as fx\ndef lane(v):\n    return fx.Int32(v) % 64\n"
                 "def cdiv(numer: int, denom: int) -> int:\n    return (numer + denom - 1) // denom\n",
         "common": "from kernels.impl import lane, cdiv as ceildiv\n",
-    })
-    source = ("import flydsl.expr as fx\nfrom kernels.common import lane, ceildiv\n"
-              "probe = (lane(q), ceildiv(7, 2), ceildiv(n, 2), ceildiv(fx.Int32(q), 2))\n")
-    tree = ast.parse(source)
-    model = SemanticModel(tree, "kernels.k", False, ProjectIndex([tmp_path]), Version.parse("0.5.0"))
+    }, "import flydsl.expr as fx\nfrom kernels.common import lane, ceildiv\n"
+       "probe = (lane(q), ceildiv(7, 2), ceildiv(n, 2), ceildiv(fx.Int32(q), 2))\n")
     found = [model.explain_type(element) for element in tree.body[-1].value.elts]
     assert found[0] == (model.type_table.scalar("Int32"), "return of `lane` in kernels.impl")
     # The annotations are taken at their word where the call does not contradict them; an
