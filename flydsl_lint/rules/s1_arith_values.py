@@ -6,7 +6,7 @@ import ast
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    ARITH_VALUE, PY_INT, RAW, SCALAR, UNKNOWN, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
+    ARITH_VALUE, IR_VALUE_KINDS, PY_INT, RAW, SCALAR, UNKNOWN, plain_arith_value, scalar_arith_value, single_positional,
 )
 from ..engine.project import release_paths
 from ..engine.versions import Version
@@ -392,7 +392,7 @@ class ArithUnwrap(Rule):
         """`unwrap(v)` of an ir.Value (an ArithValue or an fx.Vector too) is `v` itself (`_to_raw`
         returns it unchanged): dropping the call is the same value anywhere."""
         found = self.model.value_type(argument)
-        if found.kind not in (RAW, ARITH_VALUE, VECTOR) or not self.model.type_table.has("to-raw", "identity"):
+        if found.kind not in IR_VALUE_KINDS or not self.model.type_table.has("to-raw", "identity"):
             return None
         return self.make_fix([replace_with_argument(self, node, argument)],
                              f"Drop the call: `{self.text(argument)}` already is an ir.Value")

@@ -7,7 +7,7 @@ from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    ARITH_VALUE, PY_BOOL, PY_FLOAT, PY_INT, RAW, SCALAR, VECTOR, plain_arith_value, scalar_arith_value, single_positional,
+    IR_VALUE_KINDS, PY_BOOL, PY_FLOAT, PY_INT, SCALAR, plain_arith_value, scalar_arith_value, single_positional,
 )
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
@@ -1454,7 +1454,7 @@ class RawArithSelect(Rule):
         edits = [self.replace(node, expression)]
         if not _unwraps_operands(self, node, "select"):
             not_raw = next((v for v in (true_value, false_value)
-                            if self.model.value_type(v).kind not in (ARITH_VALUE, RAW, VECTOR)), None)
+                            if self.model.value_type(v).kind not in IR_VALUE_KINDS), None)
             if not_raw is not None:
                 return self.make_fix(edits, "Use `cond.select(a, b)` (the raw op takes only ir.Values: "
                                      f"{operand_type_reason(self, not_raw)})", Applicability.UNSAFE)

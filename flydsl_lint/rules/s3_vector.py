@@ -239,9 +239,12 @@ class RawVectorOp(Rule):
     def _all_raw(self, elements: ast.expr) -> bool:
         """A list display of raw values, or a list comprehension of one (`[as_ir_value(e) for e in xs]`)."""
         if isinstance(elements, ast.ListComp):
-            return self.model.value_type(elements.elt).kind in (RAW, ARITH_VALUE)
-        return isinstance(elements, (ast.List, ast.Tuple)) and bool(elements.elts) and \
-            all(self.model.value_type(e).kind in (RAW, ARITH_VALUE) for e in elements.elts)
+            return self._raw(elements.elt)
+        return isinstance(elements, (ast.List, ast.Tuple)) and bool(elements.elts) and all(map(self._raw, elements.elts))
+
+    def _raw(self, element: ast.expr) -> bool:
+        """A raw value or an ArithValue: the raw op already required it of the vector's element type."""
+        return self.model.value_type(element).kind in (RAW, ARITH_VALUE)
 
     def _bitcast(self, node: ast.Call) -> tuple[str, str | None, str, frozenset[str]] | None:
         """`vector.bitcast(T.f16x4, v)` -> `fx.Vector(v).bitcast(fx.Float16)` when `v`'s vector type is proven."""
@@ -293,7 +296,7 @@ class RawVectorOp(Rule):
         """Whether `Vector.from_elements` keeps `element` as it is: a raw value (the raw op
         already required it to be of the element type) or an fx value of the dtype."""
         found = self.model.value_type(element)
-        return found.kind in (RAW, ARITH_VALUE) or (found.kind == SCALAR and found.scalar == dtype)
+        return self._raw(element) or (found.kind == SCALAR and found.scalar == dtype)
 
     def _reaches_only_raw_ops(self, node: ast.expr, unwrapped: bool, depth: int = 0) -> bool:
         """Whether the value of `node` is only ever an operand of raw dialect ops: directly

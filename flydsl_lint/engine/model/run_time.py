@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 
-from .types import ARITH_VALUE, RAW, SCALAR, SCALAR_CONSTRUCTORS, VECTOR, single_positional
+from .types import IR_VALUE_KINDS, SCALAR, SCALAR_CONSTRUCTORS, VECTOR, single_positional
 
 _EXPR = "flydsl.expr"
 # Suffixes of names that give a raw ir.Value: `op.result`, `op.results[0]`, `block.arguments[0]`.
@@ -104,7 +104,7 @@ class _RunTimeValues:
             return True
         # An ir.Value (an ArithValue, an fx.Vector) is an SSA value of the traced function, whatever
         # made it (a helper's raw op result, `atomic_add(...)`): never a Python one.
-        return self.visibly_raw(node) or (isinstance(node, ast.Call) and self.value_type(node).kind in (RAW, ARITH_VALUE, VECTOR))
+        return self.visibly_raw(node) or (isinstance(node, ast.Call) and self.value_type(node).kind in IR_VALUE_KINDS)
 
     def _op_method_result(self, node: ast.Call) -> bool:
         """A method call that wraps an op's result, whatever its operands: a `Numeric` method the

@@ -65,6 +65,8 @@ _NESTED_REASON = re.compile(r"\((unknown: .*)\)\s*$")
 PY_INT, PY_FLOAT, PY_BOOL = "py-int", "py-float", "py-bool"
 SCALAR, VECTOR, RAW, ARITH_VALUE = "scalar", "vector", "raw", "arith-value"
 POINTER, TENSOR, LAYOUT, ATOM, UNKNOWN = "pointer", "tensor", "layout", "atom", "unknown"
+# The kinds whose values are ir.Values: raw, and the value caster's ArithValue and fx.Vector.
+IR_VALUE_KINDS = (RAW, ARITH_VALUE, VECTOR)
 _KIND_NAMES = {PY_INT: "Python int", PY_FLOAT: "Python float", PY_BOOL: "Python bool"}  # as users read them
 # Builtin types as annotations, and builtins whose result is always a Python number or bool of one type.
 _BUILTIN_NUMBERS = {"int": PY_INT, "float": PY_FLOAT, "bool": PY_BOOL}
