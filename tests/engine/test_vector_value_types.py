@@ -11,7 +11,7 @@ from flydsl_lint.engine.versions import Version
 from tests.conftest import derive_types_script
 
 HEADER = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl._mlir import ir\n"
-          "from flydsl._mlir.dialects import vector\nfrom flydsl.expr.typing import T\n")
+          "from flydsl._mlir.dialects import vector\nfrom flydsl.expr import arith\nfrom flydsl.expr.typing import T\n")
 
 
 def type_of(body: str, release: str = "0.5.0") -> str:
@@ -29,6 +29,7 @@ def type_of(body: str, release: str = "0.5.0") -> str:
     ("fx.Vector(v).bitcast(fx.Int32)", "fx.Vector of fx.Int32"),
     ("fx.Vector.filled(4, 0, fx.Int32).to(fx.Float16)", "fx.Vector of fx.Float16"),
     ("fx.Vector.filled(4, 0, fx.Int32).ir_value()", "fx.Vector of fx.Int32"),  # returns self
+    ("arith.unwrap(fx.Vector.filled(4, 0, fx.Int32))", "fx.Vector of fx.Int32"),  # `_to_raw`: an ir.Value unchanged
     ("fx.Vector.filled(4, 0, fx.Float32).reduce('max')", "fx.Float32"),
     ("fx.Vector.filled(4, 0, fx.Float32)[1]", "fx.Float32"),
     ("fx.Vector.filled(4, 0, fx.Int32) & fx.Vector.filled(4, 1, fx.Int32)", "fx.Vector of fx.Int32"),

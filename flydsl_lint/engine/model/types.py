@@ -1137,9 +1137,10 @@ class _ValueTypes:
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver}"
 
     def _unwrapped_type(self, argument: ast.expr, leaf: str, depth: int) -> tuple[ValueType, str]:
-        """`unwrap(v)` / `_to_raw(v)`: an ir.Value unchanged, a scalar's `.ir_value()`."""
+        """`unwrap(v)` / `_to_raw(v)`: an ir.Value (an ArithValue or an fx.Vector too) unchanged,
+        a scalar's `.ir_value()`."""
         found, why = self._typed(argument, depth)
-        if found.kind in (RAW, ARITH_VALUE) and self.type_table.has("to-raw", "identity"):
+        if found.kind in IR_VALUE_KINDS and self.type_table.has("to-raw", "identity"):
             return found, f"`{leaf}` returns an ir.Value unchanged ({why})"
         if found.kind == SCALAR:
             return self._ir_value_type(found)
