@@ -169,7 +169,7 @@ _OF_OPERANDS = "arith-value-of-operands"  # `arith.select(c, a, b)`: `SelectOp(.
 _SCALAR_VECTOR_OPS = frozenset({"extractelement", "reduction"})
 _EITHER_SHAPE_VECTOR_OPS = frozenset({"extract", "multireduction", "contract", "vectorscale"})
 # `vector` builders (and op classes, as `BitCastOp`) whose first argument is their result type.
-_TYPED_VECTOR_OPS = frozenset({"fromelements", "bitcast", "broadcast", "splat", "load"})
+TYPED_VECTOR_OPS = frozenset({"fromelements", "bitcast", "broadcast", "splat", "load"})
 _SCALAR_TYPE_GETTERS = frozenset({"flydsl._mlir.ir.IntegerType.get_signless", "flydsl._mlir.ir.IndexType.get",
                                   "flydsl._mlir.ir.F16Type.get", "flydsl._mlir.ir.BF16Type.get",
                                   "flydsl._mlir.ir.F32Type.get", "flydsl._mlir.ir.F64Type.get"})
@@ -1202,7 +1202,7 @@ class _ValueTypes:
                 return SCALAR_ARITH_VALUE, f"{what} gives the value caster's ArithValue of a scalar ({source})"
             if op_name in _EITHER_SHAPE_VECTOR_OPS:
                 return MAYBE_SIGNED_ARITH_VALUE, f"{what} gives the value caster's ArithValue, or an fx.Vector ({source})"
-            spelled = self.spelled_vector_type(op.args[0]) if op.args and op_name in _TYPED_VECTOR_OPS else None
+            spelled = self.spelled_vector_type(op.args[0]) if op.args and op_name in TYPED_VECTOR_OPS else None
             if spelled is not None and self.type_table.casts_vectors_of(spelled[0]):
                 return self.type_table.vector(spelled[0]), f"{what} gives the value caster's fx.Vector ({source})"
             return UNKNOWN_TYPE, f"unknown: {what} gives the value caster's fx.Vector, of no element class spelled with `T`"

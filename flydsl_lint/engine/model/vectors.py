@@ -15,14 +15,12 @@ from __future__ import annotations
 import ast
 import re
 
-from .types import VECTOR_CLASSES, TypeTable
+from .types import TYPED_VECTOR_OPS, VECTOR_CLASSES, TypeTable
 
 # Where `T` lives (the table names it by its defining module).
 _T_PATHS = {"flydsl.expr.typing.T.": "flydsl.expr.typing.T.", "flydsl.expr.T.": "flydsl.expr.typing.T."}
 AS_IR_VALUE = frozenset({"flydsl.expr.typing.as_ir_value", "flydsl.expr.as_ir_value"})
 _VECTOR_BUILDER_MODULES = ("flydsl._mlir.dialects.vector", "flydsl.expr.vector")
-# Raw builders whose first argument is their result type.
-_TYPED_BUILDERS = frozenset({"from_elements", "bitcast", "broadcast", "splat"})
 _VECTOR_SPELLING = re.compile(r"^([A-Za-z]+[0-9]*?)x([0-9]+)$")
 _DEPTH = 6
 
@@ -95,7 +93,7 @@ class _VectorTypes:
             return self.vector_type(value, table, depth + 1) if value is not None else None
         if isinstance(node, ast.Call) and node.args:
             module, _, op = (self.resolve(node.func) or "").rpartition(".")
-            if module in _VECTOR_BUILDER_MODULES and op in _TYPED_BUILDERS:
+            if module in _VECTOR_BUILDER_MODULES and op.replace("_", "").lower() in TYPED_VECTOR_OPS:
                 return self.spelled_vector_type(node.args[0], table)
         return self._fx_vector_type(node, table, depth)
 
