@@ -1479,3 +1479,14 @@ def test_a_helper_re_exported_by_another_project_module_is_typed_where_it_is_def
 ])
 def test_a_helper_s_annotations_hold_only_where_the_call_keeps_them(call, expected):
     assert type_of(f"def half(v: int):\n    return v // 2\nprobe = {call}\n") == expected
+
+
+@pytest.mark.parametrize("call, expected", [
+    ("widen(fx.Int32(a))", "fx.Int32"),
+    ("widen(fx.Int32(a), 5, mode=1)", "fx.Int32"),  # `*rest` and `**options` collect the others
+    ("widen(fx.Int64(a))", "unknown"),  # `v: fx.Int32` contradicted
+    ("widen(fx.Int32(a), v=fx.Int32(b))", "unknown"),  # `v` given twice: the call raises a TypeError
+    ("widen(*values)", "unknown"),  # which parameter takes what is not known
+])
+def test_annotations_are_checked_against_the_parameters_a_call_reaches(call, expected):
+    assert type_of(f"def widen(v: fx.Int32, *rest, **options):\n    return v + 1\nprobe = {call}\n") == expected

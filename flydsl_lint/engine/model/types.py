@@ -1374,15 +1374,14 @@ class _ValueTypes:
         annotated = [a for a in (*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs) if a.annotation is not None]
         if not annotated:
             return True
-        if any(isinstance(value, ast.Starred) for value in call.args) or any(k.arg is None for k in call.keywords):
-            return False  # which parameter an unpacked argument reaches is not known
-        passed = {**dict(zip((a.arg for a in (*arguments.posonlyargs, *arguments.args)), call.args)),
-                  **{k.arg: k.value for k in call.keywords}}
+        passed = _call_arguments(arguments, call, collected=True)
+        if passed is None:
+            return False  # which parameter an unpacked argument reaches is not known, or the call raises
         bindings = model._scope_of_node[function].bindings
         for parameter in annotated:
-            value = passed.get(parameter.arg)
+            value = passed[parameter.arg]
             if value is None:
-                continue  # the default, or an argument `*args`/`**kwargs` takes
+                continue  # the default
             declared = model._parameter_annotation_type(next(b for b in bindings[parameter.arg] if b.kind == "param"))
             found = self._typed(value, depth)[0]
             if declared.known and found.known and found != declared:
@@ -1694,21 +1693,26 @@ def _contradicted(function: str) -> str:
     return f"unknown: the call passes `{function}` a value its parameter's annotation does not declare"
 
 
-def _call_arguments(arguments: ast.arguments, call: ast.Call) -> dict[str, ast.expr | None] | None:
-    """Each parameter -> the argument `call` passes it, or None where its default applies;
-    None when a side unpacks (`*`, `**`) or the call would raise a TypeError."""
-    if arguments.vararg or arguments.kwarg or any(isinstance(value, ast.Starred) for value in call.args):
+def _call_arguments(arguments: ast.arguments, call: ast.Call, *,
+                    collected: bool = False) -> dict[str, ast.expr | None] | None:
+    """Each named parameter -> the argument `call` passes it, or None where its default applies;
+    None when the call unpacks (`*`, `**`) or would raise a TypeError, and (unless `collected`)
+    when the function takes `*args` or `**kwargs`, which then collect the arguments left over."""
+    if any(isinstance(value, ast.Starred) for value in call.args) or any(k.arg is None for k in call.keywords):
+        return None
+    if (arguments.vararg or arguments.kwarg) and not collected:
         return None
     positional = [arg.arg for arg in arguments.posonlyargs + arguments.args]
     keyword_only = [arg.arg for arg in arguments.kwonlyargs]
-    if len(call.args) > len(positional):
+    if len(call.args) > len(positional) and not arguments.vararg:
         return None
     passed: dict[str, ast.expr] = dict(zip(positional, call.args))
     by_keyword = positional[len(arguments.posonlyargs):] + keyword_only
     for keyword in call.keywords:
-        if keyword.arg not in by_keyword or keyword.arg in passed:
-            return None  # `**kwargs`, an unknown or a repeated parameter
-        passed[keyword.arg] = keyword.value
+        if keyword.arg in passed or (keyword.arg not in by_keyword and not arguments.kwarg):
+            return None  # a repeated or an unknown parameter
+        if keyword.arg in by_keyword:
+            passed[keyword.arg] = keyword.value
     defaults = parameter_defaults(arguments)
     if any(name not in passed and name not in defaults for name in positional + keyword_only):
         return None
