@@ -42,6 +42,8 @@ def probed(expr: str) -> tuple[SemanticModel, ast.expr]:
     ("consts[0]", False), ("c", False), ("c + 1", False), ("fx.Float32(1.0)", False), ("-fx.Float32(1.0)", False),
     ("not n", False),  # `not` calls bool(): no value of the run
     ("raw", True),  # a raw op's result
+    ("fx.Vector.filled(4, 1.0, fx.Float32)[2]", True),  # `Vector.__getitem__` extracts from an ir.Value
+    ("fx.Vector.filled(4, 1.0, fx.Float32)[2:]", False),  # a slice is not one element
 ])
 def test_provably_dynamic(expr, dynamic):
     model, node = probed(expr)

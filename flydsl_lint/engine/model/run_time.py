@@ -63,7 +63,7 @@ class _RunTimeValues:
         value), a helper's parameter every call passes one for (`passed_arguments`),
         a thread/block id, a raw value, the result of a method that wraps an op
         (`_op_method_result`), a wrap, negation or arithmetic of one, an element of a list
-        of them (`list_elements`), or a name bound once to
+        of them (`list_elements`) or of an fx.Vector, or a name bound once to
         one of those (or bound more than once, whose binding the read provably sees
         is: `reaching_assigned_value`)."""
         if depth > 10:  # a name's value is one step: an index computed over a few named steps
@@ -91,6 +91,8 @@ class _RunTimeValues:
             elements = self.list_elements(node.value)  # an element of a list of run-time values is one
             if elements:
                 return all(self.provably_dynamic(element, depth + 1) for element in elements)
+            if self.value_type(node.value).kind == VECTOR:  # `Vector.__getitem__` extracts from an ir.Value
+                return True
         if isinstance(node, ast.Attribute) and (self.resolve(node) or "").startswith(_HARDWARE_IDS):
             return True
         if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute)):
