@@ -784,6 +784,8 @@ _VECTOR_METHOD_SHAPES = {
     "filled": ("dtype-vector", ("return cls(val, shape, dtype)",)),
     # `v.reduce(op)`: one `vector.reduction` wrapped in the element class.
     "reduce": ("element-scalar", ("res = vector.reduction(et, kind, self, **kwargs)", "return self._dtype(res)")),
+    # `Vector.make_type(n, T)`: the flat MLIR vector type of n elements of T's `ir_type`.
+    "make_type": ("flat-type-of-dtype", ("return ir.VectorType.get([Vector._numel_from_shape(shape)], dtype.ir_type)",)),
 }
 # `v + w`: the operators that promote the element classes by the scalar lattice (`_apply_op`).
 _VECTOR_OPERATORS = ("add", "sub", "mul", "and_", "or_", "xor")
@@ -904,6 +906,26 @@ def tensor_facts(sources: dict[str, str]) -> dict[str, str]:
     return {f"flydsl.expr.{name}": fact for name, (_, fact, _) in _TENSOR_SHAPES.items() if fact}
 
 
+# `fx.ptr_load(p, result_type=t)` loads a value of type t and hands it back as `as_dsl_value` does
+# with no DSL class to build (a `@dsl_wrap_result` op, or `as_dsl_value(value, t)` of an MLIR type
+# t): a value the caster made (an fx.Vector for a vector type) is returned as it is.
+_POINTER_LOAD = ("flydsl/expr/primitive.py", "ptr_load", (
+    ("@dsl_wrap_result\ndef ptr_load(ptr, result_type=None):", "ir_result_type = result_type if isinstance(result_type, ir.Type)"),
+    ("return fly.ptr_load(result_type, ptr)", "return as_dsl_value(fly.ptr_load(ir_result_type, ptr), result_type)")))
+_KEEPS_DSL_VALUES = ("flydsl/expr/typing.py", "as_dsl_value", (
+    "if isinstance(exemplar, Numeric):\n            return type(exemplar)(value)",
+    "if isinstance(value, DslType):\n        return value"))
+
+
+def pointer_load_facts(sources: dict[str, str]) -> dict[str, str]:
+    """`flydsl.expr.ptr_load` -> `caster-value-of-result-type` when the release's code shows it."""
+    for path, name, parts in (_POINTER_LOAD, _KEEPS_DSL_VALUES):
+        node = _top_defs(_parse(sources, path)).get(name)
+        if node is None or not all(_shows(ast.unparse(node), part) for part in parts):
+            return {}
+    return {"flydsl.expr.ptr_load": "caster-value-of-result-type"}
+
+
 def _round_trip_fact(numeric: ast.Module | None) -> dict[str, str]:
     classes = ir_round_trip_classes(numeric)
     return {"flydsl.expr.numeric.Numeric.from_ir_type": ",".join(classes)} if classes else {}
@@ -926,7 +948,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "results": raw | (builders := wrapper_results(sources, raw) | typed_operand_results(
             _parse(sources, "flydsl/expr/arith.py"))) | reexported_results(builders, Release(sources)),
         "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")) | tensor_facts(sources)
-        | _round_trip_fact(numeric),
+        | pointer_load_facts(sources) | _round_trip_fact(numeric),
         "classes": class_facts(sources),
     }
 

@@ -43,6 +43,8 @@ def type_of(body: str, release: str = "0.5.0") -> str:
     ("fx.make_rmem_tensor(1, fx.Float32)", "tensor of fx.Float32"),
     ("fx.memref_load_vec(fx.make_rmem_tensor(fx.make_layout(4, 1), fx.Int32))", "fx.Vector of fx.Int32"),
     ("fx.memref_load_vec(fx.make_rmem_tensor(1, fx.BFloat16))[0]", "fx.BFloat16"),
+    ("fx.ptr_load(p, result_type=fx.Vector.make_type(4, fx.Float32))", "fx.Vector of fx.Float32"),
+    ("fx.ptr_load(p, T.vec(2, T.bf16))[1]", "fx.BFloat16"),
 ])
 def test_vector_sources(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
@@ -77,6 +79,10 @@ def test_vector_sources(expr, expected):
     "fx.make_rmem_tensor(1, dtype)",
     "fx.memref_load_vec(t)",  # a tensor of no known dtype
     "fx.memref_load_vec(fx.make_rmem_tensor(1, fx.Float32), 0)",
+    "fx.ptr_load(p)",  # the pointer's element type
+    "fx.ptr_load(p, result_type=fx.Float32)",  # a scalar: 0.3.x wraps it by its MLIR type, not the class
+    "fx.ptr_load(p, result_type=fx.Vector.make_type(4, fx.Uint32))",  # signless i32 lanes: an Int32 vector
+    "fx.ptr_load(p, result_type=fx.Vector.make_type(n, fx.Float32))",
 ])
 def test_unknown_stays_unknown(expr):
     assert type_of(f"probe = {expr}\n") == "unknown"
@@ -199,6 +205,53 @@ def test_the_derive_script_follows_a_register_tensor_to_its_load():
 def test_the_derive_script_records_no_tensor_fact_a_step_does_not_show(path, shown, changed):
     sources = dict(_TENSOR_SOURCES, **{path: _TENSOR_SOURCES[path].replace(shown, changed)})
     assert derive_types_script().tensor_facts(sources) == {}
+
+
+_POINTER_LOAD_SOURCES = {
+    "flydsl/expr/primitive.py": (
+        "@dsl_loc_tracing\n@dsl_wrap_result\ndef ptr_load(ptr, result_type=None):\n"
+        "    if result_type is None:\n        result_type = ptr.element_type\n"
+        "    if not isinstance(result_type, ir.Type):\n        result_type = result_type.ir_type\n"
+        "    return fly.ptr_load(result_type, ptr)\n"),
+    "flydsl/expr/typing.py": (
+        "def as_dsl_value(value, exemplar=None):\n"
+        "    if exemplar is not None and isinstance(value, ir.Value):\n"
+        "        if isclass(exemplar):\n            return exemplar(value)\n"
+        "        if isinstance(exemplar, Numeric):\n            return type(exemplar)(value)\n"
+        "    if isinstance(value, DslType):\n        return value\n"
+        "    return Numeric.from_ir_type(value.type)(value)\n"),
+}
+_POINTER_LOAD_WRAPPED = ("    if not isinstance(result_type, ir.Type):\n        result_type = result_type.ir_type\n"
+                         "    return fly.ptr_load(result_type, ptr)\n",
+                         "    ir_result_type = result_type if isinstance(result_type, ir.Type) else result_type.ir_type\n"
+                         "    return as_dsl_value(fly.ptr_load(ir_result_type, ptr), result_type)\n")
+
+
+def test_the_derive_script_reads_the_vector_type_make_type_spells():
+    make_type = ("class Vector(ArithValue):\n    @staticmethod\n    def make_type(shape, dtype):\n"
+                 "        shape = Vector._canonical_shape(shape)\n"
+                 "        return ir.VectorType.get([Vector._numel_from_shape(shape)], dtype.ir_type)\n")
+    derive = derive_types_script()
+    assert derive.vector_facts(ast.parse(make_type)) == {"flydsl.expr.typing.Vector.make_type": "flat-type-of-dtype"}
+    assert derive.vector_facts(ast.parse(make_type.replace("dtype.ir_type", "T.i32()"))) == {}
+
+
+def test_the_derive_script_follows_a_pointer_load_of_either_shape():
+    derive = derive_types_script()
+    assert derive.pointer_load_facts(_POINTER_LOAD_SOURCES) == {"flydsl.expr.ptr_load": "caster-value-of-result-type"}
+    later = dict(_POINTER_LOAD_SOURCES, **{"flydsl/expr/primitive.py": _POINTER_LOAD_SOURCES["flydsl/expr/primitive.py"]
+                 .replace("@dsl_wrap_result\n", "").replace(*_POINTER_LOAD_WRAPPED)})
+    assert derive.pointer_load_facts(later) == {"flydsl.expr.ptr_load": "caster-value-of-result-type"}
+
+
+@pytest.mark.parametrize("path, shown, changed", [
+    ("flydsl/expr/primitive.py", "@dsl_wrap_result\n", ""),  # the raw result, unwrapped
+    ("flydsl/expr/primitive.py", "return fly.ptr_load(result_type, ptr)", "return Vector(fly.ptr_load(result_type, ptr))"),
+    ("flydsl/expr/typing.py", "    if isinstance(value, DslType):\n        return value\n", ""),  # rewrapped by type
+])
+def test_the_derive_script_records_no_pointer_load_fact_a_step_does_not_show(path, shown, changed):
+    sources = dict(_POINTER_LOAD_SOURCES, **{path: _POINTER_LOAD_SOURCES[path].replace(shown, changed)})
+    assert derive_types_script().pointer_load_facts(sources) == {}
 
 
 def test_the_derive_script_reads_the_classes_a_vector_element_type_maps_back_to():

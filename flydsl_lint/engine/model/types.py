@@ -95,6 +95,7 @@ VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
 # The register-tensor functions the value types follow, by the modules that spell them.
 _TENSOR_FUNCTIONS = {"make_rmem_tensor": ("flydsl.expr", "flydsl.expr.derived"),
                      "memref_load_vec": ("flydsl.expr", "flydsl.expr.primitive")}
+_POINTER_LOAD_MODULES = ("flydsl.expr", "flydsl.expr.primitive")
 # The fx.Vector builders whose result is a vector of the class passed: the position of that
 # argument (else `dtype=`) and the table's fact that shows it.
 _DTYPE_VECTOR_BUILDERS = {"filled": (2, "dtype-vector"), "from_elements": (1, "coerces-elements")}
@@ -868,6 +869,8 @@ class _ValueTypes:
                 return self._vector_wrap_type(node, depth)
             if module in _TENSOR_FUNCTIONS.get(leaf, ()):
                 return self._register_tensor_call_type(node, leaf, depth)
+            if leaf == "ptr_load" and module in _POINTER_LOAD_MODULES:
+                return self._pointer_load_type(node)
             if leaf == "ArithValue" and module in _ARITH_MODULES:
                 return self._arith_value_call_type(node, depth)
             if leaf in ("unwrap", "_to_raw") and module in _ARITH_MODULES and len(node.args) == 1:
@@ -1025,6 +1028,19 @@ class _ValueTypes:
                 return table.vector(found.scalar), f"`memref_load_vec` of a {found} ({table.source})"
             return UNKNOWN_TYPE, f"unknown: `memref_load_vec` of a value of no known dtype ({why})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` called so"
+
+    def _pointer_load_type(self, node: ast.Call) -> tuple[ValueType, str]:
+        """`fx.ptr_load(p, result_type=t)` of a proven vector type t: the value the caster made of
+        the loaded vector, an fx.Vector of t's element class (a scalar t is not followed: 0.3.x
+        wraps it by its MLIR type, later releases in the class given)."""
+        table = self.type_table
+        given = node.args[1] if len(node.args) == 2 else next((k.value for k in node.keywords if k.arg == "result_type"), None)
+        spelled = self.spelled_vector_type(given) if given is not None else None
+        if spelled is None or table.vectors.get("flydsl.expr.ptr_load") != "caster-value-of-result-type":
+            return UNKNOWN_TYPE, "unknown: `ptr_load` of no proven vector type"
+        if not table.casts_vectors_of(spelled[0]):
+            return UNKNOWN_TYPE, f"unknown: the value caster's vector of {spelled[0]} may be of another class"
+        return table.vector(spelled[0]), f"`ptr_load` of a vector of {spelled[0]} ({table.source})"
 
     def _vector_wrap_type(self, node: ast.Call, depth: int) -> tuple[ValueType, str]:
         """`fx.Vector(v)`: a vector of the class `Numeric.from_ir_type` gives v's element type, which is

@@ -29,13 +29,19 @@ class _VectorTypes:
     """Vector types of expressions (part of `SemanticModel`); `table` defaults to the target's."""
 
     def spelled_vector_type(self, node: ast.expr, table: TypeTable | None = None, depth: int = 0) -> tuple[str, int] | None:
-        """(`Float16`, 4) for the type expression `T.f16x4`, `T.vec(4, T.f16)` or a name bound once to one."""
+        """(`Float16`, 4) for the type expression `T.f16x4`, `T.vec(4, T.f16)`,
+        `fx.Vector.make_type(4, fx.Float16)` or a name bound once to one."""
         table = table or self.type_table
         if depth > _DEPTH:
             return None
         if isinstance(node, ast.Name) and self._t_fact(node, table) is None:
             value = self.single_assigned_value(node)
             return self.spelled_vector_type(value, table, depth + 1) if value is not None else None
+        if isinstance(node, ast.Call) and self._is_make_type(node, table):
+            # Of the class's `ir_type`: signless for an integer class, so only a class that maps back.
+            element = self._scalar_class(node.args[1], table)
+            count = node.args[0].value if isinstance(node.args[0], ast.Constant) else None
+            return (element, count) if element in table.round_trip_classes and type(count) is int and count >= 1 else None
         if isinstance(node, ast.Call):
             if (self._t_fact(node.func, table) != "count-element" or len(node.args) != 2 or node.keywords
                     or not isinstance(node.args[0], ast.Constant) or type(node.args[0].value) is not int
@@ -115,6 +121,11 @@ class _VectorTypes:
         """`fx.Vector(v)`."""
         return isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords \
             and self.resolve(node.func) in VECTOR_CLASSES
+
+    def _is_make_type(self, node: ast.Call, table: TypeTable) -> bool:
+        module, _, leaf = (self.resolve(node.func) or "").rpartition(".")
+        return (module in VECTOR_CLASSES and leaf == "make_type" and len(node.args) == 2 and not node.keywords
+                and table.vector_fact("make_type") == "flat-type-of-dtype")
 
     def _t_fact(self, node: ast.expr, table: TypeTable) -> str | None:
         """What the release's table says a `T.<name>` spells."""
