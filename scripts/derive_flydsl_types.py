@@ -892,15 +892,23 @@ _TENSOR_SHAPES = {
     "memref_load_vec": ("flydsl/expr/primitive.py", "vector-of-tensor-dtype", (
         "dtype = None if isinstance(memref.type, CoordTensorType) else memref.dtype",
         "return Vector(fly.memref_load_vec(memref), memref.shape.unpack(), dtype)")),
+    # A view of a typed pointer (`fx.make_view(fx.recast_iter(T, p), layout)`) is a memref of the
+    # pointer's element type, so a Tensor of that class; `view.load()` is `memref_load_vec(view)`.
+    "recast_iter": ("flydsl/expr/primitive.py", "pointer-of-class", (
+        "result_type = result_type.ir_type", "result_type = PointerType.get(result_type, src.memspace, src.alignment)",
+        "return fly.recast_iter(result_type, src)")),
+    "make_view": ("flydsl/expr/primitive.py", "tensor-of-pointer-element", ("return fly.make_view(iter, layout)",)),
+    "Tensor.load": ("flydsl/expr/typing.py", "vector-of-tensor-dtype", ("def load(self):\n        return memref_load_vec(self)",)),
 }
 
 
 def tensor_facts(sources: dict[str, str]) -> dict[str, str]:
     """`flydsl.expr.make_rmem_tensor` -> `register-tensor-of-dtype` (a Tensor whose dtype is the
-    class passed, for the classes `ir_round_trip_classes` records) and `flydsl.expr.memref_load_vec`
-    -> `vector-of-tensor-dtype`, when every step of `_TENSOR_SHAPES` shows in the release's code."""
+    class passed, for the classes `ir_round_trip_classes` records), `flydsl.expr.memref_load_vec`
+    -> `vector-of-tensor-dtype`, and the steps of a view of a typed pointer, when every step of
+    `_TENSOR_SHAPES` shows in the release's code."""
     for name, (path, _, parts) in _TENSOR_SHAPES.items():
-        node = _top_defs(_parse(sources, path)).get(name)
+        node = _top_defs(_parse(sources, path)).get(name.partition(".")[0])  # `Tensor.load`: in its class
         if node is None or not all(part in ast.unparse(node) for part in parts):
             return {}
     return {f"flydsl.expr.{name}": fact for name, (_, fact, _) in _TENSOR_SHAPES.items() if fact}

@@ -45,6 +45,9 @@ def type_of(body: str, release: str = "0.5.0") -> str:
     ("fx.memref_load_vec(fx.make_rmem_tensor(1, fx.BFloat16))[0]", "fx.BFloat16"),
     ("fx.ptr_load(p, result_type=fx.Vector.make_type(4, fx.Float32))", "fx.Vector of fx.Float32"),
     ("fx.ptr_load(p, T.vec(2, T.bf16))[1]", "fx.BFloat16"),
+    ("fx.recast_iter(fx.Float32, p)", "pointer to fx.Float32"),
+    ("fx.make_view(fx.recast_iter(fx.BFloat16, p), fx.make_layout(8, 1)).load()", "fx.Vector of fx.BFloat16"),
+    ("fx.make_view(fx.recast_iter(fx.Float32, p), layout).load()[0]", "fx.Float32"),
 ])
 def test_vector_sources(expr, expected):
     assert type_of(f"probe = {expr}\n") == expected
@@ -79,6 +82,9 @@ def test_vector_sources(expr, expected):
     "fx.make_rmem_tensor(1, dtype)",
     "fx.memref_load_vec(t)",  # a tensor of no known dtype
     "fx.memref_load_vec(fx.make_rmem_tensor(1, fx.Float32), 0)",
+    "fx.make_view(fx.recast_iter(fx.Uint32, p), layout).load()",  # a tensor of i32: Int32 lanes
+    "fx.make_view(p, layout).load()",  # a pointer of no known element type
+    "fx.make_view(fx.recast_iter(fx.Float32, p), layout).load(1)",
     "fx.ptr_load(p)",  # the pointer's element type
     "fx.ptr_load(p, result_type=fx.Float32)",  # a scalar: 0.3.x wraps it by its MLIR type, not the class
     "fx.ptr_load(p, result_type=fx.Vector.make_type(4, fx.Uint32))",  # signless i32 lanes: an Int32 vector
@@ -180,12 +186,18 @@ _TENSOR_SOURCES = {
         "def memref_alloca(memref_type, layout):\n    return fly.memref_alloca(memref_type, layout)\n"
         "def memref_load_vec(memref):\n"
         "    dtype = None if isinstance(memref.type, CoordTensorType) else memref.dtype\n"
-        "    return Vector(fly.memref_load_vec(memref), memref.shape.unpack(), dtype)\n"),
+        "    return Vector(fly.memref_load_vec(memref), memref.shape.unpack(), dtype)\n"
+        "def recast_iter(result_type, src):\n    if isinstance(result_type, type):\n"
+        "        if issubclass(result_type, Numeric):\n            result_type = result_type.ir_type\n"
+        "        result_type = PointerType.get(result_type, src.memspace, src.alignment)\n"
+        "    return fly.recast_iter(result_type, src)\n"
+        "def make_view(iter, layout):\n    return fly.make_view(iter, layout)\n"),
     "flydsl/expr/typing.py": (
         "@ir.register_value_caster(MemRefType.static_typeid, replace=True)\n"
         "class Tensor(BuiltinDslType):\n"
         "    @property\n    def element_type(self):\n        return Numeric.from_ir_type(self.type.element_type)\n"
-        "    @property\n    def dtype(self):\n        return self.element_type\n"),
+        "    @property\n    def dtype(self):\n        return self.element_type\n"
+        "    def load(self):\n        return memref_load_vec(self)\n"),
 }
 
 
@@ -193,6 +205,9 @@ def test_the_derive_script_follows_a_register_tensor_to_its_load():
     assert derive_types_script().tensor_facts(_TENSOR_SOURCES) == {
         "flydsl.expr.make_rmem_tensor": "register-tensor-of-dtype",
         "flydsl.expr.memref_load_vec": "vector-of-tensor-dtype",
+        "flydsl.expr.recast_iter": "pointer-of-class",
+        "flydsl.expr.make_view": "tensor-of-pointer-element",
+        "flydsl.expr.Tensor.load": "vector-of-tensor-dtype",
     }
 
 
@@ -201,6 +216,8 @@ def test_the_derive_script_follows_a_register_tensor_to_its_load():
     ("flydsl/expr/typing.py", "@ir.register_value_caster", "@other"),  # no caster makes memrefs Tensors
     ("flydsl/expr/primitive.py", "memref.shape.unpack(), dtype)", "memref.shape.unpack())"),
     ("flydsl/expr/derived.py", "fly.AddressSpace.Register", "fly.AddressSpace.Shared"),
+    ("flydsl/expr/typing.py", "return memref_load_vec(self)", "return self.copy_out()"),
+    ("flydsl/expr/primitive.py", "src.memspace, src.alignment)", "AddressSpace.Global, 1)"),
 ])
 def test_the_derive_script_records_no_tensor_fact_a_step_does_not_show(path, shown, changed):
     sources = dict(_TENSOR_SOURCES, **{path: _TENSOR_SOURCES[path].replace(shown, changed)})

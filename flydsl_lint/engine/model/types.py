@@ -94,7 +94,9 @@ SCALAR_CONSTRUCTORS = {f"{module}.{leaf}": leaf for module in SCALAR_MODULES for
 VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
 # The register-tensor functions the value types follow, by the modules that spell them.
 _TENSOR_FUNCTIONS = {"make_rmem_tensor": ("flydsl.expr", "flydsl.expr.derived"),
-                     "memref_load_vec": ("flydsl.expr", "flydsl.expr.primitive")}
+                     "memref_load_vec": ("flydsl.expr", "flydsl.expr.primitive"),
+                     "recast_iter": ("flydsl.expr", "flydsl.expr.primitive"),
+                     "make_view": ("flydsl.expr", "flydsl.expr.primitive")}
 _POINTER_LOAD_MODULES = ("flydsl.expr", "flydsl.expr.primitive")
 # The fx.Vector builders whose result is a vector of the class passed: the position of that
 # argument (else `dtype=`) and the table's fact that shows it.
@@ -135,6 +137,8 @@ class ValueType(NamedTuple):  # a NamedTuple: dataclasses cost a one-file run's 
             return f"fx.Vector of fx.{self.scalar}"
         if self.kind == TENSOR and self.scalar:
             return f"tensor of fx.{self.scalar}"
+        if self.kind == POINTER and self.scalar:
+            return f"pointer to fx.{self.scalar}"
         if self.kind == RAW:
             return f"ir.Value ({self.ir_type})" if self.ir_type else "ir.Value"
         if self.kind == ARITH_VALUE and not self.scalar_shaped:
@@ -965,6 +969,9 @@ class _ValueTypes:
                 return target, "`.to(T)`"
         if receiver.kind == SCALAR and func.attr in self.type_table.scalar_methods:
             return self._scalar_method_type(node, receiver, depth)
+        if (func.attr == "load" and receiver.kind == TENSOR and not node.args and not node.keywords
+                and self.type_table.tensor_fact("Tensor.load") == "vector-of-tensor-dtype"):
+            return self._tensor_load_type(func.value, "Tensor.load", depth)
         return UNKNOWN_TYPE, f"unknown: method `{func.attr}` of {receiver}"
 
     def _selected_number(self, node: ast.Call, name: str, depth: int) -> tuple[ValueType, str]:
@@ -1023,11 +1030,25 @@ class _ValueTypes:
                 return ValueType(TENSOR, element.scalar), f"`make_rmem_tensor` of {element} ({table.source})"
             return UNKNOWN_TYPE, f"unknown: `make_rmem_tensor` of {element if element.known else 'no known fx class'}"
         if leaf == "memref_load_vec" and fact == "vector-of-tensor-dtype" and len(node.args) == 1 and not node.keywords:
+            return self._tensor_load_type(node.args[0], leaf, depth)
+        if leaf == "recast_iter" and fact == "pointer-of-class" and len(node.args) == 2 and not node.keywords:
+            element = self._constructed_type(self.resolve(node.args[0]))
+            if element.kind == SCALAR and element.scalar in table.round_trip_classes:
+                return ValueType(POINTER, element.scalar), f"`recast_iter` to {element} ({table.source})"
+            return UNKNOWN_TYPE, f"unknown: `recast_iter` to {element if element.known else 'no known fx class'}"
+        if leaf == "make_view" and fact == "tensor-of-pointer-element" and len(node.args) == 2 and not node.keywords:
             found, why = self._typed(node.args[0], depth)
-            if found.kind == TENSOR and found.scalar:
-                return table.vector(found.scalar), f"`memref_load_vec` of a {found} ({table.source})"
-            return UNKNOWN_TYPE, f"unknown: `memref_load_vec` of a value of no known dtype ({why})"
+            if found.kind == POINTER and found.scalar:
+                return ValueType(TENSOR, found.scalar), f"`make_view` of a pointer to fx.{found.scalar} ({table.source})"
+            return UNKNOWN_TYPE, f"unknown: `make_view` of no pointer of a known element class ({why})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` called so"
+
+    def _tensor_load_type(self, tensor: ast.expr, spelled: str, depth: int) -> tuple[ValueType, str]:
+        """`fx.memref_load_vec(t)` / `t.load()` of a tensor of T: a vector of T."""
+        found, why = self._typed(tensor, depth)
+        if found.kind == TENSOR and found.scalar:
+            return self.type_table.vector(found.scalar), f"`{spelled}` of a {found} ({self.type_table.source})"
+        return UNKNOWN_TYPE, f"unknown: `{spelled}` of a value of no known dtype ({why})"
 
     def _pointer_load_type(self, node: ast.Call) -> tuple[ValueType, str]:
         """`fx.ptr_load(p, result_type=t)` of a proven vector type t: the value the caster made of
