@@ -92,11 +92,12 @@ SCALAR_CONSTRUCTORS = {f"{module}.{leaf}": leaf for module in SCALAR_MODULES for
 # flydsl.expr star-imports flydsl.expr.gpu: the table names the gpu module's paths.
 # Where `fx.Vector` lives (its classmethods resolve to `<module>.Vector.<name>`).
 VECTOR_CLASSES = frozenset({"flydsl.expr.Vector", "flydsl.expr.typing.Vector"})
-# The register-tensor functions the value types follow, by the modules that spell them.
-_TENSOR_FUNCTIONS = {"make_rmem_tensor": ("flydsl.expr", "flydsl.expr.derived"),
-                     "memref_load_vec": ("flydsl.expr", "flydsl.expr.primitive"),
-                     "recast_iter": ("flydsl.expr", "flydsl.expr.primitive"),
-                     "make_view": ("flydsl.expr", "flydsl.expr.primitive")}
+# The tensor and pointer functions the value types follow: the modules that spell each, its
+# positional arguments and the table's fact that shows what it gives.
+_TENSOR_FUNCTIONS = {"make_rmem_tensor": (("flydsl.expr", "flydsl.expr.derived"), 2, "register-tensor-of-dtype"),
+                     "memref_load_vec": (("flydsl.expr", "flydsl.expr.primitive"), 1, "vector-of-tensor-dtype"),
+                     "recast_iter": (("flydsl.expr", "flydsl.expr.primitive"), 2, "pointer-of-class"),
+                     "make_view": (("flydsl.expr", "flydsl.expr.primitive"), 2, "tensor-of-pointer-element")}
 _POINTER_LOAD_MODULES = ("flydsl.expr", "flydsl.expr.primitive")
 # The fx.Vector builders whose result is a vector of the class passed: the position of that
 # argument (else `dtype=`) and the table's fact that shows it.
@@ -871,7 +872,7 @@ class _ValueTypes:
                 return self._dtype_vector_type(node, leaf)
             if name in VECTOR_CLASSES:
                 return self._vector_wrap_type(node, depth)
-            if module in _TENSOR_FUNCTIONS.get(leaf, ()):
+            if module in _TENSOR_FUNCTIONS.get(leaf, ((),))[0]:
                 return self._register_tensor_call_type(node, leaf, depth)
             if leaf == "ptr_load" and module in _POINTER_LOAD_MODULES:
                 return self._pointer_load_type(node)
@@ -1020,28 +1021,29 @@ class _ValueTypes:
         return self.type_table.vector(element.scalar), f"`Vector.{method}` ({self.type_table.source})"
 
     def _register_tensor_call_type(self, node: ast.Call, leaf: str, depth: int) -> tuple[ValueType, str]:
-        """`fx.make_rmem_tensor(shape, T)`: a tensor whose dtype is T (its element type's class, so
-        only for the classes that map back to themselves); `fx.memref_load_vec(t)` of one: a
-        vector of that class."""
-        fact, table = self.type_table.tensor_fact(leaf), self.type_table
-        if leaf == "make_rmem_tensor" and fact == "register-tensor-of-dtype" and len(node.args) == 2 and not node.keywords:
-            element = self._constructed_type(self.resolve(node.args[1]))
-            if element.kind == SCALAR and element.scalar in table.round_trip_classes:
-                return ValueType(TENSOR, element.scalar), f"`make_rmem_tensor` of {element} ({table.source})"
-            return UNKNOWN_TYPE, f"unknown: `make_rmem_tensor` of {element if element.known else 'no known fx class'}"
-        if leaf == "memref_load_vec" and fact == "vector-of-tensor-dtype" and len(node.args) == 1 and not node.keywords:
+        """`fx.make_rmem_tensor(shape, T)`: a tensor whose dtype is T, and `fx.recast_iter(T, p)`: a
+        pointer to T (T's element type's class, so only for the classes that map back to
+        themselves); `fx.make_view(p, layout)` of a pointer to T: a tensor of T;
+        `fx.memref_load_vec(t)` of a tensor of T: a vector of T."""
+        _, arity, fact = _TENSOR_FUNCTIONS[leaf]
+        if len(node.args) != arity or node.keywords or self.type_table.tensor_fact(leaf) != fact:
+            return UNKNOWN_TYPE, f"unknown: `{leaf}` called so"
+        if leaf == "make_rmem_tensor":
+            return self._of_round_trip_class(TENSOR, node.args[1], leaf)
+        if leaf == "recast_iter":
+            return self._of_round_trip_class(POINTER, node.args[0], leaf)
+        if leaf == "memref_load_vec":
             return self._tensor_load_type(node.args[0], leaf, depth)
-        if leaf == "recast_iter" and fact == "pointer-of-class" and len(node.args) == 2 and not node.keywords:
-            element = self._constructed_type(self.resolve(node.args[0]))
-            if element.kind == SCALAR and element.scalar in table.round_trip_classes:
-                return ValueType(POINTER, element.scalar), f"`recast_iter` to {element} ({table.source})"
-            return UNKNOWN_TYPE, f"unknown: `recast_iter` to {element if element.known else 'no known fx class'}"
-        if leaf == "make_view" and fact == "tensor-of-pointer-element" and len(node.args) == 2 and not node.keywords:
-            found, why = self._typed(node.args[0], depth)
-            if found.kind == POINTER and found.scalar:
-                return ValueType(TENSOR, found.scalar), f"`make_view` of a pointer to fx.{found.scalar} ({table.source})"
-            return UNKNOWN_TYPE, f"unknown: `make_view` of no pointer of a known element class ({why})"
-        return UNKNOWN_TYPE, f"unknown: `{leaf}` called so"
+        found, why = self._typed(node.args[0], depth)
+        if found.kind == POINTER and found.scalar:
+            return ValueType(TENSOR, found.scalar), f"`make_view` of a {found} ({self.type_table.source})"
+        return UNKNOWN_TYPE, f"unknown: `make_view` of no pointer of a known element class ({why})"
+
+    def _of_round_trip_class(self, kind: str, cls: ast.expr, leaf: str) -> tuple[ValueType, str]:
+        element = self._constructed_type(self.resolve(cls))
+        if element.kind == SCALAR and element.scalar in self.type_table.round_trip_classes:
+            return ValueType(kind, element.scalar), f"`{leaf}` of {element} ({self.type_table.source})"
+        return UNKNOWN_TYPE, f"unknown: `{leaf}` of {element if element.known else 'no known fx class'}"
 
     def _tensor_load_type(self, tensor: ast.expr, spelled: str, depth: int) -> tuple[ValueType, str]:
         """`fx.memref_load_vec(t)` / `t.load()` of a tensor of T: a vector of T."""
