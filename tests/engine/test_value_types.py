@@ -1471,6 +1471,21 @@ def test_a_helper_re_exported_by_another_project_module_is_typed_where_it_is_def
     assert [str(type_) for type_, _ in found[1:]] == ["Python int", "Python int", "unknown"]
 
 
+def test_a_number_imported_from_a_project_module_has_its_module_s_type(tmp_path):
+    from tests.conftest import project_model
+
+    model, tree = project_model(tmp_path, {
+        "consts": "import flydsl.expr as fx\nBLOCKS = 80\nSCALE = 1.0 / BLOCKS\nPACKED = True\n"
+                  "TWICE = 1\nTWICE = 2\nLANE = fx.Int32(4)\nSHAPE = (4, 4)\n",
+        "common": "from kernels.consts import BLOCKS as MAX_BLOCKS\n",
+    }, "from kernels.consts import SCALE, PACKED, TWICE, LANE, SHAPE, MISSING\n"
+       "from kernels.common import MAX_BLOCKS\n"
+       "probe = (MAX_BLOCKS * 8, SCALE, PACKED, TWICE, LANE, SHAPE, MISSING)\n")
+    found = [str(model.value_type(element)) for element in tree.body[-1].value.elts]
+    # Bound twice, a value of the kernel's run, a tuple and a name the module lacks stay unknown.
+    assert found == ["Python int", "Python float", "Python bool", "unknown", "unknown", "unknown", "unknown"]
+
+
 @pytest.mark.parametrize("call, expected", [
     ("half(8)", "Python int"),
     ("half(n)", "Python int"),  # nothing contradicts the annotation

@@ -673,7 +673,29 @@ class _ValueTypes:
             return (found, f"assignment at {where}") if found.known else (found, why)
         if binding.kind in ("loop", "comprehension"):
             return self._loop_variable_type(target, where, depth)
+        if binding.kind == "import" and self.follows_project_returns:
+            found = self._imported_number_type(binding)
+            if found is not None:
+                return found
         return UNKNOWN_TYPE, f"unknown: `{name}` is bound by {_BINDING_STATEMENTS.get(binding.kind, binding.kind)}"
+
+    def _imported_number_type(self, binding) -> tuple[ValueType, str] | None:
+        """A name imported from a project module (`from kernels.consts import MAX_BLOCKS`): the
+        Python number (or bool) that module binds it to once, at its top level, typed in the
+        module's own model (read from the project index, never imported). None for anything else:
+        a value of the kernel's run has no place at a module's top level."""
+        module, _, leaf = (self.binding_target(binding) or "").rpartition(".")
+        if not module or module.startswith("flydsl.") or self.project.find(module) is None:
+            return None
+        module, leaf = self._defining_module(module, leaf)
+        other = self._project_helpers(module)
+        bound = other.module_scope.bindings.get(leaf, ()) if other is not None else ()
+        if len(bound) != 1 or bound[0].kind != "assign":
+            return None
+        found, why = other._binding_type(bound[0], 0)
+        if found.kind not in (PY_INT, PY_FLOAT, PY_BOOL):
+            return None
+        return found, f"`{leaf}` of {module} ({why})"
 
     def _passed_type(self, binding, depth: int) -> tuple[ValueType, str]:
         """An unannotated parameter of a helper nested in a function: the one known type every
