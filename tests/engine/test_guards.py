@@ -59,7 +59,7 @@ def helper_type(expr: str) -> str:
 
 @pytest.mark.parametrize("expr, expected", [
     # An fx scalar is no ir.Value and has `ir_value`; an ArithValue is an ir.Value.
-    ("_raw(n)", "ArithValue (signedness unknown)"),
+    ("_raw(n)", "ArithValue (i32, signedness unknown)"),
     ("_raw(ArithValue(n))", "ArithValue (signed=None)"),
     ("_raw(q)", "unknown"),  # an argument of unknown type decides nothing
     # Python's classes: a bool is an int, an fx value none of them; `const_expr(...)` is its argument.

@@ -30,11 +30,11 @@ def explain(body: str, release: str | None = "0.5.0", header: str = HEADER) -> t
     ("fx.Int32(x)", "fx.Int32"), ("fx.Index(x)", "fx.Index"), ("fx.Float16(x)", "fx.Float16"),
     ("ArithValue(x)", "ArithValue (signed=None, of a scalar or vector type)"), ("unwrap(x)", "ir.Value"), ("fx.as_ir_value(x)", "ir.Value"),
     ("ArithValue(fx.Int32(x).ir_value())", "ArithValue (signed=None)"),  # of a scalar type, shown
-    ("fx.Int32(x).ir_value()", "ArithValue (signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
+    ("fx.Int32(x).ir_value()", "ArithValue (i32, signedness unknown)"), ("fx.Int32(x).to(fx.Int64)", "fx.Int64"),
     ("x.ir_value()", "unknown"), ("x.to(fx.Int64)", "unknown"), ("x", "unknown"), ("helper(x)", "unknown"),
     ("fx.thread_idx.x", "fx.Int32"), ("fx.gpu.block_idx.y", "fx.Int32"), ("fx.lane_id()", "fx.Int32"),
     # A method of an API value the name resolves to: the value's own.
-    ("fx.thread_idx.x.ir_value()", "ArithValue (signedness unknown)"), ("fx.block_idx.y.to(fx.Int64)", "fx.Int64"),
+    ("fx.thread_idx.x.ir_value()", "ArithValue (i32, signedness unknown)"), ("fx.block_idx.y.to(fx.Int64)", "fx.Int64"),
     ("2 * 3", "Python int"), ("7 / 2", "Python float"), ("1 < 2", "Python bool"),
 ])
 def test_expression_sources(expr, expected):
@@ -550,12 +550,12 @@ def test_comprehension_targets_are_python_ints_over_a_range():
     ("ArithValue(x).with_signedness(False)", "ArithValue (signedness unknown, of a scalar or vector type)",
      "`.with_signedness(...)`"),
     # A dynamic integer's .ir_value() is with_signedness(cls.signed); a float has none.
-    ("fx.Uint32(x).ir_value()", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0)"),
-    ("fx.Float32(x).ir_value()", "ArithValue (signed=None)", "`.ir_value()` of fx.Float32: a float has no signedness"),
+    ("fx.Uint32(x).ir_value()", "ArithValue (i32, signedness unknown)", "`.ir_value()` of fx.Uint32 carries signed=False (API table 0.5.0)"),
+    ("fx.Float32(x).ir_value()", "ArithValue (f32, signed=None)", "`.ir_value()` of fx.Float32: a float has no signedness"),
     # unwrap/_to_raw return an ir.Value unchanged, signedness and all; a scalar's .ir_value().
     ("unwrap(ArithValue(x))", "ArithValue (signed=None, of a scalar or vector type)",
      "`unwrap` returns an ir.Value unchanged (`ArithValue(v)` sets signed=None (API table 0.5.0))"),
-    ("unwrap(fx.Int32(x))", "ArithValue (signedness unknown)", "`.ir_value()` of fx.Int32 carries signed=True (API table 0.5.0)"),
+    ("unwrap(fx.Int32(x))", "ArithValue (i32, signedness unknown)", "`.ir_value()` of fx.Int32 carries signed=True (API table 0.5.0)"),
     ("unwrap(x)", "ir.Value", "unwrap(...)"),
 ])
 def test_arith_value_signedness(expr, expected, why):
@@ -633,7 +633,7 @@ def test_arith_helpers_and_methods_giving_caster_made_values():
     assert type_of("probe = ArithValue(x).trunci(T.i16).extui(T.i32)\n", header=header) == "ArithValue (signed=None)"
     assert type_of("probe = ArithValue(x).index_cast(T.index)\n", header=header) == "ArithValue (signed=None)"
     assert explain("probe = fx.Int32(x).ir_value().index_cast(T.index)\n", header=header) == (
-        "ArithValue (signedness unknown)", "`ArithValue.index_cast` may return its receiver, ArithValue (signedness unknown)")
+        "ArithValue (signedness unknown)", "`ArithValue.index_cast` may return its receiver, ArithValue (i32, signedness unknown)")
     assert type_of("probe = ArithValue(x).shuffle_xor(1, 64)\n", header=header) == "unknown"  # a gpu op
 
 

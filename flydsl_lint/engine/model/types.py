@@ -284,6 +284,20 @@ class TypeTable:
             return ValueType(SCALAR, name) if not self.scalars and name in CLASSIC_SCALARS else UNKNOWN_TYPE
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
+    def ir_type_name(self, cls: str) -> str | None:
+        """The MLIR type of fx scalar class `cls`'s values (`f32`, `bf16`, `index`; an integer
+        class's is signless, `i32` for Int32 and Uint32): the `T.<type>` the table spells `cls`,
+        else `index` for Index and `i<width>` for an integer class (None for Boolean's i1 and a
+        float the table does not spell)."""
+        spelled = next((path.rpartition(".")[2] for path, value in self.vectors.items()
+                        if value == cls and path.startswith("flydsl.expr.typing.T.")), None)
+        facts = self.scalars.get(cls, {})
+        if spelled is None and cls == "Index" and self.vectors.get("flydsl.expr.typing.T.index") == "index-type":
+            spelled = "index"
+        elif spelled is None and facts.get("float") is False and cls != "Boolean":
+            spelled = f"i{facts['width']}"
+        return spelled
+
     def vector(self, element: str) -> ValueType:
         """An fx.Vector of the scalar class `element`."""
         found = self.scalar(element)
@@ -1242,9 +1256,10 @@ class _ValueTypes:
         constant's, signed=None, when the scalar is a compile-time one)."""
         if not self.type_table.has("ir-value", "with-signedness"):
             return ValueType(RAW, ir_type=None), "`.ir_value()` of a typed value"
+        ir_type = self.type_table.ir_type_name(scalar.scalar)
         if scalar.is_float:
-            return SCALAR_ARITH_VALUE, f"`.ir_value()` of {scalar}: a float has no signedness"
-        return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=True, plain=True), \
+            return SCALAR_ARITH_VALUE._replace(ir_type=ir_type), f"`.ir_value()` of {scalar}: a float has no signedness"
+        return MAYBE_SIGNED_ARITH_VALUE._replace(scalar_shaped=True, plain=True, ir_type=ir_type), \
             f"`.ir_value()` of {scalar} carries signed={scalar.signed} ({self.type_table.source})"
 
     def _caster_made_type(self, op: ast.Call, module: str, leaf: str, what: str, depth: int) -> tuple[ValueType, str]:
