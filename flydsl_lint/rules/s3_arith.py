@@ -7,7 +7,8 @@ from typing import NamedTuple
 
 from ..engine.diagnostics import Applicability
 from ..engine.model.types import (
-    IR_VALUE_KINDS, PY_BOOL, PY_FLOAT, PY_INT, SCALAR, plain_arith_value, scalar_arith_value, single_positional,
+    ARITH_VALUE, IR_VALUE_KINDS, PY_BOOL, PY_FLOAT, PY_INT, RAW, SCALAR, UNKNOWN_TYPE, VECTOR, plain_arith_value,
+    scalar_arith_value, single_positional,
 )
 from ._base import Invalid, Rule, register
 from ._codemods import reads_of_value, reads_seeing, single_name_assignment
@@ -32,6 +33,13 @@ TYPED_ARITH = {
 # The fx function picks signedness from the operand type, so the unsigned
 # spellings only keep their meaning on unsigned-typed operands.
 _SIGNEDNESS_DEPENDENT = {"maxui", "minui", "ceildivui"}
+# The float classes `fx.max`/`fx.min`/`fx.maxnumf` take besides the integer ones (`_validated_operand_dtype`,
+# 0.3.2 to 0.5.0): no narrow float, Index or Boolean, on which the arith spellings build ops.
+_FX_EXTREMA_FLOATS = frozenset({"Float16", "BFloat16", "Float32", "Float64"})
+# What a spelling returns (data/flydsl_types.txt `results`): a `dsl_math_wrap_result` wrapper's value
+# (of its first operand's kind), or the raw op's caster-made ArithValue.
+_WRAPPED = "arith-value-unless-numeric"
+_WRAPPED_OR_CASTER_MADE = (_WRAPPED, "arith-value")
 
 
 _METHODS = {"maximumf": "max", "minimumf": "min"}
@@ -44,6 +52,9 @@ _ARITH_MODULES = EXPR_ARITH + (RAW_ARITH, EXPR)
 
 
 _HEADER = "import flydsl.expr as fx\nfrom flydsl.expr import arith\n"
+_KERNEL = ("import flydsl.compiler as flyc\nimport flydsl.expr as fx\nfrom flydsl.expr import arith\n@flyc.kernel\n"
+           "def k(a: fx.Float32, b: fx.Float32, n: fx.Int32, i: fx.Index, raw, fm):\n")
+_FIXED_KERNEL = _KERNEL.replace("from flydsl.expr import arith\n", "")
 
 
 @register
@@ -51,7 +62,9 @@ class RawTypedArithmetic(Rule):
     """The arith spellings `maximumf`/`minimumf`/`maxsi`/`maxui`/`minsi`/`minui`/
     `maxnumf`/`ceildivsi`/`ceildivui` are legacy: `fx.max`, `fx.min`,
     `fx.maxnumf` and `fx.ceildiv` pick the op from the operand types and fold
-    static operands. FlyDSL's CI rejects new uses of these spellings."""
+    static operands. FlyDSL's CI rejects new uses of these spellings. The fx
+    functions type their operands and return fx values: the fix is safe where the
+    operand types and the result's use prove it the call's own value (`_fix`)."""
 
     code = "FLY301"
     follows = frozenset(TYPED_ARITH)
@@ -65,13 +78,31 @@ class RawTypedArithmetic(Rule):
         "import flydsl.expr as fx\nv = fx.maxnumf(a, b)\n",
     ]
     invalid = [
-        Invalid(_HEADER + "m = arith.maximumf(a, b)\n", fixed="import flydsl.expr as fx\nm = fx.max(a, b)\n"),
-        Invalid("from flydsl.expr.arith import maxnumf as mx\nimport flydsl.expr as fx\nv = mx(a, b, fastmath=fm)\n",
-                fixed="import flydsl.expr as fx\nv = fx.maxnumf(a, b, fastmath=fm)\n"),
+        # Operands of no known type: they may be of a class the fx function refuses (Index, Boolean, fp8).
+        Invalid(_HEADER + "m = arith.maximumf(a, b)\n", fixed="import flydsl.expr as fx\nm = fx.max(a, b)\n", unsafe=True,
+                message="Legacy typed-arithmetic spelling `maximumf`: use `fx.max`"),
         Invalid("from flydsl._mlir.dialects import arith as _arith\nimport flydsl.expr as fx\nq = _arith.ceildivsi(a, b)\n",
                 fixed="import flydsl.expr as fx\nq = fx.ceildiv(a, b)\n", unsafe=True),
-        Invalid("from flydsl.expr import arith\nm = arith.minimumf(a, b)\n",
-                fixed="import flydsl.expr as fx\nm = fx.min(a, b)\n"),
+        # `arith.maxnumf` is `fx.maxnumf` itself. `arith.maximumf` of a Float32 gives a Float32, as
+        # `fx.max` does; of an ir.Value the raw op's value, which a float's `.ir_value()` is in any use.
+        Invalid(_KERNEL.replace("import arith\n", "import arith\nfrom flydsl.expr.arith import maxnumf as mx\n")
+                + "    m = arith.maximumf(a, b) * 2.0\n    r = arith.maximumf(a.ir_value(), raw)\n"
+                "    v = mx(x, y, fastmath=fm)\n",
+                fixed=_FIXED_KERNEL + "    m = fx.max(a, b) * 2.0\n    r = fx.max(a.ir_value(), raw).ir_value()\n"
+                "    v = fx.maxnumf(x, y, fastmath=fm)\n", count=3),
+        # An ir.Value of a known MLIR type counts as its class; one of no known type shares it (the op
+        # takes one type). Into the class's own wrap the fx value reads as the raw one.
+        Invalid(_KERNEL + "    w = fx.Int32(arith.minsi(n.ir_value(), raw))\n",
+                fixed=_FIXED_KERNEL + "    w = fx.Int32(fx.min(n.ir_value(), raw))\n"),
+        # Elsewhere an Int32's `.ir_value()` carries its signedness, which `>>` reads: unsafe.
+        Invalid(_KERNEL + "    w = arith.minsi(n.ir_value(), raw) >> 1\n",
+                fixed=_FIXED_KERNEL + "    w = (fx.min(n.ir_value(), raw).ir_value()) >> 1\n", unsafe=True),
+        # fx.Vector operands: the wrapper's value is that fx.Vector, as fx.max's is.
+        Invalid(_KERNEL + "    v = fx.Vector.filled(4, 1.0, fx.Float32)\n    w = arith.minimumf(v, v * 2.0)\n",
+                fixed=_FIXED_KERNEL + "    v = fx.Vector.filled(4, 1.0, fx.Float32)\n    w = fx.min(v, v * 2.0)\n"),
+        # fx.max refuses Index operands, which arith.maxsi takes.
+        Invalid(_KERNEL + "    w = arith.maxsi(i.ir_value(), raw)\n", fixed=_FIXED_KERNEL + "    w = fx.max(i.ir_value(), raw)\n",
+                unsafe=True, message="Legacy typed-arithmetic spelling `maxsi`: use `fx.max`"),
     ]
 
     def visit_Call(self, node: ast.Call) -> None:
@@ -85,16 +116,69 @@ class RawTypedArithmetic(Rule):
         fix = None
         spelled = reference(self, f"{EXPR}.{replacement}", "fx", EXPR)
         if spelled is not None:
-            callee, imports = spelled
-            # The FlyDSL wrappers return typed values like fx.*; the raw dialect
-            # returns an ir.Value, and unsigned spellings depend on operand types.
-            risky = module == RAW_ARITH or spelling in _SIGNEDNESS_DEPENDENT
-            fix = self.make_fix(
-                [replace_callee(self, node, callee), *imports],
-                f"Replace with `{callee}`",
-                Applicability.UNSAFE if risky else None,
-            )
+            fix = self._fix(node, name, spelling, replacement, *spelled)
         self.report(node, fix=fix, spelling=f"{spelling}", replacement=f"fx.{replacement}")
+
+    def _fix(self, node: ast.Call, name: str, spelling: str, replacement: str, callee: str, imports: list):
+        """`fx.<op>(...)`, safe where it is the call's own value in every use. `arith.maxnumf` is
+        `fx.maxnumf` itself (flydsl.expr star-imports flydsl.expr.arith). Otherwise the operands must
+        be of one fx class the fx function takes, and the result read as the call's: its own
+        class where the call is a `dsl_math_wrap_result` wrapper of an fx scalar or vector first
+        operand (`arith.maximumf(a, b)`: the table's `arith-value-unless-numeric`), else the raw
+        op's caster-made value (`arith.minsi`), which a vector, a float's `.ir_value()` (the fix
+        writes it), the class's own wrap or a raw op's operand reads alike."""
+        in_place = [replace_callee(self, node, callee), *imports]
+        module = name.rpartition(".")[0]
+        if module == EXPR_ARITH[0] and spelling == replacement:
+            return self.make_fix(in_place, f"Replace with `{callee}`")
+        result = self.model.type_table.results.get(name)
+        if module == RAW_ARITH or spelling in _SIGNEDNESS_DEPENDENT or result not in _WRAPPED_OR_CASTER_MADE:
+            # The raw dialect's op returns an ir.Value; an unsigned spelling depends on operand types.
+            return self.make_fix(in_place, f"Replace with `{callee}`", Applicability.UNSAFE)
+        found, why = self._operand_class(node, callee)
+        if not found.known:
+            return self.make_fix(in_place, f"Replace with `{callee}` ({why})", Applicability.UNSAFE)
+        first = self.model.value_type(node.args[0]).kind
+        if found.kind == VECTOR or (result == _WRAPPED and first == SCALAR):
+            return self.make_fix(in_place, f"Replace with `{callee}`")  # the call's own class already
+        if result == _WRAPPED and first not in IR_VALUE_KINDS:
+            return self.make_fix(in_place, f"Replace with `{callee}` ({operand_type_reason(self, node.args[0])}: "
+                                 "the call's value takes its class from it)", Applicability.UNSAFE)
+        arguments = [self.text(a) for a in node.args] + [f"{k.arg}={self.text(k.value)}" for k in node.keywords]
+        folds = not any(self.model.provably_dynamic(operand) for operand in node.args)
+        expression = f"{callee}({', '.join(arguments)})"
+        text, agrees = typed_replacement(self, node, expression, found.scalar, folds)
+        edits = in_place if text == expression else [self.replace(node, text), *imports]  # keep its layout
+        if agrees or raw_form_is_signless(self, found.scalar):
+            return self.make_fix(edits, f"Replace with `{callee}`")
+        return self.make_fix(edits, f"Replace with `{callee}` (where the result goes, an fx value may act unlike "
+                             "the raw one)", Applicability.UNSAFE)
+
+    def _operand_class(self, node: ast.Call, callee: str):
+        """The fx scalar (or vector) type `callee` computes in: the one class of the operands whose
+        type is known (an ir.Value's by `Numeric.from_ir_type` of its MLIR type), which the op
+        requires of every operand, Python numbers and values of no known type included; it must be
+        a class `callee` takes (`_validated_operand_dtype`, 0.3.2 to 0.5.0: no Index, Boolean or
+        narrow float, which the arith op takes). Unknown, and why, where that is not proven."""
+        if len(node.args) < 2 or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords):
+            return UNKNOWN_TYPE, f"`{callee}` is not given its operands one by one"
+        table, known = self.model.type_table, []
+        for operand in node.args:
+            found = self.model.value_type(operand)
+            if found.kind in (ARITH_VALUE, RAW) and found.ir_type:
+                found = table.scalar(table.vectors.get(f"flydsl.expr.typing.T.{found.ir_type}", ""))
+            elif found.kind in (PY_INT, PY_FLOAT, ARITH_VALUE, RAW) or not found.known:
+                continue  # of the type the op requires of the others
+            if found.kind not in (SCALAR, VECTOR) or not (found.scalar in FX_INTEGERS or found.scalar in _FX_EXTREMA_FLOATS):
+                return UNKNOWN_TYPE, (f"{operand_type_reason(self, operand)}: `{callee}` refuses Index, Boolean and "
+                                      "narrow-float operands, which the arith op takes")
+            known.append(found)
+        if not known:
+            return UNKNOWN_TYPE, f"{operand_type_reason(self, node.args[0])}: no operand's fx class is known"
+        if any(other != known[0] for other in known[1:]):
+            return UNKNOWN_TYPE, f"operands of different types, {known[0]} and {next(o for o in known if o != known[0])}"
+        return known[0], None
 
 
 @register

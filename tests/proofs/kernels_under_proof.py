@@ -71,7 +71,10 @@ def blend_kernel(X: fx.Tensor, Y: fx.Tensor, Out: fx.Tensor, scale: fx.Float32, 
 
     _s_waitcnt(0)
     rocdl.s_waitcnt(_LGKM_ONLY)
-    gain = fx.Float32(arith.mulf(arith._to_raw(scale), arith._to_raw(scale)))
+    # An Int32 minimum into its own wrap, and a maximum of two f32 ir.Values read by a raw op (FLY301).
+    span = span + fx.Int32(arith.minsi(lane.ir_value(), shift.ir_value()))
+    peak = arith.maximumf(scale.ir_value(), fx.Float32(0.25).ir_value())
+    gain = fx.Float32(arith.mulf(arith._to_raw(scale), peak))
     fx.memref_store_vec(hi - lo + clipped * gain, rx)
     fx.copy_atom_call(copy, rx, fx.slice(tO, (None, (dst + span + fx.Int32(reach)) % BLOCK)))
 
