@@ -735,6 +735,58 @@ def reexported_results(results: dict[str, str], release: Release) -> dict[str, s
     return found
 
 
+# `dsl_math_wrap_result` wraps the result of an fx scalar or vector first operand by the class
+# `Numeric.from_ir_type` gives the result's (element) type.
+_WRAPS_BY_RESULT_TYPE = ("elem_dtype = Numeric.from_ir_type(ir.VectorType(value.type).element_type)",
+                         "return Vector(value, first.shape, elem_dtype)", "return Numeric.from_ir_type(value.type)(value)")
+
+
+def _first_operand_typed(op_class: ast.AST | None) -> bool:
+    """An op class whose builder gives its one result its first operand's type, when none is given."""
+    init = _method(op_class, "__init__") if isinstance(op_class, ast.ClassDef) else None
+    return init is not None and any(ast.unparse(statement) == "if results is None:\n    results = [operands[0].type] * 1"
+                                    for statement in init.body)
+
+
+def operand_typed_results(sources: dict[str, str]) -> dict[str, str]:
+    """`flydsl.expr.arith.maximumf` / `flydsl.expr.math.absf` -> `first-operand`: a bare
+    `dsl_math_wrap_result` builder of flydsl/expr/arith.py or math.py whose every return is a raw
+    builder of an op with its first operand's type (`_first_operand_typed`) on the builder's first
+    parameter (itself or `as_ir_value` of it). Wrapping the result by `Numeric.from_ir_type` of
+    that type, it keeps an fx scalar or vector first operand's class where the class maps back."""
+    same: set[str] = set()
+    for dialect in _CASTER_DIALECTS:
+        defs = _top_defs(_parse(sources, f"flydsl/_mlir/dialects/_{dialect}_ops_gen.py"))
+        classes = {name for name, node in defs.items() if _first_operand_typed(node)}
+        same |= {f"{dialect}.{name}" for name, node in defs.items()
+                 if isinstance(node, ast.FunctionDef) and _returned_op_class(node) in classes}
+    wrap = _top_defs(_parse(sources, "flydsl/expr/math.py")).get("dsl_math_wrap_result")
+    if wrap is None or not all(part in ast.unparse(wrap) for part in _WRAPS_BY_RESULT_TYPE):
+        return {}
+    found: dict[str, str] = {}
+    for module in ("arith", "math"):
+        tree = _parse(sources, f"flydsl/expr/{module}.py")
+        aliases = _dialect_aliases(tree) if tree is not None else {}
+        for function in tree.body if tree is not None else ():
+            if not isinstance(function, ast.FunctionDef) or not function.args.args or \
+                    [ast.unparse(d) for d in function.decorator_list] != ["dsl_loc_tracing", "dsl_math_wrap_result"]:
+                continue
+            first = function.args.args[0].arg
+            returned = _return_values(function)
+            if returned and all(_builds_on(value, first, aliases, same) for value in returned):
+                found[f"flydsl.expr.{module}.{function.name}"] = "first-operand"
+    return found
+
+
+def _builds_on(value: ast.expr | None, first: str, aliases: dict[str, str], same: set[str]) -> bool:
+    """`math.absf(as_ir_value(x), ...)`: a call of one of the `same` builders on `first`."""
+    if not (isinstance(value, ast.Call) and value.args and isinstance(value.func, ast.Attribute)
+            and isinstance(value.func.value, ast.Name)):
+        return False
+    dialect = aliases.get(value.func.value.id, value.func.value.id)
+    return f"{dialect}.{value.func.attr}" in same and ast.unparse(value.args[0]) in (first, f"as_ir_value({first})")
+
+
 def _returned(function: ast.FunctionDef) -> ast.expr | None:
     statement = function.body[-1] if function.body else None
     return statement.value if isinstance(statement, ast.Return) else None
@@ -958,6 +1010,7 @@ def derive(sources: dict[str, str]) -> dict[str, dict[str, object]]:
         "vectors": vector_facts(_parse(sources, "flydsl/expr/typing.py")) | tensor_facts(sources)
         | pointer_load_facts(sources) | _round_trip_fact(numeric),
         "classes": class_facts(sources),
+        "operand-typed": (typed := operand_typed_results(sources)) | reexported_results(typed, Release(sources)),
     }
 
 
@@ -981,7 +1034,7 @@ def build_table(derived: dict[str, dict]) -> str:
         f"releases {' '.join(releases)}",
     ]
     for section in ("scalars", "literals", "operators", "methods", "returns", "loops", "values", "results", "vectors",
-                    "classes"):
+                    "classes", "operand-typed"):
         for fact in sorted({fact for release in releases for fact in derived[release][section]}):
             values = []  # distinct values in release order
             for release in releases:

@@ -17,7 +17,7 @@ LEGACY = textwrap.dedent(
     import flydsl.expr as fx
     from flydsl.expr import arith
 
-    def k(a, b):
+    def k(a: fx.Float32, b: fx.Float32):
         # arith.maximumf(a, b) in a comment is not code
         doc = "arith.maximumf(a, b) in a string is not code"
         return arith.maximumf(a, b), fx.Int64(fx.Int64(a))
@@ -27,7 +27,7 @@ FIXED = textwrap.dedent(
     """\
     import flydsl.expr as fx
 
-    def k(a, b):
+    def k(a: fx.Float32, b: fx.Float32):
         # arith.maximumf(a, b) in a comment is not code
         doc = "arith.maximumf(a, b) in a string is not code"
         return fx.max(a, b), fx.Int64(a)

@@ -26,7 +26,7 @@ KERNEL = textwrap.dedent(
     import flydsl.expr as fx
     from flydsl.expr import arith
 
-    def k(a, b):
+    def k(a: fx.Float32, b: fx.Float32):
         # arith.maximumf(a, b) in a comment is not code
         return arith.maximumf(a, b), fx.Int64(fx.Int64(a))
     """

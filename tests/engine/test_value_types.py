@@ -667,8 +667,12 @@ def test_methods_of_fx_scalars_come_from_the_release():
     ("fmath.exp2(ArithValue(fx.Float32(a).ir_value()))", "ArithValue (signed=None)"),
     ("arith.maximumf(fx.Float32(a).ir_value(), b)", "ArithValue (signed=None)"),
     ("fmath.exp2(ArithValue(a))", "ArithValue or fx.Vector"), ("arith.maximumf(ArithValue(a), b)", "ArithValue or fx.Vector"), ("fx.math.rsqrt(unwrap(a))", "ArithValue or fx.Vector"),
-    # ... an fx scalar one -> Numeric.from_ir_type of the result's MLIR type: not settled by the source,
-    ("fmath.exp2(fx.Float32(a))", "unknown"), ("arith.maximumf(fx.Float32(a), b)", "unknown"),
+    # ... an fx scalar one -> Numeric.from_ir_type of the result's MLIR type: the operand's class where the op
+    # gives its first operand's type (`operand-typed`) and the class maps back, else not settled,
+    ("fmath.exp2(fx.Float32(a))", "fx.Float32"), ("arith.maximumf(fx.BFloat16(a), b)", "fx.BFloat16"),
+    ("fmath.absf(fx.Vector.filled(4, 0.0, fx.Float32))", "fx.Vector of fx.Float32"),
+    ("fmath.ctpop(fx.Uint32(a))", "unknown"),  # its i32 result comes back as an Int32
+    ("fmath.isnan(fx.Float32(a))", "unknown"),  # an i1 result
     # ... unless the builder preserves the numeric type (shrui): the operand's class.
     ("arith.shrui(fx.Uint32(a), 2)", "fx.Uint32"), ("arith.shrui(ArithValue(a), 2)", "ArithValue or fx.Vector"),
     ("fmath.exp2(x)", "unknown"), ("arith.shrui(value=fx.Uint32(a), amount=2)", "unknown"),

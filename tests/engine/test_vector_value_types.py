@@ -338,3 +338,33 @@ def test_scalar_class_choices(body, expected):
     probe = [node for node in ast.walk(tree) if isinstance(node, ast.Name) and node.id == "probe"][-1]
     found = model.scalar_class_choices(model.parent(probe).value)
     assert (set(found) if found is not None else None) == expected
+
+
+_OPERAND_TYPED_SOURCES = {
+    "flydsl/_mlir/dialects/_math_ops_gen.py": (
+        "class AbsFOp(_ods_ir.OpView):\n    def __init__(self, operand, *, fastmath=None, results=None, loc=None, ip=None):\n"
+        "        operands = []\n        operands.append(operand)\n"
+        "        if results is None: results = [operands[0].type] * 1\n        super().__init__(results=results)\n"
+        "def absf(operand, *, fastmath=None, loc=None, ip=None):\n    return AbsFOp(operand=operand, fastmath=fastmath).result\n"),
+    "flydsl/expr/math.py": (
+        "from .._mlir.dialects import math\n"
+        "def dsl_math_wrap_result(fn=None):\n    def wrapper(*args, **kwargs):\n        def dsl_wrap(value):\n"
+        "            if is_vector:\n                elem_dtype = Numeric.from_ir_type(ir.VectorType(value.type).element_type)\n"
+        "                return Vector(value, first.shape, elem_dtype)\n"
+        "            return Numeric.from_ir_type(value.type)(value)\n    return wrapper\n"
+        "@dsl_loc_tracing\n@dsl_math_wrap_result\ndef absf(x, *, fastmath=None):\n"
+        "    return math.absf(as_ir_value(x), fastmath=fastmath)\n"),
+}
+
+
+@pytest.mark.parametrize("path, shown, changed", [
+    ("flydsl/_mlir/dialects/_math_ops_gen.py", "[operands[0].type] * 1", "[_ods_ir.IntegerType.get_signless(1)] * 1"),
+    ("flydsl/expr/math.py", "math.absf(as_ir_value(x)", "math.absf(as_ir_value(y)"),  # not its first parameter
+    ("flydsl/expr/math.py", "return Numeric.from_ir_type(value.type)(value)", "return value"),  # left raw
+    ("flydsl/expr/math.py", "@dsl_math_wrap_result\n", "@dsl_math_wrap_result(preserve_numeric_type=True)\n"),
+])
+def test_the_derive_script_records_builders_of_their_first_operand_s_type(path, shown, changed):
+    derive = derive_types_script()
+    assert derive.operand_typed_results(_OPERAND_TYPED_SOURCES) == {"flydsl.expr.math.absf": "first-operand"}
+    sources = dict(_OPERAND_TYPED_SOURCES, **{path: _OPERAND_TYPED_SOURCES[path].replace(shown, changed)})
+    assert derive.operand_typed_results(sources) == {}

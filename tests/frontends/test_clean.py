@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.test_cli_contract import cli
 
-LEGACY = "from flydsl.expr import arith\n\ndef k(a, b):\n    return arith.maximumf(a, b)\n"
+LEGACY = "from flydsl.expr import arith\n\ndef k(a, b):\n    return arith.maxnumf(a, b)\n"
 
 
 def test_removes_the_caches_checks_wrote_here_and_in_nested_projects(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from flydsl_lint.engine.diagnostics import Diagnostic, Position
 from flydsl_lint.run.runner import FileResult, RunResult
 from flydsl_lint.frontends.output import FORMATS
 
-LEGACY = "from flydsl.expr import arith\n\ndef k(a, b):\n    return arith.maximumf(a, b)\n"
+LEGACY = "from flydsl.expr import arith\n\ndef k(a, b):\n    return arith.maxnumf(a, b)\n"
 FINDING = "k.py:4:12: FLY301"
 
 

@@ -91,9 +91,9 @@ def test_make_fix_compares_comment_tokens_per_fix(double_wrap_rule):
 
 
 def test_removing_an_emptied_import_keeps_its_comment(tmp_path):
-    text = "from flydsl.expr import arith  # legacy ops\nm = arith.minimumf(a, b)\n"
+    text = "from flydsl.expr import arith  # legacy ops\nm = arith.maxnumf(a, b)\n"
     fixed = fix_text(text, tmp_path)
-    assert fixed == "# legacy ops\nimport flydsl.expr as fx\nm = fx.min(a, b)\n"  # was `pass  # legacy ops`
+    assert fixed == "# legacy ops\nimport flydsl.expr as fx\nm = fx.maxnumf(a, b)\n"  # was `pass  # legacy ops`
 
 
 @pytest.mark.parametrize("before, after, expected", [
@@ -219,14 +219,14 @@ def test_comments_between_returns_the_comments_of_those_rows(tmp_path):
 # ---------------------------------------------------------------- the fix path
 def test_many_imports_emptied_in_many_scopes_are_removed_in_one_pass_over_them(tmp_path, monkeypatch):
     functions = 300
-    text = "".join(f"def f{i}(a, b):\n    from flydsl.expr import arith as ar{i}\n    return ar{i}.minimumf(a, b)\n"
+    text = "".join(f"def f{i}(a, b):\n    from flydsl.expr import arith as ar{i}\n    return ar{i}.maxnumf(a, b)\n"
                    for i in range(functions))
     calls = Counter()
     original = SemanticModel.is_bound_anywhere_else
     monkeypatch.setattr(SemanticModel, "is_bound_anywhere_else",
                         lambda self, binding: calls.update(["call"]) or original(self, binding))
     result = fix_source(SourceFile(str(tmp_path / "k.py"), text), Checker(make_settings(tmp_path)))
-    assert result.new_text.count("fx.min(a, b)") == functions
+    assert result.new_text.count("fx.maxnumf(a, b)") == functions
     assert "import arith" not in result.new_text and result.new_text.count("def f") == functions
     assert calls["call"] == 0  # each call walked every scope: functions**2 in all
 
@@ -234,7 +234,7 @@ def test_many_imports_emptied_in_many_scopes_are_removed_in_one_pass_over_them(t
 @pytest.mark.parametrize("text, checks", [
     ("import flydsl.expr as fx\nv = fx.Int32(a)\n", 1),  # nothing to fix: one check
     ("import flydsl.expr as fx\nv = fx.Int32(fx.Int32(a))\n", 2),  # a pass, then the check finding nothing
-    ("from flydsl.expr import arith\nm = arith.minimumf(a, b)\n", 3),  # ... and one after the import clean-up
+    ("from flydsl.expr import arith\nm = arith.maxnumf(a, b)\n", 3),  # ... and one after the import clean-up
 ])
 def test_fixing_checks_the_final_text_once(tmp_path, monkeypatch, text, checks):
     checker = Checker(make_settings(tmp_path))

@@ -266,6 +266,8 @@ class TypeTable:
         self.vectors: dict[str, str] = facts.get("vectors", {})
         # `Vector` -> {"base": "ArithValue", "ir-value-method": True}: what a helper's guards test (model/guards.py).
         self.classes: dict[str, dict] = facts.get("classes", {})
+        # `flydsl.expr.math.absf` -> `first-operand`: builders whose result has their first operand's type.
+        self.operand_typed: dict[str, str] = facts.get("operand-typed", {})
 
     @property
     def caster(self) -> bool:
@@ -927,7 +929,7 @@ class _ValueTypes:
             if self.type_table.caster and self.type_table.results.get(name) == _OF_OPERANDS:
                 return self._selected_type(node, leaf, depth)
             if self.type_table.caster and self.type_table.results.get(name) in _WRAPPED_RESULTS:
-                return self._wrapped_builder_type(node, leaf, self.type_table.results[name], depth)
+                return self._wrapped_builder_type(node, name, self.type_table.results[name], depth)
             if self.type_table.results.get(name) in _PROMOTED_RESULTS:
                 return self._promoted_operands_type(node, leaf, self.type_table.results[name], depth)
             spelled = self.type_table.returns.get(f"{name}()")  # the gpu dialect's index ids (their annotation)
@@ -1134,18 +1136,24 @@ class _ValueTypes:
             return table.scalar(receiver.scalar), source
         return UNKNOWN_TYPE, f"unknown: method `{method}` of {receiver if receiver.known else 'an fx.Vector'}"
 
-    def _wrapped_builder_type(self, node: ast.Call, leaf: str, result: str, depth: int) -> tuple[ValueType, str]:
+    def _wrapped_builder_type(self, node: ast.Call, name: str, result: str, depth: int) -> tuple[ValueType, str]:
         """A builder under `dsl_math_wrap_result` (`fx.math.exp2(x)`, `arith.shrui(v, 2)`): the
         builder's caster-made ArithValue when its first operand is an ir.Value, not an fx value;
-        with `preserve_numeric_type`, the first operand's class when it is an fx scalar."""
+        with `preserve_numeric_type`, the first operand's class when it is an fx scalar; of an op
+        whose result has its first operand's type (`operand-typed`), an fx scalar or vector first
+        operand's class where `Numeric.from_ir_type` gives it back."""
+        table, leaf = self.type_table, name.rpartition(".")[2]
         if not node.args or isinstance(node.args[0], ast.Starred):
             return UNKNOWN_TYPE, f"unknown: `{leaf}` without a first positional operand"
         first, why = self._typed(node.args[0], depth)
         if first.kind in (ARITH_VALUE, RAW):
             return SCALAR_ARITH_VALUE if _is_scalar_shaped(first) else MAYBE_SIGNED_ARITH_VALUE, \
-                f"`{leaf}` of an ir.Value gives the value caster's ArithValue ({self.type_table.source})"
+                f"`{leaf}` of an ir.Value gives the value caster's ArithValue ({table.source})"
         if first.kind == SCALAR and result == _NUMERIC_CLASS_OR_ARITH_VALUE:
-            return first, f"`{leaf}` keeps the class of its first operand, {first} ({self.type_table.source})"
+            return first, f"`{leaf}` keeps the class of its first operand, {first} ({table.source})"
+        if first.kind in (SCALAR, VECTOR) and first.scalar in table.round_trip_classes \
+                and table.operand_typed.get(name) == "first-operand":
+            return first, f"`{leaf}` gives a value of its first operand's type, {first} ({table.source})"
         return UNKNOWN_TYPE, f"unknown: `{leaf}` of {first} (its result's type is not settled)"
 
     def _promoted_operands_type(self, node: ast.Call, leaf: str, result: str, depth: int) -> tuple[ValueType, str]:
