@@ -760,8 +760,7 @@ def operand_typed_results(sources: dict[str, str]) -> dict[str, str]:
         classes = {name for name, node in defs.items() if _first_operand_typed(node)}
         same |= {f"{dialect}.{name}" for name, node in defs.items()
                  if isinstance(node, ast.FunctionDef) and _returned_op_class(node) in classes}
-    wrap = _top_defs(_parse(sources, "flydsl/expr/math.py")).get("dsl_math_wrap_result")
-    if wrap is None or not all(part in ast.unparse(wrap) for part in _WRAPS_BY_RESULT_TYPE):
+    if not _code_shows(sources, "flydsl/expr/math.py", "dsl_math_wrap_result", _WRAPS_BY_RESULT_TYPE):
         return {}
     found: dict[str, str] = {}
     for module in ("arith", "math"):
@@ -848,6 +847,12 @@ _VECTOR_LATTICE = ("common_dtype = _common_numeric_type_for_op(self_dtype, other
 
 def _shows(code: str, part: str | tuple[str, ...]) -> bool:
     return part in code if isinstance(part, str) else any(spelling in code for spelling in part)
+
+
+def _code_shows(sources: dict[str, str], path: str, name: str, parts: tuple) -> bool:
+    """Whether the top-level def or class `name` of `path` shows every part (`_shows`)."""
+    node = _top_defs(_parse(sources, path)).get(name)
+    return node is not None and all(_shows(ast.unparse(node), part) for part in parts)
 
 
 def _is_vector_caster(vector: ast.AST | None) -> bool:
@@ -959,10 +964,9 @@ def tensor_facts(sources: dict[str, str]) -> dict[str, str]:
     class passed, for the classes `ir_round_trip_classes` records), `flydsl.expr.memref_load_vec`
     -> `vector-of-tensor-dtype`, and the steps of a view of a typed pointer, when every step of
     `_TENSOR_SHAPES` shows in the release's code."""
-    for name, (path, _, parts) in _TENSOR_SHAPES.items():
-        node = _top_defs(_parse(sources, path)).get(name.partition(".")[0])  # `Tensor.load`: in its class
-        if node is None or not all(part in ast.unparse(node) for part in parts):
-            return {}
+    if not all(_code_shows(sources, path, name.partition(".")[0], parts)  # `Tensor.load`: in its class
+               for name, (path, _, parts) in _TENSOR_SHAPES.items()):
+        return {}
     return {f"flydsl.expr.{name}": fact for name, (_, fact, _) in _TENSOR_SHAPES.items() if fact}
 
 
@@ -979,10 +983,8 @@ _KEEPS_DSL_VALUES = ("flydsl/expr/typing.py", "as_dsl_value", (
 
 def pointer_load_facts(sources: dict[str, str]) -> dict[str, str]:
     """`flydsl.expr.ptr_load` -> `caster-value-of-result-type` when the release's code shows it."""
-    for path, name, parts in (_POINTER_LOAD, _KEEPS_DSL_VALUES):
-        node = _top_defs(_parse(sources, path)).get(name)
-        if node is None or not all(_shows(ast.unparse(node), part) for part in parts):
-            return {}
+    if not all(_code_shows(sources, *shape) for shape in (_POINTER_LOAD, _KEEPS_DSL_VALUES)):
+        return {}
     return {"flydsl.expr.ptr_load": "caster-value-of-result-type"}
 
 

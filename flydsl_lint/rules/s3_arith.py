@@ -167,7 +167,7 @@ class RawTypedArithmetic(Rule):
         for operand in node.args:
             found = self.model.value_type(operand)
             if found.kind in (ARITH_VALUE, RAW) and found.ir_type:
-                found = table.scalar(table.vectors.get(f"flydsl.expr.typing.T.{found.ir_type}", ""))
+                found = table.scalar(table.class_of_ir_type(found.ir_type) or "")
             elif found.kind in (PY_INT, PY_FLOAT, ARITH_VALUE, RAW) or not found.known:
                 continue  # of the type the op requires of the others
             if found.kind not in (SCALAR, VECTOR) or not (found.scalar in FX_INTEGERS or found.scalar in _FX_EXTREMA_FLOATS):

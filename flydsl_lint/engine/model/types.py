@@ -286,13 +286,23 @@ class TypeTable:
             return ValueType(SCALAR, name) if not self.scalars and name in CLASSIC_SCALARS else UNKNOWN_TYPE
         return ValueType(SCALAR, name, width=facts["width"], signed=facts.get("signed"), is_float=facts["float"])
 
+    @functools.cached_property
+    def _spelled_scalars(self) -> dict[str, str]:
+        """`f32` -> `Float32`: the MLIR scalar types `T` spells, by the fx class of their values."""
+        prefix = "flydsl.expr.typing.T."
+        return {path[len(prefix):]: cls for path, cls in self.vectors.items()
+                if path.startswith(prefix) and cls in self.scalars}
+
+    def class_of_ir_type(self, ir_type: str) -> str | None:
+        """The fx class `Numeric.from_ir_type` gives values of MLIR type `ir_type` (`f32` -> `Float32`)."""
+        return self._spelled_scalars.get(ir_type)
+
     def ir_type_name(self, cls: str) -> str | None:
         """The MLIR type of fx scalar class `cls`'s values (`f32`, `bf16`, `index`; an integer
         class's is signless, `i32` for Int32 and Uint32): the `T.<type>` the table spells `cls`,
         else `index` for Index and `i<width>` for an integer class (None for Boolean's i1 and a
         float the table does not spell)."""
-        spelled = next((path.rpartition(".")[2] for path, value in self.vectors.items()
-                        if value == cls and path.startswith("flydsl.expr.typing.T.")), None)
+        spelled = next((ir_type for ir_type, spelled_class in self._spelled_scalars.items() if spelled_class == cls), None)
         facts = self.scalars.get(cls, {})
         if spelled is None and cls == "Index" and self.vectors.get("flydsl.expr.typing.T.index") == "index-type":
             spelled = "index"
@@ -324,7 +334,7 @@ class TypeTable:
         return element in self.round_trip_classes and self.vectors.get("flydsl.expr.typing.Vector") == "value-caster"
 
     def tensor_fact(self, leaf: str) -> str | None:
-        """What the release's `fx.<leaf>` of a register tensor gives (`register-tensor-of-dtype`, ...)."""
+        """What the release's `fx.<leaf>` of a tensor or pointer gives (`register-tensor-of-dtype`, ...)."""
         fact = self.vectors.get(f"flydsl.expr.{leaf}")
         return fact if isinstance(fact, str) else None
 
@@ -1097,7 +1107,7 @@ class _ValueTypes:
         table = self.type_table
         given = node.args[1] if len(node.args) == 2 else next((k.value for k in node.keywords if k.arg == "result_type"), None)
         spelled = self.spelled_vector_type(given) if given is not None else None
-        if spelled is None or table.vectors.get("flydsl.expr.ptr_load") != "caster-value-of-result-type":
+        if spelled is None or table.tensor_fact("ptr_load") != "caster-value-of-result-type":
             return UNKNOWN_TYPE, "unknown: `ptr_load` of no proven vector type"
         if not table.casts_vectors_of(spelled[0]):
             return UNKNOWN_TYPE, f"unknown: the value caster's vector of {spelled[0]} may be of another class"
